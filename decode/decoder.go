@@ -1,0 +1,303 @@
+package decode
+
+import (
+	"errors"
+	"io"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBytes is the default body ceiling: 1 MiB.
+	DefaultMaxBytes = 1 << 20
+	// DefaultMaxDepth is the default nesting limit; the top-level value is
+	// level 1.
+	DefaultMaxDepth = 1000
+)
+
+// Options configures a Decoder. The zero value gives the defaults.
+type Options struct {
+	// MaxBytes is the body ceiling, applied to wire and to decoded bytes:
+	// a body of MaxBytes bytes is accepted, byte MaxBytes+1 is refused
+	// with ErrTooLarge. 0 means DefaultMaxBytes (1 MiB). A Decoder holds at
+	// most this many body bytes plus one read buffer.
+	MaxBytes int64
+	// MaxDepth is the nesting limit: the top-level value is level 1, and
+	// opening level MaxDepth+1 is refused with ErrDepth. 0 means
+	// DefaultMaxDepth (1000). The cost is one bit of memory per level.
+	MaxDepth int
+	// IDs is the set of id types the endpoint accepts. 0 means IDsJSONRPC
+	// (string, number or null); use IDsMCP for MCP.
+	IDs IDPolicy
+}
+
+// errOptions is returned by SetOptions for an invalid value.
+var errOptions = errors.New("decode: invalid options: MaxBytes and MaxDepth must not be negative, IDs must accept at least one id type")
+
+func (o Options) validate() error {
+	if o.MaxBytes < 0 || o.MaxDepth < 0 || (o.IDs != 0 && o.IDs&IDsJSONRPC == 0) {
+		return errOptions
+	}
+	return nil
+}
+
+func (o Options) maxBytes() int64 {
+	if o.MaxBytes == 0 {
+		return DefaultMaxBytes
+	}
+	return o.MaxBytes
+}
+
+func (o Options) maxDepth() int {
+	if o.MaxDepth == 0 {
+		return DefaultMaxDepth
+	}
+	return o.MaxDepth
+}
+
+// A Decoder decodes one JSON-RPC message at a time, either from a complete
+// body (Decode) or from a body that arrives in pieces (Write then Finish,
+// DecodeReader, DecodeBody). It validates the whole body strictly and
+// reports the first failure in byte order, with the same verdict and
+// offset whatever the chunking.
+//
+// The zero value is ready to use with the default Options. A Decoder keeps
+// its buffers between messages, so reusing one (Reset is implied by
+// Decode, DecodeReader and DecodeBody, and is needed before a series of
+// Writes) decodes without allocating. A Decoder is not safe for
+// concurrent use and must not be copied after first use.
+type Decoder struct {
+	opts Options
+	sc   scanner
+	env  envelope
+	buf  []byte // body bytes received by Write or read by DecodeReader
+	err  Error
+	bad  bool // a verdict of refusal has been reached
+	br   BodyReader
+}
+
+// NewDecoder returns a Decoder with the given options, or an error if they
+// are invalid.
+func NewDecoder(opts Options) (*Decoder, error) {
+	d := new(Decoder)
+	if err := d.SetOptions(opts); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// SetOptions changes d's options and resets d. It fails, leaving d
+// unchanged, when opts holds a negative limit or an id policy that accepts
+// nothing.
+func (d *Decoder) SetOptions(opts Options) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	d.opts = opts
+	d.Reset()
+	return nil
+}
+
+// Options returns d's options.
+func (d *Decoder) Options() Options { return d.opts }
+
+// Reset discards any body in progress so that d can take a new one. The
+// slices of a Message filled from the previous body stop being valid.
+func (d *Decoder) Reset() {
+	d.sc.reset(d.opts.maxDepth(), true)
+	d.buf = d.buf[:0]
+	d.bad = false
+}
+
+// Decode decodes the complete body into m. It returns nil for a request or
+// a notification, and otherwise a *Error (also stored in m.Error) that
+// wraps the sentinel of the first failure. A body longer than the ceiling
+// is refused with ErrTooLarge unless a failure comes earlier in byte order.
+//
+// m's slices borrow from body. Decode allocates nothing once d and m have
+// grown their buffers.
+func (d *Decoder) Decode(body []byte, m *Message) error {
+	d.Reset()
+	m.clear()
+	max := d.opts.maxBytes()
+	if int64(len(body)) > max {
+		if d.sc.run(body[:max], false) == scanFail {
+			return d.scanError(m)
+		}
+		return d.tooLarge(m, max)
+	}
+	if d.sc.run(body, true) == scanFail {
+		return d.scanError(m)
+	}
+	return d.env.fill(body, d.sc.top, d.topOffset(body), d.sc.members, d.opts.IDs, m)
+}
+
+// Write feeds the next piece of a body that arrives in pieces (call Reset
+// before the first piece). It returns an error as soon as the bytes so far
+// decide a refusal: a leading '[' at once, otherwise the first syntax error,
+// depth overflow or ceiling crossing in byte order. Once an error has been
+// returned, later calls return it again and Finish reports it. Write copies
+// what it keeps of p; it never keeps more than the ceiling.
+//
+// The error is a *Error owned by d: valid until d is reset.
+func (d *Decoder) Write(p []byte) (int, error) {
+	if d.bad {
+		return 0, &d.err
+	}
+	max := d.opts.maxBytes()
+	room := max - int64(len(d.buf))
+	over := int64(len(p)) > room
+	if over {
+		p = p[:room]
+	}
+	d.buf = append(d.buf, p...)
+	if d.sc.run(d.buf, false) == scanFail {
+		d.setScanError()
+		return len(p), &d.err
+	}
+	if over {
+		d.err.set(ErrTooLarge, CodeInvalidRequest, max, "the body is longer than the ceiling")
+		d.bad = true
+		return len(p), &d.err
+	}
+	return len(p), nil
+}
+
+// Finish ends a body fed with Write and decodes it into m, as Decode would
+// have decoded the same bytes. m's slices borrow from d's buffer.
+func (d *Decoder) Finish(m *Message) error {
+	m.clear()
+	if d.bad {
+		m.Error = d.err
+		return &m.Error
+	}
+	if d.sc.run(d.buf, true) == scanFail {
+		return d.scanError(m)
+	}
+	return d.env.fill(d.buf, d.sc.top, d.topOffset(d.buf), d.sc.members, d.opts.IDs, m)
+}
+
+// DecodeReader resets d, reads a body from r until io.EOF and decodes it
+// into m. It stops reading as soon as the verdict is known (a leading '[',
+// a syntax error, depth overflow or a ceiling crossing), so r may hold
+// unread bytes after a refusal. It reads straight into d's buffer, which
+// grows by doubling up to the ceiling plus one byte and is kept for the
+// next body.
+//
+// An error from r other than io.EOF is returned as is (not an *Error),
+// and m is left invalid. m's slices borrow from d's buffer.
+func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
+	d.Reset()
+	m.clear()
+	max := d.opts.maxBytes()
+	for {
+		if cap(d.buf)-len(d.buf) < 512 {
+			d.grow(max)
+		}
+		// Read at most one byte past the ceiling.
+		want := int64(cap(d.buf) - len(d.buf))
+		if lim := max + 1 - int64(len(d.buf)); want > lim {
+			want = lim
+		}
+		nr, rerr := r.Read(d.buf[len(d.buf) : len(d.buf)+int(want)])
+		if nr > 0 {
+			end := len(d.buf) + nr
+			if int64(end) > max {
+				d.buf = d.buf[:max]
+				if d.sc.run(d.buf, false) == scanFail {
+					return d.scanError(m)
+				}
+				return d.tooLarge(m, max)
+			}
+			d.buf = d.buf[:end]
+			if d.sc.run(d.buf, false) == scanFail {
+				return d.scanError(m)
+			}
+		}
+		if rerr == io.EOF {
+			return d.Finish(m)
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// DecodeBody resets d and decodes a body whose Content-Encoding was parsed
+// into enc: it reads wire bytes from r, undoes the codings, and decodes the
+// result as DecodeReader does. The ceiling applies to the wire bytes and to
+// the decoded bytes; a corrupt stream is refused with ErrCorrupt where the
+// corruption is met, unless a failure in the decoded bytes comes first.
+func (d *Decoder) DecodeBody(r io.Reader, enc Encoding, m *Message) error {
+	if enc.IsIdentity() {
+		return d.DecodeReader(r, m)
+	}
+	if err := d.br.Reset(r, enc, d.opts.maxBytes()); err != nil {
+		m.clear()
+		return d.refuse(m, err)
+	}
+	err := d.DecodeReader(&d.br, m)
+	d.br.Close()
+	if err != nil {
+		if e, ok := err.(*Error); ok && e != &m.Error {
+			// A refusal from the BodyReader (wire ceiling, corrupt stream,
+			// decoded ceiling): the bytes decoded so far were valid.
+			return d.refuse(m, err)
+		}
+	}
+	return err
+}
+
+func (d *Decoder) refuse(m *Message, err error) error {
+	if e, ok := err.(*Error); ok {
+		m.Error = *e
+		m.Error.EchoID = false
+		return &m.Error
+	}
+	return err
+}
+
+func (d *Decoder) grow(max int64) {
+	size := 2 * cap(d.buf)
+	if size < 4096 {
+		size = 4096
+	}
+	if int64(size) > max+1 {
+		size = int(max + 1)
+	}
+	nb := make([]byte, len(d.buf), size)
+	copy(nb, d.buf)
+	d.buf = nb
+}
+
+func (d *Decoder) setScanError() {
+	s := &d.sc
+	code := CodeInvalidRequest
+	if s.errKind == ErrSyntax {
+		code = CodeParseError
+	}
+	d.err.set(s.errKind, code, int64(s.errOff), s.errReason)
+	d.bad = true
+}
+
+func (d *Decoder) scanError(m *Message) error {
+	d.setScanError()
+	m.Error = d.err
+	return &m.Error
+}
+
+func (d *Decoder) tooLarge(m *Message, max int64) error {
+	d.err.set(ErrTooLarge, CodeInvalidRequest, max, "the body is longer than the ceiling")
+	d.bad = true
+	m.Error = d.err
+	return &m.Error
+}
+
+// topOffset returns the offset of the first non-whitespace byte.
+func (d *Decoder) topOffset(body []byte) int {
+	for i, c := range body {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return i
+		}
+	}
+	return len(body)
+}

@@ -1,0 +1,69 @@
+// Package decode decodes JSON-RPC 2.0 messages strictly and without
+// allocating: one message per body, as rpcedge's /mcp and /a2a endpoints
+// take them, or one message per line of a newline-delimited stream (MCP's
+// stdio transport).
+//
+// # Decoding
+//
+// A Decoder classifies one body as a request, a notification or invalid,
+// and fills a caller-owned Message: the id as the raw bytes that came (so
+// 12345678901234567890123 and "caf\u00e9" are echoed exactly), the method
+// with escapes resolved, and the params as a raw span. For an invalid body
+// it gives the JSON-RPC code, a short reason, the byte offset and the id
+// rule of the answer (Message.AnswerID).
+//
+//	var d decode.Decoder // the zero value uses the defaults
+//	var m decode.Message // reuse it: decoding then allocates nothing
+//	if err := d.Decode(body, &m); err != nil {
+//		answer = decode.AppendError(answer, m.AnswerID(), m.Error.Code, m.Error.Reason, nil)
+//	}
+//
+// The whole body is validated, params included at every depth, against
+// RFC 8259 with no leniency: UTF-8 only (no invalid, overlong or
+// surrogate-encoded sequences), every \u escape decoding to valid Unicode,
+// no byte order mark, no control characters in strings, the number grammar,
+// and nothing after the value but space, tab, CR and LF. Member names and
+// string values are compared after unescaping and case-sensitively; a
+// top-level member name given twice is refused.
+//
+// # The order of verdicts
+//
+// The checks follow rows 7 to 10 of rpcedge's wire contract. While the
+// body arrives: a first non-whitespace byte '[' (a batch) is refused at
+// once; otherwise the first syntax error, depth overflow or ceiling
+// crossing in byte order decides. Once the body is complete and valid: not
+// an object, a duplicate top-level name, then the envelope (jsonrpc "2.0",
+// a string method, an id of an accepted type, not a response). The verdict,
+// code and offset, is the same however the body is split into chunks.
+//
+// # Streaming
+//
+// Write feeds a body piece by piece and reports a refusal as soon as the
+// bytes decide it; Finish decodes what was fed. DecodeReader reads a body
+// from an io.Reader and stops reading at the verdict. DecodeBody does the
+// same through the Content-Encoding layer (BodyReader): identity, gzip,
+// deflate (zlib) and zstd, up to two stacked.
+//
+// # Lifetimes
+//
+// A Message's ID, Method and Params borrow from the body passed to Decode,
+// or from the Decoder's buffer after Write, DecodeReader and DecodeBody, or
+// from the Framer's buffers: they stay valid until that memory is reused by
+// the next decode. Errors returned by a Decoder are *Error values that live
+// in the Message or the Decoder, with the same lifetime. Copy what you keep.
+//
+// Decoders, Messages, BodyReaders and Framers are not safe for concurrent
+// use; give each goroutine its own (a sync.Pool works well). Valid,
+// Validate and the Append functions are safe for concurrent use.
+//
+// # Security
+//
+// Every limit has a safe default and 0 means that default, never
+// "unlimited". The body ceiling (Options.MaxBytes, default 1 MiB) applies to
+// wire bytes and to decoded bytes, and a Decoder never holds more than the
+// ceiling plus one byte of body; the depth limit (Options.MaxDepth, default
+// 1000) bounds nesting at one bit of memory per level; duplicate detection
+// stays linear in the number of members; zstd windows and decoder memory
+// are capped so that a compression bomb is refused after at most the
+// ceiling of output.
+package decode

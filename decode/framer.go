@@ -1,0 +1,133 @@
+package decode
+
+import (
+	"bytes"
+	"io"
+)
+
+// framerBuf is the size of a Framer's read buffer.
+const framerBuf = 32 << 10
+
+// A Framer reads newline-delimited JSON-RPC messages from a stream, the
+// framing of MCP's stdio transport: one message per line, each no longer
+// than the ceiling.
+//
+// A line that fails is reported and the stream goes on: an over-long line
+// is refused with ErrTooLarge (-32600) and skipped without being held in
+// memory, a line that is not valid JSON is refused with ErrSyntax (-32700),
+// and the next call reads the next line normally. Lines holding only
+// whitespace are skipped. A '\r' before the '\n' is whitespace, so CRLF
+// streams work; a final line without '\n' is decoded at the end of the
+// stream.
+//
+// A Framer is not safe for concurrent use. Its zero value is not usable:
+// make one with NewFramer.
+type Framer struct {
+	r    io.Reader
+	d    Decoder
+	buf  []byte
+	head int // start of unread bytes in buf
+	tail int // end of unread bytes in buf
+	line int64
+	rerr error // a read error met after the last byte in buf
+}
+
+// NewFramer returns a Framer reading from r, with opts applying to every
+// message (MaxBytes is the per-message ceiling, not counting the '\n').
+func NewFramer(r io.Reader, opts Options) (*Framer, error) {
+	f := &Framer{r: r, buf: make([]byte, framerBuf)}
+	if err := f.d.SetOptions(opts); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Line returns the 1-based number of the line the last call to Next
+// decoded or refused (0 before the first call).
+func (f *Framer) Line() int64 { return f.line }
+
+// Next reads the next non-blank line and decodes it into m. It returns nil
+// for a request or a notification; a *Error (also in m.Error) for a line
+// that was refused, after which the stream can still be read; io.EOF when
+// the stream ends; and a read error as the reader gave it, once the lines
+// before it have been returned.
+//
+// m's slices borrow from the Framer's buffers and stay valid until the
+// next call to Next. Next allocates nothing.
+func (f *Framer) Next(m *Message) error {
+	for {
+		f.d.Reset()
+		started := false // a non-whitespace byte has been seen on this line
+		any := false     // any byte of the line has been seen
+		for {
+			if f.head == f.tail {
+				if f.rerr != nil {
+					if !any {
+						return f.rerr
+					}
+					if f.rerr == io.EOF {
+						// The last line, without '\n'.
+						f.line++
+						if !started {
+							return io.EOF
+						}
+						return f.d.Finish(m)
+					}
+					return f.rerr
+				}
+				f.fill()
+				continue
+			}
+			chunk := f.buf[f.head:f.tail]
+			nl := bytes.IndexByte(chunk, '\n')
+			if nl >= 0 {
+				chunk = chunk[:nl]
+			}
+			if len(chunk) > 0 {
+				any = true
+				if !started && !isBlank(chunk) {
+					started = true
+				}
+				// Once a verdict is reached, Write keeps returning it and
+				// stores nothing: the rest of the line is skipped.
+				f.d.Write(chunk)
+			}
+			if nl < 0 {
+				f.head = f.tail
+				continue
+			}
+			f.head += nl + 1
+			f.line++
+			if !started {
+				break // a blank line
+			}
+			return f.d.Finish(m)
+		}
+	}
+}
+
+// fill reads more bytes into the emptied buffer.
+func (f *Framer) fill() {
+	f.head, f.tail = 0, 0
+	for tries := 0; tries < 100; tries++ {
+		n, err := f.r.Read(f.buf)
+		f.tail = n
+		if err != nil {
+			f.rerr = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	f.rerr = io.ErrNoProgress
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,441 @@
+package decode
+
+import (
+	"bytes"
+	"hash/maphash"
+	"unicode/utf8"
+)
+
+// Kind says what a decoded message is.
+type Kind uint8
+
+// The kinds of message.
+const (
+	// KindInvalid is a body that is not a JSON-RPC 2.0 request or
+	// notification; Message.Error says why.
+	KindInvalid Kind = iota
+	// KindRequest is a call: it has an id and expects an answer.
+	KindRequest
+	// KindNotification has no id member: it gets no answer.
+	KindNotification
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	}
+	return "invalid"
+}
+
+// IDType is the JSON type of a message's id member.
+type IDType uint8
+
+// The id types.
+const (
+	IDAbsent  IDType = iota // no id member: a notification
+	IDNull                  // "id": null
+	IDString                // a JSON string
+	IDInteger               // a number without fraction or exponent
+	IDNumber                // a number with a fraction or an exponent
+	IDOther                 // true, false, an object or an array: never accepted
+)
+
+func (t IDType) String() string {
+	switch t {
+	case IDAbsent:
+		return "absent"
+	case IDNull:
+		return "null"
+	case IDString:
+		return "string"
+	case IDInteger:
+		return "integer"
+	case IDNumber:
+		return "number"
+	}
+	return "other"
+}
+
+// IDPolicy is the set of id types an endpoint accepts. The zero value means
+// IDsJSONRPC.
+type IDPolicy uint8
+
+// Predefined id policies.
+const (
+	// IDsJSONRPC accepts what JSON-RPC 2.0 allows: a string, a number
+	// (any form) or null. It is the policy of /a2a and the default.
+	IDsJSONRPC IDPolicy = 1<<IDString | 1<<IDInteger | 1<<IDNumber | 1<<IDNull
+	// IDsMCP accepts what MCP allows: a string or an integer.
+	IDsMCP IDPolicy = 1<<IDString | 1<<IDInteger
+)
+
+// AcceptIDs returns the policy that accepts exactly the given types.
+// IDAbsent and IDOther are ignored: a missing id always makes a
+// notification, and booleans, objects and arrays are never ids.
+func AcceptIDs(types ...IDType) IDPolicy {
+	var p IDPolicy
+	for _, t := range types {
+		if t != IDAbsent && t < IDOther {
+			p |= 1 << t
+		}
+	}
+	return p
+}
+
+// Accepts reports whether p accepts ids of type t.
+func (p IDPolicy) Accepts(t IDType) bool {
+	if p == 0 {
+		p = IDsJSONRPC
+	}
+	return t < IDOther && p&(1<<t) != 0
+}
+
+// ParamsType is the JSON type of a message's params member.
+type ParamsType uint8
+
+// The params types.
+const (
+	ParamsAbsent ParamsType = iota // no params member
+	ParamsObject                   // a JSON object
+	ParamsOther                    // an array, string, number, boolean or null
+)
+
+func (t ParamsType) String() string {
+	switch t {
+	case ParamsAbsent:
+		return "absent"
+	case ParamsObject:
+		return "object"
+	}
+	return "other"
+}
+
+// nullID is what answers carry when the id rule says null.
+var nullID = []byte("null")
+
+// Message is one decoded JSON-RPC message. The zero value is ready to use;
+// a Message may be reused for any number of decodes, which is how decoding
+// stays free of allocations.
+//
+// The byte slices ID, Method and Params borrow from the decoded body (or,
+// for Method with escapes, from the Message's own scratch space): they stay
+// valid until the body is modified or the Message or the Decoder that
+// filled it is reused, whichever comes first. Copy them to keep them longer.
+//
+// A Message is not safe for concurrent use.
+type Message struct {
+	// Kind is the verdict: request, notification or invalid.
+	Kind Kind
+	// ID holds the id member's raw bytes exactly as they came (a string
+	// keeps its quotes and escapes); nil when absent.
+	ID []byte
+	// IDType is the id's JSON type.
+	IDType IDType
+	// Method is the method name with escapes resolved. It is nil when the
+	// message has no string method.
+	Method []byte
+	// Params holds the params member's raw bytes; nil when absent.
+	Params []byte
+	// ParamsType is the params' JSON type.
+	ParamsType ParamsType
+	// Error says why the message is invalid; it is the zero Error for a
+	// valid message. Decode returns a pointer to it.
+	Error Error
+
+	scratch []byte // unescaped method
+}
+
+// AnswerID returns the id an answer to m must carry under the contract's id
+// rule: the id bytes verbatim for a request, and for an invalid message
+// when its id was present and of an accepted type (Error.EchoID);
+// otherwise the literal null. The returned slice must not be modified.
+func (m *Message) AnswerID() []byte {
+	if m.IDType == IDAbsent || m.ID == nil || (m.Kind == KindInvalid && !m.Error.EchoID) {
+		return nullID
+	}
+	return m.ID
+}
+
+func (m *Message) clear() {
+	m.Kind = KindInvalid
+	m.ID = nil
+	m.IDType = IDAbsent
+	m.Method = nil
+	m.Params = nil
+	m.ParamsType = ParamsAbsent
+	m.Error = Error{}
+	m.scratch = m.scratch[:0]
+}
+
+// envelope holds the per-decode state of the envelope check: scratch space
+// reused across decodes.
+type envelope struct {
+	names [][]byte // unescaped unknown member names
+	index []int32  // the member index of each of names
+	buf   []byte   // backing store for escaped names
+	table []int32  // open-addressing set of indexes into names
+	seed  maphash.Seed
+}
+
+// smallMembers is the member count up to which duplicates are found by
+// comparing every pair; above it a hash set keeps the check linear.
+const smallMembers = 16
+
+// well-known member names.
+const (
+	nameOther = iota
+	nameJSONRPC
+	nameID
+	nameMethod
+	nameParams
+	nameResult
+	nameError
+)
+
+func classifyName(b []byte) int {
+	if len(b) < 2 || len(b) > 7 {
+		return nameOther
+	}
+	switch string(b) {
+	case "jsonrpc":
+		return nameJSONRPC
+	case "id":
+		return nameID
+	case "method":
+		return nameMethod
+	case "params":
+		return nameParams
+	case "result":
+		return nameResult
+	case "error":
+		return nameError
+	}
+	return nameOther
+}
+
+// fill reads the envelope of a valid JSON text held in body whose
+// top-level members were recorded in members, and fills m.
+func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids IDPolicy, m *Message) error {
+	if top != '{' {
+		m.Error.set(ErrNotObject, CodeInvalidRequest, int64(topOff), "the message is not a JSON object")
+		return &m.Error
+	}
+	// One pass over the members: well-known names are told apart by a
+	// bit each, so only unknown names need comparing with one another.
+	var jsonrpc, id, method, params []byte
+	var seen uint8
+	e.names = e.names[:0]
+	e.index = e.index[:0]
+	e.buf = e.buf[:0]
+	for i := range members {
+		mb := &members[i]
+		name := body[mb.nameStart:mb.nameEnd]
+		if mb.nameEsc {
+			start := len(e.buf)
+			e.buf = appendUnescaped(e.buf, name)
+			name = e.buf[start:]
+		}
+		k := classifyName(name)
+		if k == nameOther {
+			e.names = append(e.names, name)
+			e.index = append(e.index, int32(i))
+			continue
+		}
+		if seen&(1<<k) != 0 {
+			m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(mb.nameStart-1), "a top-level member name appears twice")
+			return &m.Error
+		}
+		seen |= 1 << k
+		v := body[mb.valStart:mb.valEnd]
+		switch k {
+		case nameJSONRPC:
+			jsonrpc = v
+		case nameID:
+			id = v
+		case nameMethod:
+			method = v
+		case nameParams:
+			params = v
+		}
+	}
+	if len(e.names) > 1 {
+		if d := e.duplicate(); d >= 0 {
+			m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(members[e.index[d]].nameStart-1), "a top-level member name appears twice")
+			return &m.Error
+		}
+	}
+	hasResult := seen&(1<<nameResult|1<<nameError) != 0
+
+	// The id first: it decides what the other refusals echo.
+	if id != nil {
+		m.ID = id
+		m.IDType = idType(id)
+		m.Error.EchoID = ids.Accepts(m.IDType)
+	}
+	if params != nil {
+		m.Params = params
+		m.ParamsType = ParamsOther
+		if params[0] == '{' {
+			m.ParamsType = ParamsObject
+		}
+	}
+	if method != nil && method[0] == '"' {
+		raw := method[1 : len(method)-1]
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			m.scratch = appendUnescaped(m.scratch[:0], raw)
+			m.Method = m.scratch
+		} else {
+			m.Method = raw
+		}
+	}
+
+	switch {
+	case jsonrpc == nil:
+		return m.invalid(0, "jsonrpc member missing")
+	case !isVersion2(jsonrpc):
+		return m.invalid(0, `jsonrpc is not "2.0"`)
+	case method == nil && hasResult:
+		return m.invalid(0, "a response where a request was expected")
+	case method == nil:
+		return m.invalid(0, "method member missing")
+	case m.Method == nil:
+		return m.invalid(0, "method is not a string")
+	case id != nil && !m.Error.EchoID:
+		return m.invalid(0, "id of a type this endpoint does not accept")
+	}
+	m.Error.EchoID = false
+	if id == nil {
+		m.Kind = KindNotification
+	} else {
+		m.Kind = KindRequest
+	}
+	return nil
+}
+
+func (m *Message) invalid(off int64, reason string) error {
+	echo := m.Error.EchoID
+	m.Error.set(ErrEnvelope, CodeInvalidRequest, off, reason)
+	m.Error.EchoID = echo
+	return &m.Error
+}
+
+// isVersion2 reports whether the raw value v is the string "2.0", escapes
+// resolved.
+func isVersion2(v []byte) bool {
+	if string(v) == `"2.0"` {
+		return true
+	}
+	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') < 0 || len(v) > 32 {
+		return false
+	}
+	var tmp [32]byte
+	u := appendUnescaped(tmp[:0], v[1:len(v)-1])
+	return string(u) == "2.0"
+}
+
+func idType(v []byte) IDType {
+	switch v[0] {
+	case '"':
+		return IDString
+	case 'n':
+		return IDNull
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		for _, c := range v {
+			if c == '.' || c == 'e' || c == 'E' {
+				return IDNumber
+			}
+		}
+		return IDInteger
+	}
+	return IDOther
+}
+
+// duplicate returns the index of the first name that repeats an earlier
+// one, or -1.
+func (e *envelope) duplicate() int {
+	names := e.names
+	if len(names) <= smallMembers {
+		for i := 1; i < len(names); i++ {
+			for j := 0; j < i; j++ {
+				if string(names[i]) == string(names[j]) {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	size := 64
+	for size < 2*len(names) {
+		size <<= 1
+	}
+	if cap(e.table) < size {
+		e.table = make([]int32, size)
+		e.seed = maphash.MakeSeed()
+	}
+	t := e.table[:size]
+	for i := range t {
+		t[i] = -1
+	}
+	mask := uint64(size - 1)
+	for i, name := range names {
+		h := maphash.Bytes(e.seed, name) & mask
+		for {
+			j := t[h]
+			if j < 0 {
+				t[h] = int32(i)
+				break
+			}
+			if string(names[j]) == string(name) {
+				return i
+			}
+			h = (h + 1) & mask
+		}
+	}
+	return -1
+}
+
+// appendUnescaped appends the content of a valid JSON string (without its
+// quotes) to dst with every escape resolved.
+func appendUnescaped(dst, s []byte) []byte {
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		s = s[i:]
+		switch s[1] {
+		case '"', '\\', '/':
+			dst = append(dst, s[1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := hex4(s[2:6])
+			s = s[6:]
+			if r >= 0xD800 && r < 0xDC00 && len(s) >= 6 {
+				r2 := hex4(s[2:6])
+				r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+				s = s[6:]
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		}
+		s = s[2:]
+	}
+	return dst
+}
+
+func hex4(b []byte) rune {
+	return rune(hexVal[b[0]])<<12 | rune(hexVal[b[1]])<<8 | rune(hexVal[b[2]])<<4 | rune(hexVal[b[3]])
+}
