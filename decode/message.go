@@ -406,34 +406,37 @@ func appendUnescaped(dst, s []byte) []byte {
 			return append(dst, s...)
 		}
 		dst = append(dst, s[:i]...)
-		s = s[i:]
-		switch s[1] {
-		case '"', '\\', '/':
-			dst = append(dst, s[1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(s[2:6])
-			s = s[6:]
-			if r >= 0xD800 && r < 0xDC00 && len(s) >= 6 {
-				r2 := hex4(s[2:6])
-				r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-				s = s[6:]
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		}
-		s = s[2:]
+		var used int
+		dst, used = unescapeOne(dst, s[i:])
+		s = s[i+used:]
 	}
 	return dst
+}
+
+// unescapeOne appends what the escape at the start of s stands for (a
+// surrogate pair counts as one escape) and returns how many bytes of s it
+// used. s must start with a valid escape.
+func unescapeOne(dst, s []byte) ([]byte, int) {
+	switch s[1] {
+	case 'b':
+		return append(dst, '\b'), 2
+	case 'f':
+		return append(dst, '\f'), 2
+	case 'n':
+		return append(dst, '\n'), 2
+	case 'r':
+		return append(dst, '\r'), 2
+	case 't':
+		return append(dst, '\t'), 2
+	case 'u':
+		r := hex4(s[2:6])
+		if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 {
+			r2 := hex4(s[8:12])
+			return utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00)), 12
+		}
+		return utf8.AppendRune(dst, r), 6
+	}
+	return append(dst, s[1]), 2 // '"', '\\', '/'
 }
 
 func hex4(b []byte) rune {

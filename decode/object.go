@@ -1,0 +1,299 @@
+package decode
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"sync"
+	"unicode/utf8"
+)
+
+// NOTE: walking raw values.
+//
+// The layers above the envelope (MCP's header checks, tool argument
+// schemas, A2A's skill check) read members of params without decoding
+// them into Go values. The helpers here walk raw JSON that has already
+// been validated — params and ids of a decoded Message — so they skip
+// values by bracket counting and never validate again. Given bytes that
+// are not valid JSON their results are unspecified (but they never panic
+// or loop).
+
+// Members iterates over the members of a raw JSON object:
+//
+//	var it decode.Members
+//	for it.Reset(m.Params); it.Next(); {
+//		if it.NameIs("name") { ... it.Value() ... }
+//	}
+//
+// The zero value holds no object. Name and Value borrow from the object.
+// Members allocates nothing; it is not safe for concurrent use.
+type Members struct {
+	obj   []byte
+	pos   int
+	name  []byte // raw name content, escapes kept
+	value []byte
+	esc   bool
+}
+
+// Reset starts an iteration over obj, a valid JSON object. Anything that
+// is not an object iterates over nothing.
+func (it *Members) Reset(obj []byte) {
+	it.obj, it.pos, it.name, it.value = nil, 0, nil, nil
+	i := skipWS(obj, 0)
+	if i < len(obj) && obj[i] == '{' {
+		it.obj = obj
+		it.pos = i + 1
+	}
+}
+
+// Next advances to the next member and reports whether there is one.
+func (it *Members) Next() bool {
+	obj := it.obj
+	i := skipWS(obj, it.pos)
+	if i < len(obj) && obj[i] == ',' {
+		i = skipWS(obj, i+1)
+	}
+	if i >= len(obj) || obj[i] != '"' {
+		it.obj = nil
+		return false
+	}
+	end, esc := skipString(obj, i)
+	it.name = obj[i+1 : end-1]
+	it.esc = esc
+	i = skipWS(obj, end)
+	if i >= len(obj) || obj[i] != ':' {
+		it.obj = nil
+		return false
+	}
+	i = skipWS(obj, i+1)
+	vend := SkipValue(obj, i)
+	if vend <= i {
+		it.obj = nil
+		return false
+	}
+	it.value = obj[i:vend]
+	it.pos = vend
+	return true
+}
+
+// Name returns the current member's name as raw string content: without
+// the quotes, escapes not resolved. Use NameIs to compare.
+func (it *Members) Name() []byte { return it.name }
+
+// NameIs reports whether the current member's name, escapes resolved,
+// is exactly s (case-sensitive).
+func (it *Members) NameIs(s string) bool {
+	if !it.esc {
+		return string(it.name) == s
+	}
+	return unescapedEqual(it.name, s)
+}
+
+// Value returns the current member's raw value.
+func (it *Members) Value() []byte { return it.value }
+
+// Lookup returns the raw value of the member of obj named name (escapes
+// resolved, case-sensitive) and how many members have that name. When the
+// name appears more than once, value is the last one.
+func Lookup(obj []byte, name string) (value []byte, count int) {
+	var it Members
+	for it.Reset(obj); it.Next(); {
+		if it.NameIs(name) {
+			value = it.value
+			count++
+		}
+	}
+	return value, count
+}
+
+// DuplicateName reports whether a member name appears twice in obj, a
+// valid JSON object, names compared after unescaping. It compares every
+// pair for small objects and hashes beyond that, so it stays linear; it
+// allocates nothing in steady state.
+func DuplicateName(obj []byte) bool {
+	var it, jt Members
+	n := 0
+	for it.Reset(obj); it.Next(); {
+		n++
+	}
+	if n < 2 {
+		return false
+	}
+	if n > smallMembers {
+		return duplicateLarge(obj)
+	}
+	i := 0
+	for it.Reset(obj); it.Next(); i++ {
+		j := 0
+		for jt.Reset(obj); j < i && jt.Next(); j++ {
+			if sameName(it.name, it.esc, jt.name, jt.esc) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameName(a []byte, aesc bool, b []byte, besc bool) bool {
+	if !aesc && !besc {
+		return string(a) == string(b)
+	}
+	if !aesc {
+		return unescapedEqual(b, string(a))
+	}
+	if !besc {
+		return unescapedEqual(a, string(b))
+	}
+	var ta, tb [256]byte
+	if len(a) > len(ta) || len(b) > len(tb) {
+		return string(appendUnescaped(nil, a)) == string(appendUnescaped(nil, b))
+	}
+	return string(appendUnescaped(ta[:0], a)) == string(appendUnescaped(tb[:0], b))
+}
+
+var envelopes = sync.Pool{New: func() any { return new(envelope) }}
+
+// duplicateLarge is DuplicateName for many members: a hash set of
+// unescaped names.
+func duplicateLarge(obj []byte) bool {
+	e := envelopes.Get().(*envelope)
+	defer envelopes.Put(e)
+	e.names = e.names[:0]
+	e.buf = e.buf[:0]
+	var it Members
+	for it.Reset(obj); it.Next(); {
+		name := it.name
+		if it.esc {
+			start := len(e.buf)
+			e.buf = appendUnescaped(e.buf, name)
+			name = e.buf[start:]
+		}
+		e.names = append(e.names, name)
+	}
+	return e.duplicate() >= 0
+}
+
+// AppendUnquoted appends the content of the raw JSON string s (with its
+// quotes) to dst with every escape resolved, and returns the extended dst.
+// If s is not a string it appends nothing. s must be valid JSON.
+func AppendUnquoted(dst, s []byte) []byte {
+	if len(s) < 2 || s[0] != '"' {
+		return dst
+	}
+	return appendUnescaped(dst, s[1:len(s)-1])
+}
+
+// StringIs reports whether the raw JSON value v is a string equal to s
+// after unescaping (case-sensitive).
+func StringIs(v []byte, s string) bool {
+	if len(v) < 2 || v[0] != '"' {
+		return false
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == s
+	}
+	return unescapedEqual(raw, s)
+}
+
+// unescapedEqual compares raw string content with escapes against s
+// without allocating.
+func unescapedEqual(raw []byte, s string) bool {
+	for len(raw) > 0 {
+		i := bytes.IndexByte(raw, '\\')
+		if i < 0 {
+			return string(raw) == s
+		}
+		if len(s) < i || string(raw[:i]) != s[:i] {
+			return false
+		}
+		s, raw = s[i:], raw[i:]
+		var tmp [utf8.UTFMax]byte
+		u, used := unescapeOne(tmp[:0], raw)
+		if len(s) < len(u) || string(u) != s[:len(u)] {
+			return false
+		}
+		s, raw = s[len(u):], raw[used:]
+	}
+	return len(s) == 0
+}
+
+// SkipValue returns the index just past the valid JSON value that starts
+// at v[i] (after optional whitespace), or i when there is none.
+func SkipValue(v []byte, i int) int {
+	i = skipWS(v, i)
+	if i >= len(v) {
+		return i
+	}
+	switch v[i] {
+	case '"':
+		end, _ := skipString(v, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for i < len(v) {
+			switch v[i] {
+			case '"':
+				i, _ = skipString(v, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	// number or literal
+	j := i
+	for j < len(v) && !numberEnd[v[j]] {
+		j++
+	}
+	return j
+}
+
+// skipString returns the index just past the string starting at v[i] ==
+// '"' and whether it holds escapes.
+func skipString(v []byte, i int) (int, bool) {
+	esc := false
+	i++
+	for {
+		for i+8 <= len(v) {
+			x := binary.LittleEndian.Uint64(v[i:])
+			m := (((x ^ lo8*'"') - lo8) | ((x ^ lo8*'\\') - lo8)) &^ x & hi8
+			if m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			i += 8
+		}
+		if i >= len(v) {
+			return i, esc
+		}
+		switch v[i] {
+		case '"':
+			return i + 1, esc
+		case '\\':
+			esc = true
+			i += 2
+		default:
+			i++
+		}
+	}
+}
+
+func skipWS(v []byte, i int) int {
+	for i < len(v) {
+		switch v[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+			continue
+		}
+		break
+	}
+	return i
+}

@@ -1,0 +1,183 @@
+package decode
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func TestMembers(t *testing.T) {
+	obj := []byte(` { "a" : 1 , "b\u0063":{"x":[1,"}",{"y":"]"}]}, "\u006eame":"tools\/call" ,"e":[], "s":"q\"uo\\te", "n":null,"t":true,"f":-1.5e3 } `)
+	var got []string
+	var it Members
+	for it.Reset(obj); it.Next(); {
+		got = append(got, string(it.Name())+"="+string(it.Value()))
+	}
+	want := []string{`a=1`, `b\u0063={"x":[1,"}",{"y":"]"}]}`, `\u006eame="tools\/call"`, `e=[]`, `s="q\"uo\\te"`, `n=null`, `t=true`, `f=-1.5e3`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if v, n := Lookup(obj, "name"); n != 1 || !StringIs(v, "tools/call") {
+		t.Errorf("Lookup name: %s %d", v, n)
+	}
+	if v, n := Lookup(obj, "bc"); n != 1 || v[0] != '{' {
+		t.Errorf("Lookup bc: %s %d", v, n)
+	}
+	if _, n := Lookup(obj, "Name"); n != 0 {
+		t.Error("Lookup is not case-sensitive")
+	}
+	for _, notObj := range []string{``, `[1]`, `"x"`, `1`, `null`} {
+		if it.Reset([]byte(notObj)); it.Next() {
+			t.Errorf("%q iterated", notObj)
+		}
+	}
+}
+
+func TestStringIs(t *testing.T) {
+	tests := []struct {
+		v, s string
+		want bool
+	}{
+		{`"tools/call"`, "tools/call", true},
+		{`"tools\/call"`, "tools/call", true},
+		{`"TOOLS/CALL"`, "tools/call", false},
+		{`"caf\u00e9"`, "café", true},
+		{`"\ud83d\ude00!"`, "😀!", true},
+		{`"\ud83d\ude00!"`, "😀", false},
+		{`"a\nb"`, "a\nb", true},
+		{`"a\nb"`, "a\\nb", false},
+		{`1`, "1", false},
+		{`""`, "", true},
+		{`"` + strings.Repeat(`\u0041`, 100) + `"`, strings.Repeat("A", 100), true},
+	}
+	for _, tc := range tests {
+		if got := StringIs([]byte(tc.v), tc.s); got != tc.want {
+			t.Errorf("StringIs(%s, %q) = %v", tc.v, tc.s, got)
+		}
+		if tc.want {
+			if got := string(AppendUnquoted(nil, []byte(tc.v))); got != tc.s {
+				t.Errorf("AppendUnquoted(%s) = %q", tc.v, got)
+			}
+		}
+	}
+}
+
+func TestDuplicateName(t *testing.T) {
+	tests := []struct {
+		obj  string
+		want bool
+	}{
+		{`{}`, false},
+		{`{"a":1}`, false},
+		{`{"a":1,"b":{"a":2}}`, false},
+		{`{"a":1,"a":2}`, true},
+		{`{"a":1,"\u0061":2}`, true},
+		{`{"\u0061":1,"a":2}`, true},
+		{`{"\u0061":1,"\u0061":2}`, true},
+		{`{"A":1,"a":2}`, false},
+	}
+	for _, tc := range tests {
+		if got := DuplicateName([]byte(tc.obj)); got != tc.want {
+			t.Errorf("DuplicateName(%s) = %v", tc.obj, got)
+		}
+	}
+	// Many members, with and without a late duplicate.
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	base := b.String()
+	if DuplicateName([]byte(base + `"end":0}`)) {
+		t.Error("5000 distinct names: duplicate reported")
+	}
+	if !DuplicateName([]byte(base + `"k\u0034999":0}`)) {
+		t.Error("5000 names with an escaped duplicate at the end: not found")
+	}
+}
+
+// TestMembersDifferential checks the walker against encoding/json on
+// random valid objects.
+func TestMembersDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 2000; n++ {
+		obj := randomJSON(rng, 0, true)
+		var ref map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &ref); err != nil {
+			t.Fatalf("generator made invalid JSON %s: %v", obj, err)
+		}
+		count := 0
+		var it Members
+		for it.Reset(obj); it.Next(); {
+			count++
+			name := string(AppendUnquoted(nil, append(append([]byte{'"'}, it.Name()...), '"')))
+			want, ok := ref[name]
+			if !ok {
+				t.Fatalf("%s: member %q not in reference", obj, name)
+			}
+			if strings.TrimSpace(string(want)) != string(it.Value()) {
+				t.Fatalf("%s: member %q = %s, reference %s", obj, name, it.Value(), want)
+			}
+		}
+		if count != len(ref) {
+			t.Fatalf("%s: %d members, reference %d", obj, count, len(ref))
+		}
+	}
+}
+
+// randomJSON generates a random valid JSON value (an object when obj),
+// with distinct member names, escapes and whitespace.
+func randomJSON(rng *rand.Rand, depth int, obj bool) []byte {
+	ws := func() string { return []string{"", "", " ", "\n\t", "\r\n "}[rng.IntN(5)] }
+	str := func() string {
+		parts := []string{"a", "é", `\"`, `\\`, `\/`, `\u00e9`, `\ud83d\ude00`, "}", "]", ",", ":", "日本", `\n`}
+		var b strings.Builder
+		b.WriteByte('"')
+		for i := rng.IntN(6); i > 0; i-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		b.WriteByte('"')
+		return b.String()
+	}
+	if !obj {
+		k := rng.IntN(8)
+		if depth > 3 {
+			k %= 5
+		}
+		switch k {
+		case 0:
+			return []byte(str())
+		case 1:
+			return []byte([]string{"0", "-1", "12.5e-3", "1E+9", "12345678901234567890"}[rng.IntN(5)])
+		case 2:
+			return []byte([]string{"true", "false", "null"}[rng.IntN(3)])
+		case 3, 4:
+			// fall through to an object
+		default:
+			var b strings.Builder
+			b.WriteString("[" + ws())
+			for i := rng.IntN(4); i > 0; i-- {
+				b.Write(randomJSON(rng, depth+1, false))
+				if i > 1 {
+					b.WriteString(ws() + "," + ws())
+				}
+			}
+			b.WriteString(ws() + "]")
+			return []byte(b.String())
+		}
+	}
+	var b strings.Builder
+	b.WriteString(ws() + "{" + ws())
+	n := rng.IntN(6)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(ws() + "," + ws())
+		}
+		fmt.Fprintf(&b, `"m%d%s"%s:%s`, i, []string{"", `\u0041`, "é", `\/`}[rng.IntN(4)], ws(), ws())
+		b.Write(randomJSON(rng, depth+1, false))
+	}
+	b.WriteString(ws() + "}" + ws())
+	return []byte(b.String())
+}
