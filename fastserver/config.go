@@ -1,0 +1,198 @@
+package fastserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// Defaults of Config, as the wire contract gives them.
+const (
+	DefaultAddr              = "127.0.0.1:8080"
+	DefaultMaxBodyBytes      = decode.DefaultMaxBytes // 1 MiB
+	DefaultMaxDepth          = decode.DefaultMaxDepth // 1000
+	DefaultInflightBodyBytes = 256 << 20
+	DefaultHandlerTimeout    = 10 * time.Second
+	DefaultRateClients       = 100000
+	DefaultMaxHeaderBytes    = 8 << 10
+	DefaultReadTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
+	DefaultIdleTimeout       = 60 * time.Second
+	DefaultMaxConns          = 10000
+	DefaultShutdownGrace     = 10 * time.Second
+	DefaultBudgetWait        = time.Second
+	DefaultDrainTimeout      = time.Second
+	DefaultDrainBytes        = 4 << 20
+	// CompressMinBytes is the smallest answer that is compressed when the
+	// client's Accept-Encoding allows it.
+	CompressMinBytes = 1 << 10
+)
+
+// Config configures a Server. The zero value gives the contract's
+// defaults: a zero (or nil) field means its documented default, never
+// "unlimited". Negative values are errors.
+type Config struct {
+	// Addr is the address ListenAndServe listens on. Default
+	// "127.0.0.1:8080": loopback only; bind beyond it by saying so.
+	Addr string
+	// PublicURL is the absolute base URL the server is reached at
+	// ("https://agents.example.com"); it makes the A2A card's URLs. Empty:
+	// they come from each request's Host header.
+	PublicURL string
+
+	// MaxBodyBytes is the body ceiling for wire and decoded bytes: 413 /
+	// -32600 past it. Default 1 MiB.
+	MaxBodyBytes int64
+	// MaxDepth is the nesting limit: 400 / -32600 past it. Default 1000.
+	MaxDepth int
+	// InflightBodyBytes bounds the body bytes held across all connections
+	// (each request reserves its Content-Length, or the ceiling when the
+	// length is not declared); when it is spent and no room frees within
+	// BudgetWait, 503 / -32603. Default 256 MiB.
+	InflightBodyBytes int64
+	// BudgetWait is how long a request waits for room in the in-flight
+	// budget. Default 1 s.
+	BudgetWait time.Duration
+	// HandlerTimeout is the handler deadline: 500 / -32603 past it.
+	// Default 10 s.
+	HandlerTimeout time.Duration
+
+	// RateLimit is the sustained requests per second allowed to one
+	// client (token bucket); 0 turns rate limiting off (the default).
+	// Every POST to an endpoint that reaches the rate check costs one
+	// token; nothing else does. 429 / -32603 with Retry-After past it.
+	RateLimit float64
+	// RateBurst is the bucket size. Default: RateLimit rounded up, at
+	// least 1.
+	RateBurst int
+	// RateClients bounds the table of clients, least recently seen
+	// evicted first. Default 100,000.
+	RateClients int
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// keying the rate limit. Default none: the key is the peer address
+	// (IPv6 grouped by /64).
+	TrustedProxies []netip.Prefix
+
+	// AllowedOrigins are origins allowed besides loopback ones
+	// ("https://app.example.com", exact, case-insensitive; "*" allows
+	// any). Requests with another Origin are refused 403 / -32600.
+	AllowedOrigins []string
+
+	// MaxHeaderBytes bounds the request header block: 431 past it.
+	// Default 8 KiB.
+	MaxHeaderBytes int
+	// ReadTimeout, WriteTimeout and IdleTimeout close slow or idle
+	// connections. Defaults 10 s, 10 s, 60 s.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConns bounds concurrent connections: past it a plain 503 and
+	// the connection is closed. Default 10,000.
+	MaxConns int
+	// ShutdownGrace bounds how long Shutdown waits for requests in
+	// flight. Default 10 s.
+	ShutdownGrace time.Duration
+	// DrainTimeout and DrainBytes bound how long and how much of an
+	// unread body is drained after an early answer, before the
+	// connection is closed (so the client sees the answer, not a
+	// reset). Defaults 1 s and 4 MiB.
+	DrainTimeout time.Duration
+	DrainBytes   int64
+
+	// Logger receives the server's logs. Default slog.Default().
+	Logger *slog.Logger
+	// AccessLog logs one line per request at Info level. Off by default:
+	// it costs allocations on every request.
+	AccessLog bool
+}
+
+// withDefaults returns c with every zero field set to its default, or an
+// error naming the first invalid field.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	bad := func(field string, v any) {
+		errs = append(errs, fmt.Errorf("fastserver: invalid Config.%s: %v", field, v))
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("PublicURL", c.PublicURL+" (want an absolute http or https URL)")
+		}
+		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	}
+	setI64 := func(field string, p *int64, def int64) {
+		if *p < 0 {
+			bad(field, *p)
+		} else if *p == 0 {
+			*p = def
+		}
+	}
+	setInt := func(field string, p *int, def int) {
+		if *p < 0 {
+			bad(field, *p)
+		} else if *p == 0 {
+			*p = def
+		}
+	}
+	setDur := func(field string, p *time.Duration, def time.Duration) {
+		if *p < 0 {
+			bad(field, *p)
+		} else if *p == 0 {
+			*p = def
+		}
+	}
+	setI64("MaxBodyBytes", &c.MaxBodyBytes, DefaultMaxBodyBytes)
+	setInt("MaxDepth", &c.MaxDepth, DefaultMaxDepth)
+	setI64("InflightBodyBytes", &c.InflightBodyBytes, DefaultInflightBodyBytes)
+	setDur("BudgetWait", &c.BudgetWait, DefaultBudgetWait)
+	setDur("HandlerTimeout", &c.HandlerTimeout, DefaultHandlerTimeout)
+	if c.RateLimit < 0 || c.RateLimit != c.RateLimit {
+		bad("RateLimit", c.RateLimit)
+	}
+	if c.RateBurst < 0 {
+		bad("RateBurst", c.RateBurst)
+	} else if c.RateBurst == 0 && c.RateLimit > 0 {
+		c.RateBurst = int(c.RateLimit)
+		if float64(c.RateBurst) < c.RateLimit {
+			c.RateBurst++
+		}
+		if c.RateBurst < 1 {
+			c.RateBurst = 1
+		}
+	}
+	setInt("RateClients", &c.RateClients, DefaultRateClients)
+	for _, p := range c.TrustedProxies {
+		if !p.IsValid() {
+			bad("TrustedProxies", p)
+		}
+	}
+	for _, o := range c.AllowedOrigins {
+		if o != "*" {
+			if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				bad("AllowedOrigins", o+" (want scheme://host[:port] or *)")
+			}
+		}
+	}
+	setInt("MaxHeaderBytes", &c.MaxHeaderBytes, DefaultMaxHeaderBytes)
+	setDur("ReadTimeout", &c.ReadTimeout, DefaultReadTimeout)
+	setDur("WriteTimeout", &c.WriteTimeout, DefaultWriteTimeout)
+	setDur("IdleTimeout", &c.IdleTimeout, DefaultIdleTimeout)
+	setInt("MaxConns", &c.MaxConns, DefaultMaxConns)
+	setDur("ShutdownGrace", &c.ShutdownGrace, DefaultShutdownGrace)
+	setDur("DrainTimeout", &c.DrainTimeout, DefaultDrainTimeout)
+	setI64("DrainBytes", &c.DrainBytes, DefaultDrainBytes)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.InflightBodyBytes < c.MaxBodyBytes && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("fastserver: Config.InflightBodyBytes (%d) is below MaxBodyBytes (%d): no body could ever be read", c.InflightBodyBytes, c.MaxBodyBytes))
+	}
+	return c, errors.Join(errs...)
+}

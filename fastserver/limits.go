@@ -1,0 +1,274 @@
+package fastserver
+
+import (
+	"bytes"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// budget bounds the body bytes held across all requests (row 6).
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+func (b *budget) try(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// acquire reserves n bytes, waiting up to wait for room.
+func (b *budget) acquire(n int64, wait time.Duration) bool {
+	if b.try(n) {
+		return true
+	}
+	deadline := time.Now().Add(wait)
+	for pause := time.Millisecond; time.Now().Before(deadline); {
+		time.Sleep(pause)
+		if b.try(n) {
+			return true
+		}
+		if pause < 20*time.Millisecond {
+			pause *= 2
+		}
+	}
+	return false
+}
+
+func (b *budget) release(n int64) { b.used.Add(-n) }
+
+// origins decides row 1.
+type origins struct {
+	any  bool
+	list map[string]bool // lower-case scheme://host[:port]
+}
+
+func newOrigins(allowed []string) origins {
+	o := origins{list: make(map[string]bool)}
+	for _, a := range allowed {
+		if a == "*" {
+			o.any = true
+			continue
+		}
+		o.list[string(bytes.TrimRight(bytes.ToLower([]byte(a)), "/"))] = true
+	}
+	return o
+}
+
+// allowed reports whether the Origin header value is allowed: a loopback
+// origin (localhost, 127.0.0.0/8, [::1], any scheme and port) or one of
+// the configured ones.
+func (o origins) allowed(origin []byte) bool {
+	if o.any {
+		return true
+	}
+	var low [256]byte
+	if len(origin) > len(low) {
+		return false
+	}
+	for i, c := range origin {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low[i] = c
+	}
+	lo := low[:len(origin)]
+	if o.list[string(lo)] {
+		return true
+	}
+	i := bytes.Index(lo, []byte("://"))
+	if i <= 0 {
+		return false
+	}
+	host := lo[i+3:]
+	if bytes.IndexAny(host, "/?#@") >= 0 {
+		return false
+	}
+	if len(host) > 0 && host[0] == '[' {
+		end := bytes.IndexByte(host, ']')
+		if end < 0 || (end+1 < len(host) && host[end+1] != ':') {
+			return false
+		}
+		return string(host[:end+1]) == "[::1]"
+	}
+	if c := bytes.LastIndexByte(host, ':'); c >= 0 {
+		host = host[:c]
+	}
+	if string(host) == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(string(host))
+	return err == nil && a.Is4() && a.As4()[0] == 127
+}
+
+// rateLimiter is a token bucket per client, in a bounded table that
+// evicts the least recently seen client.
+type rateLimiter struct {
+	mu      sync.Mutex
+	rate    float64 // tokens per second
+	burst   float64
+	max     int
+	trusted []netip.Prefix
+	index   map[netip.Addr]int32
+	slots   []rlSlot
+	head    int32 // most recently seen
+	tail    int32 // least recently seen
+}
+
+type rlSlot struct {
+	key        netip.Addr
+	tokens     float64
+	last       int64 // unix nanoseconds of the last refill
+	prev, next int32
+}
+
+func newRateLimiter(rate float64, burst, max int, trusted []netip.Prefix) *rateLimiter {
+	return &rateLimiter{
+		rate: rate, burst: float64(burst), max: max, trusted: trusted,
+		index: make(map[netip.Addr]int32), head: -1, tail: -1,
+	}
+}
+
+// clientKey returns the rate-limit key of a request: the peer address, or
+// the first untrusted address of X-Forwarded-For (read from the right)
+// when the peer is a trusted proxy; IPv6 grouped by /64.
+func (r *rateLimiter) clientKey(ctx *fasthttp.RequestCtx) netip.Addr {
+	var peer netip.Addr
+	if ta, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
+		peer, _ = netip.AddrFromSlice(ta.IP)
+	}
+	peer = peer.Unmap()
+	if len(r.trusted) > 0 && r.isTrusted(peer) {
+		xff := ctx.Request.Header.Peek("X-Forwarded-For")
+		for len(xff) > 0 {
+			part := xff
+			if c := bytes.LastIndexByte(xff, ','); c >= 0 {
+				part, xff = xff[c+1:], xff[:c]
+			} else {
+				xff = nil
+			}
+			a, err := netip.ParseAddr(string(bytes.TrimSpace(part)))
+			if err != nil {
+				break
+			}
+			a = a.Unmap()
+			peer = a
+			if !r.isTrusted(a) {
+				break
+			}
+		}
+	}
+	if peer.Is6() {
+		if p, err := peer.Prefix(64); err == nil {
+			return p.Addr()
+		}
+	}
+	return peer
+}
+
+func (r *rateLimiter) isTrusted(a netip.Addr) bool {
+	for _, p := range r.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// take spends one token of the request's client. It returns 0 when the
+// request may go on, else the whole seconds until a token is available.
+func (r *rateLimiter) take(ctx *fasthttp.RequestCtx) int {
+	key := r.clientKey(ctx)
+	now := time.Now().UnixNano()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i, ok := r.index[key]
+	if !ok {
+		i = r.insert(key, now)
+	} else {
+		r.touch(i)
+	}
+	s := &r.slots[i]
+	s.tokens = math.Min(r.burst, s.tokens+float64(now-s.last)/1e9*r.rate)
+	s.last = now
+	if s.tokens >= 1 {
+		s.tokens--
+		return 0
+	}
+	wait := math.Ceil((1 - s.tokens) / r.rate)
+	if wait < 1 {
+		wait = 1
+	}
+	return int(wait)
+}
+
+func (r *rateLimiter) insert(key netip.Addr, now int64) int32 {
+	var i int32
+	if len(r.slots) < r.max {
+		r.slots = append(r.slots, rlSlot{})
+		i = int32(len(r.slots) - 1)
+	} else {
+		i = r.tail // evict the least recently seen
+		r.unlink(i)
+		delete(r.index, r.slots[i].key)
+	}
+	r.slots[i] = rlSlot{key: key, tokens: r.burst, last: now, prev: -1, next: -1}
+	r.index[key] = i
+	r.pushFront(i)
+	return i
+}
+
+func (r *rateLimiter) touch(i int32) {
+	if r.head == i {
+		return
+	}
+	r.unlink(i)
+	r.pushFront(i)
+}
+
+func (r *rateLimiter) unlink(i int32) {
+	s := &r.slots[i]
+	if s.prev >= 0 {
+		r.slots[s.prev].next = s.next
+	} else {
+		r.head = s.next
+	}
+	if s.next >= 0 {
+		r.slots[s.next].prev = s.prev
+	} else {
+		r.tail = s.prev
+	}
+	s.prev, s.next = -1, -1
+}
+
+func (r *rateLimiter) pushFront(i int32) {
+	s := &r.slots[i]
+	s.prev, s.next = -1, r.head
+	if r.head >= 0 {
+		r.slots[r.head].prev = i
+	}
+	r.head = i
+	if r.tail < 0 {
+		r.tail = i
+	}
+}
+
+// len returns the number of clients in the table.
+func (r *rateLimiter) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.index)
+}

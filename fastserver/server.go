@@ -1,0 +1,501 @@
+package fastserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
+)
+
+// Server serves JSON-RPC endpoints over HTTP/1.1 with fasthttp, answering
+// exactly as rpcedge's wire contract says. Make one with New; it is safe
+// for concurrent use once serving.
+type Server struct {
+	cfg       Config
+	http      *fasthttp.Server
+	endpoints map[string]*endpoint
+	gets      map[string]fasthttp.RequestHandler
+	origins   origins
+	rate      *rateLimiter
+	budget    budget
+	metrics   *serverMetrics
+	calls     sync.Pool
+	log       *slog.Logger
+
+	entered  atomic.Uint64 // POST requests whose handler was entered
+	answered atomic.Uint64 // of those, the ones answered
+	serving  atomic.Bool
+	shutdown chan struct{}
+	stopOnce sync.Once
+}
+
+type endpoint struct {
+	*Endpoint
+	labels map[string]string // Route.Label → canonical label
+	path   string
+}
+
+// Stats are the server's own counts, for operators and tests.
+type Stats struct {
+	// Entered counts POST requests to an endpoint whose handler was
+	// entered: the requests the server has accepted.
+	Entered uint64
+	// Answered counts the accepted requests that have been answered.
+	// Entered - Answered requests are in flight.
+	Answered uint64
+}
+
+// New returns a Server for the given endpoints. It fails on an invalid
+// Config, on an endpoint without a path or Route, on two endpoints at one
+// path, and on any endpoint's Err.
+func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		endpoints: make(map[string]*endpoint),
+		gets:      make(map[string]fasthttp.RequestHandler),
+		log:       cfg.Logger,
+		shutdown:  make(chan struct{}),
+	}
+	var errs []error
+	for _, ep := range endpoints {
+		switch {
+		case ep == nil:
+			errs = append(errs, errors.New("fastserver: nil endpoint"))
+			continue
+		case ep.Err != nil:
+			errs = append(errs, ep.Err)
+		case ep.Path == "" || ep.Path[0] != '/':
+			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q must start with /", ep.Path))
+		case ep.Route == nil:
+			errs = append(errs, fmt.Errorf("fastserver: endpoint %s has no Route", ep.Path))
+		case s.endpoints[ep.Path] != nil:
+			errs = append(errs, fmt.Errorf("fastserver: two endpoints at %s", ep.Path))
+		}
+		e := &endpoint{Endpoint: ep, labels: make(map[string]string), path: ep.Path}
+		for _, l := range ep.Labels {
+			e.labels[l] = l
+		}
+		s.endpoints[ep.Path] = e
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s.origins = newOrigins(cfg.AllowedOrigins)
+	if cfg.RateLimit > 0 {
+		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies)
+	}
+	s.budget.limit = cfg.InflightBodyBytes
+	s.metrics = newServerMetrics(s.endpoints)
+	s.calls.New = func() any { return s.newCall() }
+	s.http = &fasthttp.Server{
+		Handler:                       s.serve,
+		ErrorHandler:                  s.errorHandler,
+		ContinueHandler:               s.continueHandler,
+		Name:                          "rpcedge",
+		Concurrency:                   cfg.MaxConns,
+		ReadBufferSize:                cfg.MaxHeaderBytes,
+		WriteBufferSize:               16 << 10,
+		ReadTimeout:                   cfg.ReadTimeout,
+		WriteTimeout:                  cfg.WriteTimeout,
+		IdleTimeout:                   cfg.IdleTimeout,
+		MaxRequestBodySize:            1, // prefetch one byte; the decoder enforces the ceiling
+		StreamRequestBody:             true,
+		NoDefaultContentType:          true,
+		NoDefaultServerHeader:         false,
+		DisableHeaderNamesNormalizing: false,
+		CloseOnShutdown:               true,
+		TCPKeepalive:                  true,
+		Logger:                        fasthttpLogger{cfg.Logger},
+	}
+	return s, nil
+}
+
+// HandleGET serves GET (and HEAD) requests for path with h, such as the
+// A2A card at /.well-known/agent-card.json. Call it before serving.
+func (s *Server) HandleGET(path string, h fasthttp.RequestHandler) error {
+	if s.serving.Load() {
+		return errors.New("fastserver: HandleGET after the server started")
+	}
+	if path == "" || path[0] != '/' || h == nil {
+		return fmt.Errorf("fastserver: HandleGET(%q): want a path starting with / and a handler", path)
+	}
+	if _, dup := s.gets[path]; dup || s.endpoints[path] != nil || path == "/healthz" || path == "/metrics" {
+		return fmt.Errorf("fastserver: HandleGET(%q): path already served", path)
+	}
+	s.gets[path] = h
+	return nil
+}
+
+// Config returns the server's configuration with defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+// Stats returns the server's request counts.
+func (s *Server) Stats() Stats {
+	return Stats{Entered: s.entered.Load(), Answered: s.answered.Load()}
+}
+
+// Handler returns the server's fasthttp handler, for serving through a
+// fasthttp.Server of your own or in-memory tests. Limits that live in
+// the fasthttp.Server (header size, timeouts, connection cap, the body
+// prefetch) are then yours to set as New sets them.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
+
+// ListenAndServe listens on Config.Addr and serves until Shutdown.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve serves connections from ln until Shutdown. It returns nil after a
+// clean shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	s.serving.Store(true)
+	err := s.http.Serve(ln)
+	select {
+	case <-s.shutdown:
+		return nil
+	default:
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, lets every accepted request finish
+// and be answered, and closes idle connections. It waits at most the
+// grace period (Config.ShutdownGrace, or ctx's deadline if earlier) and
+// returns ctx's error or context.DeadlineExceeded when requests were
+// still running then.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.shutdown) })
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
+	defer cancel()
+	return s.http.ShutdownWithContext(ctx)
+}
+
+// fasthttpLogger sends fasthttp's own messages to slog.
+type fasthttpLogger struct{ l *slog.Logger }
+
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	f.l.Warn(fmt.Sprintf(format, args...), "source", "fasthttp")
+}
+
+// call is the per-request state, pooled.
+type call struct {
+	s    *Server
+	dec  decode.Decoder
+	msg  decode.Message
+	req  Request
+	body eofReader
+	out  []byte
+	zbuf []byte
+	dl   deadlineCtx
+}
+
+func (s *Server) newCall() *call {
+	c := &call{s: s, out: make([]byte, 0, 4096)}
+	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth}); err != nil {
+		panic(err) // Config was validated
+	}
+	c.dl.init()
+	return c
+}
+
+// eofReader notes whether the body was read to its end.
+type eofReader struct {
+	r   io.Reader
+	eof bool
+	n   int64 // wire bytes read
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if err == io.EOF {
+		e.eof = true
+	}
+	return n, err
+}
+
+var (
+	ctJSON       = []byte("application/json")
+	allowPOST    = []byte("POST, OPTIONS")
+	allowGET     = []byte("GET, HEAD")
+	strOK        = []byte("ok")
+	strTextPlain = []byte("text/plain; charset=utf-8")
+)
+
+// serve routes a request.
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	path := ctx.Path()
+	if ep := s.endpoints[string(path)]; ep != nil {
+		switch {
+		case ctx.IsPost():
+			s.serveRPC(ctx, ep)
+		case ctx.IsOptions():
+			s.preflight(ctx)
+		default:
+			ctx.Response.Header.SetBytesV("Allow", allowPOST)
+			ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+		}
+		return
+	}
+	var h fasthttp.RequestHandler
+	switch string(path) {
+	case "/healthz":
+		h = s.healthz
+	case "/metrics":
+		h = s.metrics.serve
+	default:
+		h = s.gets[string(path)]
+	}
+	if h == nil {
+		ctx.SetStatusCode(fasthttp.StatusNotFound)
+		return
+	}
+	if !ctx.IsGet() && !ctx.IsHead() {
+		ctx.Response.Header.SetBytesV("Allow", allowGET)
+		ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+		return
+	}
+	h(ctx)
+}
+
+func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
+	ctx.Response.Header.SetContentTypeBytes(strTextPlain)
+	ctx.SetBody(strOK)
+}
+
+// serveRPC runs the contract's checks in order for one POST.
+func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
+	s.entered.Add(1)
+	start := time.Now()
+	s.metrics.inflight.Add(1)
+	c := s.calls.Get().(*call)
+	label := ""
+	status, code := s.runRPC(ctx, ep, c, &label)
+	s.metrics.inflight.Add(-1)
+	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
+	if s.cfg.AccessLog {
+		s.log.Info("rpc", "endpoint", ep.path, "method", label, "status", status, "code", code,
+			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
+	}
+	c.body = eofReader{}
+	s.calls.Put(c)
+	s.answered.Add(1)
+}
+
+// runRPC answers one POST and returns its HTTP status and JSON-RPC code
+// (0 for none) for metrics; label is set to the method's metrics label.
+func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *string) (int, int) {
+	h := &ctx.Request.Header
+	origin := h.Peek("Origin")
+	originOK := origin == nil || s.origins.allowed(origin)
+	if originOK && origin != nil {
+		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
+		ctx.Response.Header.Set("Vary", "Origin")
+	}
+	bodyPending := h.ContentLength() != 0 && h.ContentLength() != -2
+	// Row 1.
+	if !originOK {
+		return s.refuse(ctx, bodyPending, fasthttp.StatusForbidden, decode.CodeInvalidRequest, "origin not allowed", 0)
+	}
+	// Row 2.
+	if s.rate != nil {
+		if wait := s.rate.take(ctx); wait > 0 {
+			return s.refuse(ctx, true, fasthttp.StatusTooManyRequests, decode.CodeInternalError, "rate limit reached", wait)
+		}
+	}
+	// Rows 3 to 5.
+	if st, code, msg := s.checkHeaders(h); st != 0 {
+		return s.refuse(ctx, bodyPending, st, code, msg, 0)
+	}
+	enc, _ := decode.ParseEncoding(h.Peek("Content-Encoding"))
+	// Row 6.
+	reserve := s.cfg.MaxBodyBytes
+	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve {
+		reserve = int64(cl)
+	}
+	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
+		return s.refuse(ctx, bodyPending, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
+	}
+	defer s.budget.release(reserve)
+
+	// Rows 7 to 10.
+	c.body = eofReader{r: ctx.RequestBodyStream()}
+	m := &c.msg
+	err := c.dec.DecodeBody(&c.body, enc, m)
+	if err != nil {
+		var de *decode.Error
+		if !errors.As(err, &de) {
+			// The body could not be read (a broken chunk, a timeout, a
+			// client gone): answer if we still can, then close.
+			return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
+		}
+		if !c.body.eof {
+			return s.refuse(ctx, true, de.HTTPStatus(), de.Code, de.Reason, 0)
+		}
+		return s.answerError(ctx, c, de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
+	}
+	if !c.body.eof {
+		// The decoder stops at EOF; anything else is a bug in a reader.
+		return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
+	}
+
+	// Rows 11 and 12.
+	r := &c.req
+	r.Reset(h, m, nil)
+	if ep.Check != nil {
+		if e := ep.Check(r); e != nil {
+			id := m.AnswerID()
+			if m.Kind == decode.KindNotification {
+				id = nullJSON
+			}
+			return s.answerRPCError(ctx, c, e, id)
+		}
+	}
+	// Row 13.
+	if m.Kind == decode.KindNotification {
+		ctx.SetStatusCode(fasthttp.StatusAccepted)
+		return fasthttp.StatusAccepted, 0
+	}
+	// Rows 14 and 16 (refused outright).
+	route := ep.Route(r)
+	*label = ep.labels[route.Label]
+	if route.Refuse != nil {
+		return s.answerRPCError(ctx, c, route.Refuse, m.ID)
+	}
+	if route.Handler == nil {
+		*label = ""
+		return s.answerError(ctx, c, fasthttp.StatusNotFound, m.ID, decode.CodeMethodNotFound, "method not found", nil)
+	}
+	// Rows 15 and 17, unless the handler owns them.
+	if !route.OwnParams && m.ParamsType != decode.ParamsAbsent {
+		if m.ParamsType != decode.ParamsObject {
+			return s.answerError(ctx, c, fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "params must be an object", nil)
+		}
+		if decode.DuplicateName(m.Params) {
+			return s.answerError(ctx, c, fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "a member name appears twice in params", nil)
+		}
+	}
+	// Rows 18 and 19.
+	return s.invoke(ctx, c, route.Handler)
+}
+
+var nullJSON = []byte("null")
+
+// invoke runs the handler under the deadline, recovering panics.
+func (s *Server) invoke(ctx *fasthttp.RequestCtx, c *call, h Handler) (status, code int) {
+	m := &c.msg
+	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
+	c.out = append(c.out, m.ID...)
+	c.out = append(c.out, `,"result":`...)
+	prefix := len(c.out)
+	c.req.ctx = c.dl.start(s.cfg.HandlerTimeout, s.shutdown)
+	out, err, panicked := s.callHandler(h, &c.req, c.out)
+	expired := c.dl.stop()
+	c.req.ctx = nil
+	switch {
+	case panicked:
+		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+	case expired:
+		s.log.Warn("handler passed its deadline", "method", string(m.Method), "deadline", s.cfg.HandlerTimeout)
+		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "handler deadline exceeded", nil)
+	case err != nil:
+		var e *Error
+		if errors.As(err, &e) {
+			return s.answerRPCError(ctx, c, e, m.ID)
+		}
+		s.log.Error("handler failed", "method", string(m.Method), "error", err)
+		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+	case len(out) == prefix:
+		s.log.Error("handler appended no result", "method", string(m.Method))
+		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+	}
+	c.out = append(out, '}')
+	s.writeJSON(ctx, c, fasthttp.StatusOK)
+	return fasthttp.StatusOK, 0
+}
+
+// callHandler calls h, turning a panic into panicked = true.
+func (s *Server) callHandler(h Handler, r *Request, dst []byte) (out []byte, err error, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			panicked = true
+			s.metrics.panics.Inc()
+			s.log.Error("handler panicked", "method", string(r.Msg.Method), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	out, err = h.ServeRPC(r, dst)
+	return out, err, false
+}
+
+func (s *Server) answerRPCError(ctx *fasthttp.RequestCtx, c *call, e *Error, id []byte) (int, int) {
+	st := e.Status
+	if st == 0 {
+		st = fasthttp.StatusOK
+	}
+	return s.answerError(ctx, c, st, id, e.Code, e.Message, e.Data)
+}
+
+// answerError writes a JSON-RPC error answer on a connection that stays
+// open.
+func (s *Server) answerError(ctx *fasthttp.RequestCtx, c *call, status int, id []byte, code int, msg string, data []byte) (int, int) {
+	c.out = decode.AppendError(c.out[:0], id, code, msg, data)
+	s.writeJSON(ctx, c, status)
+	return status, code
+}
+
+// writeJSON sends c.out as the JSON answer, compressed when allowed.
+func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(ctJSON)
+	if len(c.out) >= CompressMinBytes {
+		if ae := ctx.Request.Header.Peek("Accept-Encoding"); len(ae) > 0 {
+			if zenc := pickEncoding(ae); zenc != encIdentity {
+				if z, ok := compressAnswer(c.zbuf[:0], c.out, zenc); ok {
+					c.zbuf = c.out
+					c.out = z
+					ctx.Response.Header.SetBytesV("Content-Encoding", encNames[zenc])
+				}
+				ctx.Response.Header.Set("Vary", "Accept-Encoding")
+			}
+		}
+	}
+	c.out = ctx.Response.SwapBody(c.out)
+}
+
+// refuse answers a refusal decided before or while the body is read. When
+// the body may not have been read to its end, the answer is written on the
+// hijacked connection, which is then half-closed, drained for a bounded
+// time and size, and closed: the client sees the answer, not a reset.
+// retryAfter > 0 adds Retry-After in seconds.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, bodyPending bool, status, code int, msg string, retryAfter int) (int, int) {
+	if retryAfter > 0 {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(retryAfter))
+	}
+	body := decode.AppendError(nil, nullJSON, code, msg, nil)
+	if !bodyPending {
+		ctx.SetStatusCode(status)
+		ctx.Response.Header.SetContentTypeBytes(ctJSON)
+		ctx.SetBody(body)
+		return status, code
+	}
+	s.earlyAnswer(ctx, status, body)
+	return status, code
+}
