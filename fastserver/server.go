@@ -341,8 +341,8 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	m := &c.msg
 	err := c.dec.DecodeBody(&c.body, enc, m)
 	if err != nil {
-		var de *decode.Error
-		if !errors.As(err, &de) {
+		de, ok := err.(*decode.Error)
+		if !ok {
 			// The body could not be read (a broken chunk, a timeout, a
 			// client gone): answer if we still can, then close.
 			return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
@@ -357,6 +357,22 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
 	}
 
+	status, code := s.dispatch(c, ep, h, label)
+	if status == fasthttp.StatusAccepted {
+		ctx.SetStatusCode(status)
+		return status, 0
+	}
+	s.writeJSON(ctx, c, status)
+	return status, code
+}
+
+var nullJSON = []byte("null")
+
+// dispatch decides rows 11 to 19 for a valid message in c.msg, whatever
+// the transport: it leaves the answer in c.out and returns its status
+// and code (202 and no answer for a notification).
+func (s *Server) dispatch(c *call, ep *endpoint, h *fasthttp.RequestHeader, label *string) (int, int) {
+	m := &c.msg
 	// Rows 11 and 12.
 	r := &c.req
 	r.Reset(h, m, nil)
@@ -366,41 +382,39 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 			if m.Kind == decode.KindNotification {
 				id = nullJSON
 			}
-			return s.answerRPCError(ctx, c, e, id)
+			return c.rpcError(e, id)
 		}
 	}
 	// Row 13.
 	if m.Kind == decode.KindNotification {
-		ctx.SetStatusCode(fasthttp.StatusAccepted)
 		return fasthttp.StatusAccepted, 0
 	}
 	// Rows 14 and 16 (refused outright).
 	route := ep.Route(r)
 	*label = ep.labels[route.Label]
 	if route.Refuse != nil {
-		return s.answerRPCError(ctx, c, route.Refuse, m.ID)
+		return c.rpcError(route.Refuse, m.ID)
 	}
 	if route.Handler == nil {
 		*label = ""
-		return s.answerError(ctx, c, fasthttp.StatusNotFound, m.ID, decode.CodeMethodNotFound, "method not found", nil)
+		return c.error(fasthttp.StatusNotFound, m.ID, decode.CodeMethodNotFound, "method not found", nil)
 	}
 	// Rows 15 and 17, unless the handler owns them.
 	if !route.OwnParams && m.ParamsType != decode.ParamsAbsent {
 		if m.ParamsType != decode.ParamsObject {
-			return s.answerError(ctx, c, fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "params must be an object", nil)
+			return c.error(fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "params must be an object", nil)
 		}
 		if decode.DuplicateName(m.Params) {
-			return s.answerError(ctx, c, fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "a member name appears twice in params", nil)
+			return c.error(fasthttp.StatusOK, m.ID, decode.CodeInvalidParams, "a member name appears twice in params", nil)
 		}
 	}
 	// Rows 18 and 19.
-	return s.invoke(ctx, c, route.Handler)
+	return s.invoke(c, route.Handler)
 }
 
-var nullJSON = []byte("null")
-
-// invoke runs the handler under the deadline, recovering panics.
-func (s *Server) invoke(ctx *fasthttp.RequestCtx, c *call, h Handler) (status, code int) {
+// invoke runs the handler under the deadline, recovering panics, and
+// leaves the answer in c.out.
+func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	m := &c.msg
 	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
 	c.out = append(c.out, m.ID...)
@@ -412,24 +426,38 @@ func (s *Server) invoke(ctx *fasthttp.RequestCtx, c *call, h Handler) (status, c
 	c.req.ctx = nil
 	switch {
 	case panicked:
-		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
 	case expired:
 		s.log.Warn("handler passed its deadline", "method", string(m.Method), "deadline", s.cfg.HandlerTimeout)
-		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "handler deadline exceeded", nil)
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "handler deadline exceeded", nil)
 	case err != nil:
 		var e *Error
 		if errors.As(err, &e) {
-			return s.answerRPCError(ctx, c, e, m.ID)
+			return c.rpcError(e, m.ID)
 		}
 		s.log.Error("handler failed", "method", string(m.Method), "error", err)
-		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
 	case len(out) == prefix:
 		s.log.Error("handler appended no result", "method", string(m.Method))
-		return s.answerError(ctx, c, fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
 	}
 	c.out = append(out, '}')
-	s.writeJSON(ctx, c, fasthttp.StatusOK)
 	return fasthttp.StatusOK, 0
+}
+
+// rpcError leaves the answer of e in c.out.
+func (c *call) rpcError(e *Error, id []byte) (int, int) {
+	st := e.Status
+	if st == 0 {
+		st = fasthttp.StatusOK
+	}
+	return c.error(st, id, e.Code, e.Message, e.Data)
+}
+
+// error leaves a JSON-RPC error answer in c.out.
+func (c *call) error(status int, id []byte, code int, msg string, data []byte) (int, int) {
+	c.out = decode.AppendError(c.out[:0], id, code, msg, data)
+	return status, code
 }
 
 // callHandler calls h, turning a panic into panicked = true.
@@ -445,18 +473,10 @@ func (s *Server) callHandler(h Handler, r *Request, dst []byte) (out []byte, err
 	return out, err, false
 }
 
-func (s *Server) answerRPCError(ctx *fasthttp.RequestCtx, c *call, e *Error, id []byte) (int, int) {
-	st := e.Status
-	if st == 0 {
-		st = fasthttp.StatusOK
-	}
-	return s.answerError(ctx, c, st, id, e.Code, e.Message, e.Data)
-}
-
 // answerError writes a JSON-RPC error answer on a connection that stays
 // open.
 func (s *Server) answerError(ctx *fasthttp.RequestCtx, c *call, status int, id []byte, code int, msg string, data []byte) (int, int) {
-	c.out = decode.AppendError(c.out[:0], id, code, msg, data)
+	c.error(status, id, code, msg, data)
 	s.writeJSON(ctx, c, status)
 	return status, code
 }
