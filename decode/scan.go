@@ -324,7 +324,7 @@ name: // sObjFirst or sObjNext
 
 key: // inside a member name
 	for i+8 <= n {
-		if m := special(binary.LittleEndian.Uint64(buf[i:])); m != 0 {
+		if m := special(load64(buf, i)); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			break
 		}
@@ -375,18 +375,18 @@ colon:
 
 str: // inside a string value, at a clean boundary
 	for i+16 <= n {
-		if m := special(binary.LittleEndian.Uint64(buf[i:])); m != 0 {
+		if m := special(load64(buf, i)); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			goto strEnd
 		}
-		if m := special(binary.LittleEndian.Uint64(buf[i+8:])); m != 0 {
+		if m := special(load64(buf, i+8)); m != 0 {
 			i += 8 + bits.TrailingZeros64(m)>>3
 			goto strEnd
 		}
 		i += 16
 	}
 	if i+8 <= n {
-		if m := special(binary.LittleEndian.Uint64(buf[i:])); m != 0 {
+		if m := special(load64(buf, i)); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			goto strEnd
 		}
@@ -699,7 +699,7 @@ func (s *scanner) scanString(buf []byte, i int, final bool) (int, uint8) {
 	n := len(buf)
 	for {
 		for i+8 <= n {
-			m := special(binary.LittleEndian.Uint64(buf[i:]))
+			m := special(load64(buf, i))
 			if m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto slow
