@@ -1,0 +1,97 @@
+// Package a2a serves the Agent2Agent (A2A) protocol over JSON-RPC 2.0 on a
+// fastserver endpoint (POST /a2a), and the agent card that lets clients
+// find it (GET /.well-known/agent-card.json). It speaks both protocol
+// generations in use, A2A 1.0 and 0.3, on one endpoint.
+//
+// # Wiring
+//
+//	srv, err := a2a.New(a2a.Config{Card: card, Agent: agent})
+//	...
+//	ep := srv.Endpoint()     // mount with the fastserver server
+//	srv.ServeCard(ctx)       // GET /.well-known/agent-card.json (fasthttp)
+//	srv.AppendCard(dst, host) // the same card, without fasthttp
+//
+// The behaviour is an Agent: it gets each message a client sends and
+// answers with a task outcome (state, artifacts, status message) or a
+// direct message. The server validates requests, keeps tasks in a bounded
+// in-memory store, answers GetTask and CancelTask, and writes every answer
+// in the shape of the request's protocol generation.
+//
+// # Methods and versions
+//
+// Every operation is served under its 1.0 name and its 0.3 alias:
+//
+//	SendMessage                        message/send
+//	SendStreamingMessage               message/stream
+//	GetTask                            tasks/get
+//	CancelTask                         tasks/cancel
+//	SubscribeToTask                    tasks/resubscribe
+//	GetExtendedAgentCard               agent/getAuthenticatedExtendedCard
+//	CreateTaskPushNotificationConfig   tasks/pushNotificationConfig/set
+//	GetTaskPushNotificationConfig      tasks/pushNotificationConfig/get
+//	ListTaskPushNotificationConfigs    tasks/pushNotificationConfig/list
+//	DeleteTaskPushNotificationConfig   tasks/pushNotificationConfig/delete
+//
+// The A2A-Version request header decides the shapes when present: "1.0"
+// (camelCase, enum strings such as "ROLE_USER" and "TASK_STATE_COMPLETED",
+// no kind tags; SendMessage answers {"task":…} or {"message":…}) or "0.3"
+// (kind tags, lower-case roles and states; message/send answers the bare
+// task or message). Any other value is refused, notifications included,
+// with 400 / -32009 and data {"supported":["1.0","0.3"],"requested":"…"};
+// so is an empty value, and a patch version such as "1.0.0". Without the
+// header the method name's family decides. Either name is
+// accepted under either version. Requests are read strictly in the shape
+// of their version: a 1.0 part is {"text":"hi"}, a 0.3 part
+// {"kind":"text","text":"hi"}.
+//
+// # Refusals, in order
+//
+// Within rows 15 to 17 of the wire contract each route owns its params
+// (fastserver.Route.OwnParams) so that the order is contract §5's:
+//
+//   - A method refused outright is answered before its params are read
+//     (fastserver.Route.Refuse): SendStreamingMessage and SubscribeToTask
+//     with -32004 when the card declares no streaming, GetExtendedAgentCard
+//     with -32004 when there is no extended card, the push-notification
+//     config methods with -32003 when the card declares none.
+//   - GetTask and CancelTask check params (an object; id a string) with
+//     -32602, then answer -32001 for an unknown task and, CancelTask,
+//     -32002 for a task in a final state.
+//   - SendMessage checks params.metadata.skillId, when present, before the
+//     message: not a string -32602, empty or not a skill of the card
+//     -32004; then the message (role, parts, messageId, …) with -32602
+//     naming the member in error.data.field.
+//
+// # Departures from the protocol text
+//
+// On purpose, following the product page: a missing extended agent card
+// is -32004 (UnsupportedOperationError), whether or not the card declares
+// the capability; A2A defines -32007 (ExtendedAgentCardNotConfiguredError)
+// for a declared capability without a card. Streaming and push
+// notifications cannot be declared at all (New refuses a card that does):
+// fastserver answers one JSON value per request, with no event streams and
+// no webhook delivery. ListTasks (1.0 only) is not served.
+//
+// # Security
+//
+// The task store is bounded twice: at most Config.MaxTasks tasks (default
+// 10,000) and Config.MaxTaskBytes estimated bytes (default 64 MiB); the
+// oldest tasks are evicted first, and an evicted task answers -32001. It
+// is safe for concurrent use (one mutex, held for map operations only).
+// Task ids are random version 4 UUIDs from crypto/rand: GetTask and
+// CancelTask have no other access control, so a task is reachable only by
+// whoever holds its id. Without Config.PublicURL the card's endpoint URL is
+// built from the request's Host header, which the client controls; it is
+// admitted only as a plain host[:port] (else FallbackHost is written), but
+// a cache that does not key on Host could serve one client's card to
+// another, so set PublicURL in production. The extended card is served
+// without authentication.
+//
+// # Lifetimes
+//
+// Nothing a Server hands out borrows from a request: a Call may be kept
+// by the Agent, and a *Task from Server.Task (or Call.Task) is an immutable
+// snapshot, safe to read concurrently. Call.Message is stored in the task's
+// history and Reply's slices are stored as they are: modify neither once
+// HandleMessage has returned.
+package a2a

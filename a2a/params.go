@@ -1,0 +1,548 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// NOTE: reading params.
+//
+// Params arrive as validated raw JSON (decode.Message.Params). They are
+// walked with decode.Members rather than unmarshalled, so that the order of
+// the checks is ours (contract §5: what is refused outright, then the
+// skill, then the message), member names are compared after unescaping and
+// case-sensitively, and each refusal names the member at fault. Inside
+// params, a member given twice is not checked (the last one wins), as the
+// contract says; params itself is checked for duplicates by the handlers.
+// In optional members, null stands for absent (ProtoJSON's reading).
+// Everything kept is copied out of the request.
+
+func invalidParams(field, msg string) *fastserver.Error {
+	return fastserver.InvalidParams(field, msg)
+}
+
+var (
+	errParamsNotObject = &fastserver.Error{Code: decode.CodeInvalidParams, Message: "params must be an object"}
+	errParamsDuplicate = &fastserver.Error{Code: decode.CodeInvalidParams, Message: "a member name appears twice in params"}
+)
+
+// checkParamsObject answers rows 15 and 17's general checks for methods
+// whose params, when present, must be an object without duplicate names.
+func checkParamsObject(m *decode.Message) *fastserver.Error {
+	switch m.ParamsType {
+	case decode.ParamsAbsent:
+		return nil
+	case decode.ParamsObject:
+		if decode.DuplicateName(m.Params) {
+			return errParamsDuplicate
+		}
+		return nil
+	}
+	return errParamsNotObject
+}
+
+func isNull(v []byte) bool { return string(v) == "null" }
+
+// unquote returns the content of the raw JSON string v, escapes resolved,
+// as a new string. ok is false when v is not a string.
+func unquote(v []byte) (s string, ok bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	return string(decode.AppendUnquoted(nil, v)), true
+}
+
+// optString reads an optional string member: absent or null is "".
+func optString(v []byte, field string) (string, *fastserver.Error) {
+	if v == nil || isNull(v) {
+		return "", nil
+	}
+	s, ok := unquote(v)
+	if !ok {
+		return "", invalidParams(field, field+" must be a string")
+	}
+	return s, nil
+}
+
+// optObject reads an optional object member as a copy: absent or null is
+// nil.
+func optObject(v []byte, field string) (json.RawMessage, *fastserver.Error) {
+	if v == nil || isNull(v) {
+		return nil, nil
+	}
+	if v[0] != '{' {
+		return nil, invalidParams(field, field+" must be an object")
+	}
+	return append(json.RawMessage(nil), v...), nil
+}
+
+// optStrings reads an optional array of strings: absent or null is nil.
+func optStrings(v []byte, field string) ([]string, *fastserver.Error) {
+	if v == nil || isNull(v) {
+		return nil, nil
+	}
+	if v[0] != '[' {
+		return nil, invalidParams(field, field+" must be an array of strings")
+	}
+	var out []string
+	var bad bool
+	eachElement(v, func(i int, e []byte) bool {
+		s, ok := unquote(e)
+		if !ok {
+			bad = true
+			return false
+		}
+		out = append(out, s)
+		return true
+	})
+	if bad {
+		return nil, invalidParams(field, field+" must be an array of strings")
+	}
+	return out, nil
+}
+
+// optCount reads an optional non-negative integer (historyLength): absent
+// or null is -1, values past math.MaxInt32 are clamped to it.
+func optCount(v []byte, field string) (int, *fastserver.Error) {
+	if v == nil || isNull(v) {
+		return -1, nil
+	}
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, invalidParams(field, field+" must be a non-negative integer")
+		}
+	}
+	n, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil || n > math.MaxInt32 {
+		return math.MaxInt32, nil
+	}
+	return int(n), nil
+}
+
+// optBool checks an optional boolean member.
+func optBool(v []byte, field string) *fastserver.Error {
+	if v == nil || isNull(v) || string(v) == "true" || string(v) == "false" {
+		return nil
+	}
+	return invalidParams(field, field+" must be a boolean")
+}
+
+// eachElement calls f for each element of the valid JSON array arr, in
+// order, until f returns false.
+func eachElement(arr []byte, f func(i int, elem []byte) bool) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return
+	}
+	i = skipSpace(arr, i+1)
+	for n := 0; i < len(arr) && arr[i] != ']'; n++ {
+		end := decode.SkipValue(arr, i)
+		if end <= i {
+			return
+		}
+		if !f(n, arr[i:end]) {
+			return
+		}
+		i = skipSpace(arr, end)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+}
+
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// taskParams reads the params of GetTask and CancelTask (and their 0.3
+// names): an object with a string id and, for GetTask, an optional
+// historyLength. Other members (tenant, metadata) are ignored.
+func taskParams(m *decode.Message, withHistory bool) (id string, history int, e *fastserver.Error) {
+	if m.ParamsType == decode.ParamsAbsent {
+		return "", 0, invalidParams("id", "id is required")
+	}
+	if e := checkParamsObject(m); e != nil {
+		return "", 0, e
+	}
+	var idv, hv []byte
+	var it decode.Members
+	for it.Reset(m.Params); it.Next(); {
+		switch {
+		case it.NameIs("id"):
+			idv = it.Value()
+		case withHistory && it.NameIs("historyLength"):
+			hv = it.Value()
+		}
+	}
+	if idv == nil {
+		return "", 0, invalidParams("id", "id is required")
+	}
+	id, ok := unquote(idv)
+	if !ok {
+		return "", 0, invalidParams("id", "id must be a string")
+	}
+	history, e = optCount(hv, "historyLength")
+	return id, history, e
+}
+
+// sendParams is what SendMessage's params hold, read after the skill
+// check.
+type sendParams struct {
+	msg     Message
+	history int // configuration.historyLength; -1 when absent
+	push    bool
+}
+
+// readSend reads SendMessage's params (an object without duplicate names)
+// in the shape of v: message (required), configuration (optional).
+func readSend(params []byte, v Version) (sendParams, *fastserver.Error) {
+	p := sendParams{history: -1}
+	var msgv, confv, tenantv []byte
+	var it decode.Members
+	for it.Reset(params); it.Next(); {
+		switch {
+		case it.NameIs("message"):
+			msgv = it.Value()
+		case it.NameIs("configuration"):
+			confv = it.Value()
+		case it.NameIs("tenant"):
+			tenantv = it.Value()
+		}
+	}
+	if msgv == nil || isNull(msgv) {
+		return p, invalidParams("message", "message is required")
+	}
+	var e *fastserver.Error
+	if p.msg, e = readMessage(msgv, v, "message"); e != nil {
+		return p, e
+	}
+	if _, e = optString(tenantv, "tenant"); e != nil {
+		return p, e
+	}
+	if confv != nil && !isNull(confv) {
+		if confv[0] != '{' {
+			return p, invalidParams("configuration", "configuration must be an object")
+		}
+		for it.Reset(confv); it.Next(); {
+			val := it.Value()
+			switch {
+			case it.NameIs("historyLength"):
+				if p.history, e = optCount(val, "configuration.historyLength"); e != nil {
+					return p, e
+				}
+			case it.NameIs("acceptedOutputModes"):
+				if _, e = optStrings(val, "configuration.acceptedOutputModes"); e != nil {
+					return p, e
+				}
+			case it.NameIs("blocking"), it.NameIs("returnImmediately"):
+				if e = optBool(val, "configuration."+string(it.Name())); e != nil {
+					return p, e
+				}
+			case it.NameIs("pushNotificationConfig"), it.NameIs("taskPushNotificationConfig"):
+				if !isNull(val) {
+					p.push = true
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// readMessage reads a client's message in the shape of v. The checks run
+// in a fixed order: role, parts, messageId, then the optional members.
+func readMessage(v []byte, ver Version, field string) (Message, *fastserver.Error) {
+	var m Message
+	if v[0] != '{' {
+		return m, invalidParams(field, field+" must be an object")
+	}
+	var kind, role, parts, id, ctx, task, meta, exts, refs []byte
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		val := it.Value()
+		switch {
+		case it.NameIs("kind"):
+			kind = val
+		case it.NameIs("role"):
+			role = val
+		case it.NameIs("parts"):
+			parts = val
+		case it.NameIs("messageId"):
+			id = val
+		case it.NameIs("contextId"):
+			ctx = val
+		case it.NameIs("taskId"):
+			task = val
+		case it.NameIs("metadata"):
+			meta = val
+		case it.NameIs("extensions"):
+			exts = val
+		case it.NameIs("referenceTaskIds"):
+			refs = val
+		}
+	}
+	// 0.3 tags the message; a tag that is there must be right.
+	if ver == Version03 && kind != nil && !decode.StringIs(kind, "message") {
+		return m, invalidParams(field+".kind", field+`.kind must be "message"`)
+	}
+	want := RoleUser.name(ver)
+	if role == nil {
+		return m, invalidParams(field+".role", field+".role is required")
+	}
+	if !decode.StringIs(role, want) {
+		return m, invalidParams(field+".role", field+".role must be "+strconv.Quote(want))
+	}
+	m.Role = RoleUser
+	if parts == nil || parts[0] != '[' {
+		return m, invalidParams(field+".parts", field+".parts must be a non-empty array")
+	}
+	var e *fastserver.Error
+	eachElement(parts, func(i int, pv []byte) bool {
+		pf := field + ".parts[" + strconv.Itoa(i) + "]"
+		var p Part
+		if ver == Version03 {
+			p, e = readPart03(pv, pf)
+		} else {
+			p, e = readPart10(pv, pf)
+		}
+		if e != nil {
+			return false
+		}
+		m.Parts = append(m.Parts, p)
+		return true
+	})
+	if e != nil {
+		return m, e
+	}
+	if len(m.Parts) == 0 {
+		return m, invalidParams(field+".parts", field+".parts must be a non-empty array")
+	}
+	if id == nil {
+		return m, invalidParams(field+".messageId", field+".messageId is required")
+	}
+	s, ok := unquote(id)
+	if !ok || s == "" {
+		return m, invalidParams(field+".messageId", field+".messageId must be a non-empty string")
+	}
+	m.MessageID = s
+	if m.ContextID, e = optString(ctx, field+".contextId"); e != nil {
+		return m, e
+	}
+	if m.TaskID, e = optString(task, field+".taskId"); e != nil {
+		return m, e
+	}
+	if m.Metadata, e = optObject(meta, field+".metadata"); e != nil {
+		return m, e
+	}
+	if m.Extensions, e = optStrings(exts, field+".extensions"); e != nil {
+		return m, e
+	}
+	if m.ReferenceTaskIDs, e = optStrings(refs, field+".referenceTaskIds"); e != nil {
+		return m, e
+	}
+	return m, nil
+}
+
+// readPart10 reads a 1.0 part: exactly one of text, raw, url, data, and
+// optional filename, mediaType, metadata.
+func readPart10(v []byte, field string) (Part, *fastserver.Error) {
+	var p Part
+	if v[0] != '{' {
+		return p, invalidParams(field, field+" must be an object")
+	}
+	var text, raw, url, data, name, media, meta []byte
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		val := it.Value()
+		switch {
+		case it.NameIs("text"):
+			text = val
+		case it.NameIs("raw"):
+			raw = val
+		case it.NameIs("url"):
+			url = val
+		case it.NameIs("data"):
+			data = val
+		case it.NameIs("filename"):
+			name = val
+		case it.NameIs("mediaType"):
+			media = val
+		case it.NameIs("metadata"):
+			meta = val
+		}
+	}
+	n := 0
+	for _, c := range [...][]byte{text, raw, url, data} {
+		if c != nil && !isNull(c) {
+			n++
+		}
+	}
+	if n != 1 {
+		return p, invalidParams(field, field+" must have exactly one of text, raw, url, data")
+	}
+	var e *fastserver.Error
+	switch {
+	case text != nil && !isNull(text):
+		p.Kind = PartText
+		s, ok := unquote(text)
+		if !ok {
+			return p, invalidParams(field+".text", field+".text must be a string")
+		}
+		p.Text = s
+	case raw != nil && !isNull(raw):
+		p.Kind = PartFile
+		if p.Raw, e = readBase64(raw, field+".raw"); e != nil {
+			return p, e
+		}
+	case url != nil && !isNull(url):
+		p.Kind = PartFile
+		s, ok := unquote(url)
+		if !ok || s == "" {
+			return p, invalidParams(field+".url", field+".url must be a non-empty string")
+		}
+		p.URL = s
+	default:
+		p.Kind = PartData
+		p.Data = append(json.RawMessage(nil), data...)
+	}
+	if p.Filename, e = optString(name, field+".filename"); e != nil {
+		return p, e
+	}
+	if p.MediaType, e = optString(media, field+".mediaType"); e != nil {
+		return p, e
+	}
+	if p.Metadata, e = optObject(meta, field+".metadata"); e != nil {
+		return p, e
+	}
+	return p, nil
+}
+
+// readPart03 reads a 0.3 part: kind "text" with text, "file" with file
+// {bytes or uri, name, mimeType}, or "data" with a data object; optional
+// metadata.
+func readPart03(v []byte, field string) (Part, *fastserver.Error) {
+	var p Part
+	if v[0] != '{' {
+		return p, invalidParams(field, field+" must be an object")
+	}
+	var kind, text, file, data, meta []byte
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		val := it.Value()
+		switch {
+		case it.NameIs("kind"):
+			kind = val
+		case it.NameIs("text"):
+			text = val
+		case it.NameIs("file"):
+			file = val
+		case it.NameIs("data"):
+			data = val
+		case it.NameIs("metadata"):
+			meta = val
+		}
+	}
+	var e *fastserver.Error
+	switch {
+	case kind == nil:
+		return p, invalidParams(field+".kind", field+".kind is required")
+	case decode.StringIs(kind, "text"):
+		p.Kind = PartText
+		s, ok := unquote(text)
+		if !ok {
+			return p, invalidParams(field+".text", field+".text must be a string")
+		}
+		p.Text = s
+	case decode.StringIs(kind, "file"):
+		p.Kind = PartFile
+		if p, e = readFile03(p, file, field+".file"); e != nil {
+			return p, e
+		}
+	case decode.StringIs(kind, "data"):
+		p.Kind = PartData
+		if data == nil || data[0] != '{' {
+			return p, invalidParams(field+".data", field+".data must be an object")
+		}
+		p.Data = append(json.RawMessage(nil), data...)
+	default:
+		return p, invalidParams(field+".kind", field+`.kind must be "text", "file" or "data"`)
+	}
+	if p.Metadata, e = optObject(meta, field+".metadata"); e != nil {
+		return p, e
+	}
+	return p, nil
+}
+
+func readFile03(p Part, v []byte, field string) (Part, *fastserver.Error) {
+	if v == nil || v[0] != '{' {
+		return p, invalidParams(field, field+" must be an object")
+	}
+	var bytesv, uri, name, mime []byte
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		val := it.Value()
+		switch {
+		case it.NameIs("bytes"):
+			bytesv = val
+		case it.NameIs("uri"):
+			uri = val
+		case it.NameIs("name"):
+			name = val
+		case it.NameIs("mimeType"):
+			mime = val
+		}
+	}
+	hasBytes := bytesv != nil && !isNull(bytesv)
+	hasURI := uri != nil && !isNull(uri)
+	if hasBytes == hasURI {
+		return p, invalidParams(field, field+" must have exactly one of bytes, uri")
+	}
+	var e *fastserver.Error
+	if hasBytes {
+		if p.Raw, e = readBase64(bytesv, field+".bytes"); e != nil {
+			return p, e
+		}
+	} else {
+		s, ok := unquote(uri)
+		if !ok || s == "" {
+			return p, invalidParams(field+".uri", field+".uri must be a non-empty string")
+		}
+		p.URL = s
+	}
+	if p.Filename, e = optString(name, field+".name"); e != nil {
+		return p, e
+	}
+	if p.MediaType, e = optString(mime, field+".mimeType"); e != nil {
+		return p, e
+	}
+	return p, nil
+}
+
+// readBase64 decodes a base64 string in any of the four usual alphabets
+// and paddings (ProtoJSON accepts standard and URL-safe, padded or not).
+func readBase64(v []byte, field string) ([]byte, *fastserver.Error) {
+	s, ok := unquote(v)
+	if ok {
+		for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			if b, err := enc.DecodeString(s); err == nil {
+				if b == nil {
+					b = []byte{}
+				}
+				return b, nil
+			}
+		}
+	}
+	return nil, invalidParams(field, field+" must be a base64 string")
+}

@@ -1,0 +1,312 @@
+package a2a
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// DefaultPath is where the endpoint is served unless Config.Path says
+// otherwise.
+const DefaultPath = "/a2a"
+
+// A2A error codes (JSON-RPC error.code) answered by the server.
+const (
+	// CodeTaskNotFound answers GetTask, CancelTask and SendMessage
+	// naming a task id the store does not hold (never created, or evicted).
+	CodeTaskNotFound = -32001
+	// CodeTaskNotCancelable answers CancelTask of a task in a final state.
+	CodeTaskNotCancelable = -32002
+	// CodePushNotificationNotSupported answers the push-notification
+	// config methods, and a SendMessage configuration asking for push
+	// notifications, when the card declares none.
+	CodePushNotificationNotSupported = -32003
+	// CodeUnsupportedOperation answers streaming methods when the card
+	// declares no streaming, GetExtendedAgentCard when there is no
+	// extended card (A2A itself answers -32007 when the capability is
+	// declared but no card is configured; rpcedge answers -32004 for
+	// both), a params.metadata.skillId naming no skill of the card, and
+	// a message sent to a task in a final state.
+	CodeUnsupportedOperation = -32004
+)
+
+// Config configures a Server. Card and Agent are required; every limit
+// left at 0 takes its documented default.
+type Config struct {
+	// Card is the public agent card. Its endpoint members are filled in
+	// per request (see AgentCard).
+	Card AgentCard
+	// ExtendedCard, when not nil and Card.Capabilities.ExtendedAgentCard
+	// is true, is what GetExtendedAgentCard answers. There is no
+	// authentication in front of it: put only what the public may see.
+	ExtendedCard *AgentCard
+	// Agent handles messages. Required.
+	Agent Agent
+	// PublicURL is the base URL clients reach the server at, such as
+	// "https://agents.example.com" or "https://example.com/edge" (scheme
+	// http or https, host, optional path; no query). The card's endpoint
+	// URL is PublicURL + Path. Empty means "http://" + the request's Host
+	// header + Path; set it whenever the server is behind a proxy that
+	// terminates TLS or a cache that does not key on Host.
+	PublicURL string
+	// Path is the endpoint's path. "" means DefaultPath ("/a2a"). It must
+	// start with '/' and hold only letters, digits and "-._~/".
+	Path string
+	// MaxTasks is the most tasks the store keeps; the oldest is evicted
+	// for a new one past it. 0 means DefaultMaxTasks (10,000). The ring
+	// that orders tasks costs 16 bytes per slot, allocated at once.
+	MaxTasks int
+	// MaxTaskBytes is the store's budget in estimated bytes (strings, raw
+	// bytes and a fixed overhead per object); the oldest tasks are evicted
+	// while it is passed. 0 means DefaultMaxTaskBytes (64 MiB).
+	MaxTaskBytes int64
+}
+
+// Server serves A2A over JSON-RPC through a fastserver.Endpoint, and the
+// agent card. Create it with New. A Server is safe for concurrent use;
+// it must not be copied.
+type Server struct {
+	agent    Agent
+	path     string
+	endpoint endpointURL
+	card     cardTemplate
+	extended *cardTemplate // nil when GetExtendedAgentCard is refused
+	skills   map[string]bool
+	store    *store
+	routes   map[string]fastserver.Route
+	family   map[string]Version
+	labels   []string
+	now      func() time.Time
+
+	streaming, push, extendedCard bool
+}
+
+// New returns a Server for cfg, or an error naming every mistake in it.
+func New(cfg Config) (*Server, error) {
+	var errs []error
+	if cfg.Agent == nil {
+		errs = append(errs, errors.New("a2a: Config.Agent is nil"))
+	}
+	if err := cfg.Card.validate("Card"); err != nil {
+		errs = append(errs, err)
+	}
+	if cfg.ExtendedCard != nil {
+		if err := cfg.ExtendedCard.validate("ExtendedCard"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if cfg.MaxTasks < 0 {
+		errs = append(errs, fmt.Errorf("a2a: MaxTasks %d is negative", cfg.MaxTasks))
+	}
+	if cfg.MaxTaskBytes < 0 {
+		errs = append(errs, fmt.Errorf("a2a: MaxTaskBytes %d is negative", cfg.MaxTaskBytes))
+	}
+	path := cfg.Path
+	if path == "" {
+		path = DefaultPath
+	}
+	if !validPath(path) {
+		errs = append(errs, fmt.Errorf("a2a: Path %q must start with '/' and hold only letters, digits and \"-._~/\"", path))
+	}
+	ep, err := newEndpointURL(cfg.PublicURL, path)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+
+	maxTasks := cfg.MaxTasks
+	if maxTasks == 0 {
+		maxTasks = DefaultMaxTasks
+	}
+	maxBytes := cfg.MaxTaskBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxTaskBytes
+	}
+	s := &Server{
+		agent:        cfg.Agent,
+		path:         path,
+		endpoint:     ep,
+		card:         compileCard(cfg.Card),
+		skills:       make(map[string]bool, len(cfg.Card.Skills)),
+		store:        newStore(maxTasks, maxBytes),
+		now:          func() time.Time { return time.Now().UTC() },
+		streaming:    cfg.Card.Capabilities.Streaming,
+		push:         cfg.Card.Capabilities.PushNotifications,
+		extendedCard: cfg.Card.Capabilities.ExtendedAgentCard && cfg.ExtendedCard != nil,
+	}
+	for _, sk := range cfg.Card.Skills {
+		s.skills[sk.ID] = true
+	}
+	if s.extendedCard {
+		t := compileCard(*cfg.ExtendedCard)
+		s.extended = &t
+	}
+	s.buildRoutes()
+	return s, nil
+}
+
+func validPath(p string) bool {
+	if len(p) == 0 || p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// op is an A2A operation, whatever its name.
+type op uint8
+
+const (
+	opSend op = iota
+	opStream
+	opGet
+	opCancel
+	opSubscribe
+	opExtendedCard
+	opPushCreate
+	opPushGet
+	opPushList
+	opPushDelete
+)
+
+// methodNames lists every method name served: the 1.0 name and the 0.3
+// alias of each operation. The family of a name decides the shapes of a
+// request that has no A2A-Version header.
+var methodNames = [...]struct {
+	name   string
+	op     op
+	family Version
+}{
+	{"SendMessage", opSend, Version10},
+	{"SendStreamingMessage", opStream, Version10},
+	{"GetTask", opGet, Version10},
+	{"CancelTask", opCancel, Version10},
+	{"SubscribeToTask", opSubscribe, Version10},
+	{"GetExtendedAgentCard", opExtendedCard, Version10},
+	{"CreateTaskPushNotificationConfig", opPushCreate, Version10},
+	{"GetTaskPushNotificationConfig", opPushGet, Version10},
+	{"ListTaskPushNotificationConfigs", opPushList, Version10},
+	{"DeleteTaskPushNotificationConfig", opPushDelete, Version10},
+
+	{"message/send", opSend, Version03},
+	{"message/stream", opStream, Version03},
+	{"tasks/get", opGet, Version03},
+	{"tasks/cancel", opCancel, Version03},
+	{"tasks/resubscribe", opSubscribe, Version03},
+	{"agent/getAuthenticatedExtendedCard", opExtendedCard, Version03},
+	{"tasks/pushNotificationConfig/set", opPushCreate, Version03},
+	{"tasks/pushNotificationConfig/get", opPushGet, Version03},
+	{"tasks/pushNotificationConfig/list", opPushList, Version03},
+	{"tasks/pushNotificationConfig/delete", opPushDelete, Version03},
+}
+
+var (
+	errNoStreaming = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "streaming is not supported: the agent card declares streaming: false"}
+	errNoExtended  = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "there is no extended agent card"}
+	errNoPush      = &fastserver.Error{Code: CodePushNotificationNotSupported, Message: "push notifications are not supported: the agent card declares pushNotifications: false"}
+	errFinalTask   = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "the task is in a final state and takes no more messages"}
+)
+
+func (s *Server) buildRoutes() {
+	s.routes = make(map[string]fastserver.Route, len(methodNames))
+	s.family = make(map[string]Version, len(methodNames))
+	for _, mn := range methodNames {
+		rt := fastserver.Route{Label: mn.name, OwnParams: true}
+		fam := mn.family
+		switch mn.op {
+		case opSend:
+			rt.Handler = s.versioned(fam, s.sendMessage)
+		case opGet:
+			rt.Handler = s.versioned(fam, s.getTask)
+		case opCancel:
+			rt.Handler = s.versioned(fam, s.cancelTask)
+		case opStream, opSubscribe:
+			rt.Refuse = errNoStreaming // s.streaming is always false (New)
+		case opExtendedCard:
+			if s.extendedCard {
+				rt.Handler = s.versioned(fam, s.extendedAgentCard)
+			} else {
+				rt.Refuse = errNoExtended
+			}
+		default: // push-notification configs; s.push is always false (New)
+			rt.Refuse = errNoPush
+		}
+		if rt.Refuse != nil {
+			// Refused at row 16 whatever the params; a handler too, so
+			// that the route is never mistaken for an unknown method.
+			refusal := rt.Refuse
+			rt.Handler = fastserver.HandlerFunc(func(_ *fastserver.Request, dst []byte) ([]byte, error) { return dst, refusal })
+		}
+		s.routes[mn.name] = rt
+		s.family[mn.name] = fam
+		s.labels = append(s.labels, mn.name)
+	}
+	sort.Strings(s.labels)
+}
+
+type versionedFunc func(r *fastserver.Request, dst []byte, v Version) ([]byte, error)
+
+// versioned adapts f to a Handler that passes the request's version, or
+// the method's family when Check and Route have set none.
+func (s *Server) versioned(family Version, f versionedFunc) fastserver.Handler {
+	return fastserver.HandlerFunc(func(r *fastserver.Request, dst []byte) ([]byte, error) {
+		v := Version(r.Version)
+		if v != Version10 && v != Version03 {
+			v = family
+		}
+		return f(r, dst, v)
+	})
+}
+
+// route is Endpoint.Route: rows 14 and 16. A known method sets r.Version
+// from its family when the A2A-Version header did not.
+func (s *Server) route(r *fastserver.Request) fastserver.Route {
+	rt, ok := s.routes[string(r.Msg.Method)]
+	if !ok {
+		return fastserver.Route{}
+	}
+	if r.Version == 0 {
+		r.Version = int(s.family[string(r.Msg.Method)])
+	}
+	return rt
+}
+
+// Endpoint returns the fastserver.Endpoint that serves A2A at the
+// configured path: ids of any JSON-RPC type (string, number, null),
+// the A2A-Version check (row 11), the method routes and their labels.
+// Every route owns its params (fastserver.Route.OwnParams), so that rows
+// 15 to 17 run in the order of contract §5.
+func (s *Server) Endpoint() *fastserver.Endpoint {
+	return &fastserver.Endpoint{
+		Path:   s.path,
+		IDs:    decode.IDsJSONRPC,
+		Check:  checkVersion,
+		Route:  s.route,
+		Labels: append([]string(nil), s.labels...),
+	}
+}
+
+// Task returns the stored task with the given id. The Task must not be
+// modified; it stays valid (as a snapshot) after later updates.
+func (s *Server) Task(id string) (*Task, bool) { return s.store.get(id) }
+
+// taskNotFound returns -32001 with data {"taskId":id}.
+func taskNotFound(id string) *fastserver.Error {
+	return &fastserver.Error{Code: CodeTaskNotFound, Message: "task not found", Data: taskData(id)}
+}
+
+func taskData(id string) []byte {
+	d := append([]byte(`{"taskId":`), decode.AppendString(nil, id)...)
+	return append(d, '}')
+}
