@@ -195,6 +195,34 @@ const (
 	nameError
 )
 
+// classifyRaw classifies the name body[s:e], which has no escapes.
+func classifyRaw(b []byte, s, e int) int {
+	switch e - s {
+	case 2:
+		if b[s] == 'i' && b[s+1] == 'd' {
+			return nameID
+		}
+	case 5:
+		if string(b[s:e]) == "error" {
+			return nameError
+		}
+	case 6:
+		switch string(b[s:e]) {
+		case "method":
+			return nameMethod
+		case "params":
+			return nameParams
+		case "result":
+			return nameResult
+		}
+	case 7:
+		if string(b[s:e]) == "jsonrpc" {
+			return nameJSONRPC
+		}
+	}
+	return nameOther
+}
+
 func classifyName(b []byte) int {
 	if len(b) < 2 || len(b) > 7 {
 		return nameOther
@@ -230,17 +258,24 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 	e.names = e.names[:0]
 	e.index = e.index[:0]
 	e.buf = e.buf[:0]
+	var spans [nameError + 1]struct{ start, end int }
 	for i := range members {
 		mb := &members[i]
-		name := body[mb.nameStart:mb.nameEnd]
-		if mb.nameEsc {
+		var k int
+		if !mb.nameEsc {
+			k = classifyRaw(body, mb.nameStart, mb.nameEnd)
+		} else {
 			start := len(e.buf)
-			e.buf = appendUnescaped(e.buf, name)
-			name = e.buf[start:]
+			e.buf = appendUnescaped(e.buf, body[mb.nameStart:mb.nameEnd])
+			k = classifyName(e.buf[start:])
+			if k == nameOther {
+				e.names = append(e.names, e.buf[start:])
+				e.index = append(e.index, int32(i))
+				continue
+			}
 		}
-		k := classifyName(name)
 		if k == nameOther {
-			e.names = append(e.names, name)
+			e.names = append(e.names, body[mb.nameStart:mb.nameEnd])
 			e.index = append(e.index, int32(i))
 			continue
 		}
@@ -249,17 +284,19 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 			return &m.Error
 		}
 		seen |= 1 << k
-		v := body[mb.valStart:mb.valEnd]
-		switch k {
-		case nameJSONRPC:
-			jsonrpc = v
-		case nameID:
-			id = v
-		case nameMethod:
-			method = v
-		case nameParams:
-			params = v
-		}
+		spans[k].start, spans[k].end = mb.valStart, mb.valEnd
+	}
+	if seen&(1<<nameJSONRPC) != 0 {
+		jsonrpc = body[spans[nameJSONRPC].start:spans[nameJSONRPC].end]
+	}
+	if seen&(1<<nameID) != 0 {
+		id = body[spans[nameID].start:spans[nameID].end]
+	}
+	if seen&(1<<nameMethod) != 0 {
+		method = body[spans[nameMethod].start:spans[nameMethod].end]
+	}
+	if seen&(1<<nameParams) != 0 {
+		params = body[spans[nameParams].start:spans[nameParams].end]
 	}
 	if len(e.names) > 1 {
 		if d := e.duplicate(); d >= 0 {
