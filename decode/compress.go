@@ -18,11 +18,13 @@ package decode
 //
 // Identity skips all of this: Read is the wire meter.
 //
-// zstd: the decoder is single-threaded (no goroutines) and refuses frames
-// whose window is over 8 MiB (RFC 9659: HTTP's zstd coding never needs more,
-// and every decoder must accept up to 8 MiB). The window is not tied to the
-// ceiling: a window larger than the ceiling costs memory but not output,
-// since the out meter stops at the ceiling anyway.
+// zstd: the decoder is single-threaded (no goroutines) and refuses, from the
+// frame header and before allocating the window, a frame whose window is
+// over 8 MiB (ErrCorrupt: RFC 9659 forbids such frames in HTTP's zstd coding
+// and requires decoders to accept up to 8 MiB) and a single-segment frame
+// declaring more than 8 MiB of content (ErrTooLarge). The window cap is not
+// tied to the ceiling: a window larger than the ceiling costs memory but not
+// output, since the out meter stops at the ceiling anyway.
 
 import (
 	"bufio"
@@ -457,8 +459,9 @@ type BodyReader struct {
 // unexported pools; Close gives them back. It reads nothing from src: gzip
 // and zlib headers are read by the first Read.
 //
-// r keeps src until Close or the next Reset. Reset cannot fail today; the
-// error is reserved and is always nil.
+// src must not be nil; r keeps it until Close or the next Reset and never
+// closes it. Reset cannot fail today; the error is reserved and is always
+// nil.
 func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 	r.Close()
 	if limit <= 0 {

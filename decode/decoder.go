@@ -190,7 +190,7 @@ func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 	m.clear()
 	max := d.opts.maxBytes()
 	for {
-		if cap(d.buf)-len(d.buf) < 512 {
+		if cap(d.buf)-len(d.buf) < 512 && int64(cap(d.buf)) <= max {
 			d.grow(max)
 		}
 		// Read at most one byte past the ceiling.
