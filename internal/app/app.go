@@ -1,0 +1,282 @@
+// Package app is the rpcedge demo server that cmd/rpcedge runs: the MCP
+// endpoint at /mcp and the A2A endpoint at /a2a with the demo content of
+// the wire contract (§4, §5), the agent card, health and metrics, on
+// fastserver. cmd/loadgen's -self mode and the tests start it in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/demo"
+	"github.com/rpcedge/rpcedge/mcp"
+)
+
+// Options configures the demo server.
+type Options struct {
+	// Server is the fastserver configuration (Addr, limits, timeouts).
+	Server fastserver.Config
+	// Stdio serves MCP over standard input and output instead of HTTP.
+	Stdio bool
+}
+
+// App is a configured demo server.
+type App struct {
+	opts Options
+	mcp  *mcp.Server
+	a2a  *a2a.Server
+	srv  *fastserver.Server
+}
+
+// New builds the demo server.
+func New(opts Options) (*App, error) {
+	m, err := demo.MCP()
+	if err != nil {
+		return nil, fmt.Errorf("mcp demo: %w", err)
+	}
+	a, err := demo.A2A(opts.Server.PublicURL)
+	if err != nil {
+		return nil, fmt.Errorf("a2a demo: %w", err)
+	}
+	app := &App{opts: opts, mcp: m, a2a: a}
+	if opts.Stdio {
+		return app, nil
+	}
+	srv, err := fastserver.New(opts.Server, m.Endpoint(), a.Endpoint())
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.HandleGET("/.well-known/agent-card.json", a.ServeCard); err != nil {
+		return nil, err
+	}
+	app.srv = srv
+	return app, nil
+}
+
+// Server returns the HTTP server (nil in stdio mode).
+func (a *App) Server() *fastserver.Server { return a.srv }
+
+// Serve serves HTTP on ln until Shutdown.
+func (a *App) Serve(ln net.Listener) error {
+	if a.srv == nil {
+		return errors.New("app: Serve in stdio mode")
+	}
+	return a.srv.Serve(ln)
+}
+
+// Shutdown stops the HTTP server gracefully (see fastserver.Server.Shutdown).
+func (a *App) Shutdown(ctx context.Context) error {
+	if a.srv == nil {
+		return nil
+	}
+	return a.srv.Shutdown(ctx)
+}
+
+// ServeStdio serves MCP over r and w, one message per line (contract §6).
+func (a *App) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	return fastserver.ServeLines(ctx, a.mcp.Endpoint(), a.opts.Server, r, w)
+}
+
+// Start listens on opts.Server.Addr (use "127.0.0.1:0" for a free port)
+// and serves in the background. It returns the base URL
+// ("http://127.0.0.1:PORT") and a stop function that shuts the server
+// down and waits for it.
+func Start(opts Options) (url string, stop func() error, err error) {
+	a, err := New(opts)
+	if err != nil {
+		return "", nil, err
+	}
+	if a.srv == nil {
+		return "", nil, errors.New("app: Start in stdio mode")
+	}
+	ln, err := net.Listen("tcp", a.srv.Config().Addr)
+	if err != nil {
+		return "", nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ln) }()
+	stop = func() error {
+		err := a.Shutdown(context.Background())
+		if serr := <-done; err == nil {
+			err = serr
+		}
+		return err
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// Main runs the rpcedge command: it parses args, serves until SIGINT or
+// SIGTERM (or the end of standard input with -stdio), and returns the
+// exit code: 0 after a clean shutdown, 1 on a failure, 2 on bad flags.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := ParseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	opts.Server.Logger = logger
+	a, err := New(opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return 2
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	if opts.Stdio {
+		if err := a.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "rpcedge:", err)
+			return 1
+		}
+		return 0
+	}
+	ln, err := net.Listen("tcp", a.srv.Config().Addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "listening on http://%s\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ln) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintln(stderr, "rpcedge:", err)
+			return 1
+		}
+		return 0
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", a.srv.Config().ShutdownGrace)
+	serr := a.Shutdown(context.Background())
+	<-done
+	st := a.srv.Stats()
+	logger.Info("stopped", "entered", st.Entered, "answered", st.Answered)
+	if serr != nil {
+		fmt.Fprintln(stderr, "rpcedge: shutdown:", serr)
+		return 1
+	}
+	return 0
+}
+
+// ParseFlags parses the command line of cmd/rpcedge. On a bad flag it
+// prints the error and usage to stderr.
+func ParseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	c := &o.Server
+	fs := flag.NewFlagSet("rpcedge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", fastserver.DefaultAddr, "listen address; binds beyond loopback only when this says so")
+	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL the server is reached at (for the A2A card); default: from each request's Host")
+	fs.Func("max-body", "body ceiling, wire and decoded, in bytes or with a K/M/KiB/MiB suffix (default 1MiB)", func(v string) (err error) {
+		c.MaxBodyBytes, err = parseSize(v)
+		return err
+	})
+	fs.IntVar(&c.MaxDepth, "max-depth", fastserver.DefaultMaxDepth, "nesting limit; the top-level value is level 1")
+	fs.Float64Var(&c.RateLimit, "rate", 0, "requests per second allowed per client; 0 turns rate limiting off")
+	fs.IntVar(&c.RateBurst, "burst", 0, "token bucket size of the rate limit (default: the rate rounded up)")
+	fs.Func("trusted-proxies", "comma-separated IPs or CIDRs whose X-Forwarded-For keys the rate limit", func(v string) error {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(part)
+			if err != nil {
+				a, aerr := netip.ParseAddr(part)
+				if aerr != nil {
+					return fmt.Errorf("%q is neither an IP nor a CIDR", part)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+		return nil
+	})
+	fs.Func("allow-origin", "an origin allowed besides loopback ones (scheme://host[:port], or *); repeatable, or comma-separated", func(v string) error {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				c.AllowedOrigins = append(c.AllowedOrigins, part)
+			}
+		}
+		return nil
+	})
+	fs.DurationVar(&c.ReadTimeout, "read-timeout", fastserver.DefaultReadTimeout, "read timeout of a connection")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", fastserver.DefaultWriteTimeout, "write timeout of a connection")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", fastserver.DefaultIdleTimeout, "how long an idle keep-alive connection is kept")
+	fs.DurationVar(&c.HandlerTimeout, "handler-timeout", fastserver.DefaultHandlerTimeout, "handler deadline")
+	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it a plain 503")
+	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
+	fs.BoolVar(&o.Stdio, "stdio", false, "serve MCP over standard input and output, one message per line")
+	fs.BoolVar(&c.AccessLog, "access-log", false, "log one line per request (costs allocations)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		fs.Usage()
+		return o, err
+	}
+	if err := validateFlags(c); err != nil {
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	return o, nil
+}
+
+func validateFlags(c *fastserver.Config) error {
+	switch {
+	case c.MaxDepth <= 0:
+		return errors.New("-max-depth must be positive")
+	case c.RateLimit < 0 || c.RateBurst < 0:
+		return errors.New("-rate and -burst must not be negative")
+	case c.RateBurst > 0 && c.RateLimit == 0:
+		return errors.New("-burst needs -rate")
+	case c.MaxConns <= 0:
+		return errors.New("-max-conns must be positive")
+	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:
+		return errors.New("timeouts and -grace must be positive")
+	}
+	return nil
+}
+
+// parseSize parses "1048576", "512K", "1M", "1KiB", "2MiB" (K and KiB
+// both mean 1024).
+func parseSize(v string) (int64, error) {
+	s := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(s, suf.s) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, suf.s)), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return 0, fmt.Errorf("%q is not a positive size", v)
+	}
+	return n * mult, nil
+}
+
+// shutdownTimeout is how long Start's stop waits at most.
+const shutdownTimeout = 30 * time.Second

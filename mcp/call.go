@@ -1,0 +1,231 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Call is one tools/call as a ToolHandler sees it: the arguments, already
+// checked against the tool's input schema, and the result being built.
+// Content added to a Call is written straight into the answer, escaped
+// as it is added, so a tool that echoes its arguments allocates nothing.
+//
+// The server reuses Calls: a handler must not keep c, nor any slice it
+// returns, after CallTool returns. A Call is not safe for concurrent use.
+type Call struct {
+	r    *fastserver.Request
+	m    *decode.Message
+	args []byte
+	v    Version
+
+	buf           []byte // the answer so far: result head, then content items
+	items         int
+	isError       bool
+	structured    []byte // a copy of structuredContent
+	hasStructured bool
+	scratch       []byte // unescaped argument strings
+}
+
+var calls = sync.Pool{New: func() any { return new(Call) }}
+
+// maxKeep bounds the scratch space a pooled Call keeps between calls.
+const maxKeep = 64 << 10
+
+func (c *Call) release() {
+	c.r, c.m, c.args, c.buf = nil, nil, nil, nil
+	c.items, c.isError, c.hasStructured = 0, false, false
+	c.structured = reuse(c.structured)
+	c.scratch = reuse(c.scratch)
+	calls.Put(c)
+}
+
+// reuse empties a buffer for the next call, dropping it when it grew large.
+func reuse(b []byte) []byte {
+	if cap(b) > maxKeep {
+		return nil
+	}
+	return b[:0]
+}
+
+// Request returns the request being served: its headers and Context.
+func (c *Call) Request() *fastserver.Request { return c.r }
+
+// Context returns the context the call runs under (the handler deadline;
+// cancelled when the server shuts down past its grace period).
+func (c *Call) Context() context.Context { return c.r.Context() }
+
+// Version returns the protocol version in use.
+func (c *Call) Version() Version { return c.v }
+
+// Arguments returns the raw arguments object, valid JSON that passed the
+// input schema ({} when the call had no arguments). It is valid until
+// the handler returns.
+func (c *Call) Arguments() []byte { return c.args }
+
+// Arg returns the raw JSON value of the named argument (case-sensitive,
+// escapes in names resolved), or nil when there is none. It is valid until
+// the handler returns.
+func (c *Call) Arg(name string) []byte {
+	v, _ := decode.Lookup(c.args, name)
+	return v
+}
+
+// ArgString returns the named argument's text with escapes resolved, and
+// whether it is a string. The slice lives in the Call's scratch space:
+// valid until the handler returns, and not to be appended to.
+func (c *Call) ArgString(name string) ([]byte, bool) {
+	v := c.Arg(name)
+	if !isString(v) {
+		return nil, false
+	}
+	start := len(c.scratch)
+	c.scratch = decode.AppendUnquoted(c.scratch, v)
+	return c.scratch[start:len(c.scratch):len(c.scratch)], true
+}
+
+// ArgFloat returns the named argument as the nearest float64, and whether
+// it is a number within float64's range.
+func (c *Call) ArgFloat(name string) (float64, bool) {
+	v := c.Arg(name)
+	if kindOf(v) != kindNumber {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// ArgInt returns the named argument as an int64, and whether it is a
+// number with no fractional part (1.0 and 1e3 count) within int64's
+// range. The conversion is exact.
+func (c *Call) ArgInt(name string) (int64, bool) {
+	v := c.Arg(name)
+	if kindOf(v) != kindNumber {
+		return 0, false
+	}
+	return decimalInt(v)
+}
+
+// decimalInt converts a JSON number with no fractional part to int64
+// exactly.
+func decimalInt(v []byte) (int64, bool) {
+	d := parseDecimal(v)
+	if !d.isInteger() {
+		return 0, false
+	}
+	if d.zero {
+		return 0, true
+	}
+	if d.point > 19 {
+		return 0, false
+	}
+	var u uint64
+	for i := int64(0); i < d.point; i++ {
+		digit := uint64(0)
+		if k := d.start + int(i); k < d.end {
+			digit = uint64(d.digit(k) - '0')
+		}
+		if u > (math.MaxUint64-digit)/10 {
+			return 0, false
+		}
+		u = u*10 + digit
+	}
+	switch {
+	case !d.neg && u <= math.MaxInt64:
+		return int64(u), true
+	case d.neg && u <= 1<<63:
+		return int64(-u), true // -u wraps to MinInt64 for u == 1<<63
+	}
+	return 0, false
+}
+
+// AddText adds a text content item, {"type":"text","text":…}, escaping
+// text as JSON requires (invalid UTF-8 becomes U+FFFD).
+func (c *Call) AddText(text string) {
+	c.sep()
+	c.buf = appendTextItem(c.buf, text)
+}
+
+// AddTextJSON adds a text content item whose text is the raw JSON string
+// raw, quotes included, copied as it is: the way to echo an argument
+// without unescaping and escaping it again. raw would typically come from
+// Arg. A raw that is not one valid JSON string is refused with an error.
+func (c *Call) AddTextJSON(raw []byte) error {
+	raw = trimWS(raw)
+	if !isString(raw) || !c.borrowed(raw) && !decode.Valid(raw) {
+		return errNotJSONString
+	}
+	c.sep()
+	c.buf = append(c.buf, `{"type":"text","text":`...)
+	c.buf = append(c.buf, raw...)
+	c.buf = append(c.buf, '}')
+	return nil
+}
+
+// AddContentJSON adds a content item given as raw JSON, such as
+// {"type":"image","data":"…","mimeType":"image/png"}. It must be one valid
+// JSON object; it is copied as it is.
+func (c *Call) AddContentJSON(item []byte) error {
+	item = trimWS(item)
+	if kindOf(item) != kindObject || !decode.Valid(item) {
+		return errNotJSONObject
+	}
+	c.sep()
+	c.buf = append(c.buf, item...)
+	return nil
+}
+
+// SetStructuredContent sets the result's structuredContent to the raw
+// JSON value v (any JSON value; it is copied). A v that is not valid JSON
+// is refused with an error.
+func (c *Call) SetStructuredContent(v []byte) error {
+	v = trimWS(v)
+	if len(v) == 0 || !decode.Valid(v) {
+		return errNotJSON
+	}
+	c.structured = append(c.structured[:0], v...)
+	c.hasStructured = true
+	return nil
+}
+
+// SetError marks the result isError: true. The call happened, and its
+// content says what went wrong, for the model to read.
+func (c *Call) SetError() { c.isError = true }
+
+var (
+	errNotJSONString = errors.New("mcp: AddTextJSON needs one valid JSON string")
+	errNotJSONObject = errors.New("mcp: AddContentJSON needs one valid JSON object")
+	errNotJSON       = errors.New("mcp: SetStructuredContent needs one valid JSON value")
+)
+
+func (c *Call) sep() {
+	if c.items > 0 {
+		c.buf = append(c.buf, ',')
+	}
+	c.items++
+}
+
+// borrowed reports whether b lies inside the request's params, which the
+// decoder validated, so that it needs no second validation.
+func (c *Call) borrowed(b []byte) bool {
+	p := c.m.Params
+	if len(b) == 0 || len(p) == 0 || cap(b) > cap(p) {
+		return false
+	}
+	off := cap(p) - cap(b)
+	return off+len(b) <= len(p) && &p[off] == &b[0]
+}
+
+func appendTextItem(dst []byte, text string) []byte {
+	dst = append(dst, `{"type":"text","text":`...)
+	dst = decode.AppendString(dst, text)
+	return append(dst, '}')
+}

@@ -1,0 +1,235 @@
+package mcp
+
+// NOTE: the header rules (rows 11 and 12 of the wire contract, §4).
+//
+// check runs for every valid message, notifications included, before the
+// method is routed. It reads three headers and, for requests under
+// 2026-07-28, params._meta, in one pass over params, allocating nothing
+// unless it refuses with -32022 (whose data echoes the requested
+// version).
+//
+//   - MCP-Protocol-Version absent: 2025-03-26, _meta not consulted. Present
+//     and not served: 400 / -32022.
+//   - Under 2026-07-28 every request carries
+//     params._meta["io.modelcontextprotocol/protocolVersion"] equal to the
+//     header (a missing params or _meta, a _meta or key given twice, a
+//     value that is not that string: 400 / -32020), Mcp-Method, and for
+//     tools/call and prompts/get Mcp-Name (params.name), for
+//     resources/read Mcp-Name (params.uri).
+//   - Under every version a present Mcp-Method or Mcp-Name must match the
+//     body; Mcp-Name is ignored on methods that name nothing. A body whose
+//     source field is absent, duplicated or not a string disagrees with a
+//     present Mcp-Name.
+//   - Notifications are judged by their headers alone: only a present,
+//     disagreeing header refuses them.
+//   - Mcp-Method and Mcp-Name values of the form =?base64?…?= (markers in
+//     lower case, standard alphabet, padding required) are decoded first;
+//     a value that does not decode disagrees. Comparison is exact.
+
+import (
+	"bytes"
+	"encoding/base64"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Error codes MCP defines.
+const (
+	// CodeHeaderMismatch (-32020) refuses a request whose headers are
+	// missing or disagree with its body; HTTP status 400.
+	CodeHeaderMismatch = -32020
+	// CodeUnsupportedVersion (-32022) refuses a protocol version the
+	// server does not serve; HTTP status 400, data
+	// {"supported":[…],"requested":"…"}.
+	CodeUnsupportedVersion = -32022
+)
+
+// Header names, as SEP-2243 and MCP 2026-07-28 spell them. Header names
+// compare case-insensitively.
+const (
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+)
+
+// metaVersionKey is the _meta key that repeats the protocol version.
+const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
+
+func mismatch(msg, header string) *fastserver.Error {
+	return &fastserver.Error{
+		Status:  400,
+		Code:    CodeHeaderMismatch,
+		Message: msg,
+		Data:    []byte(`{"header":"` + header + `"}`),
+	}
+}
+
+// The row-12 refusals. They are shared and must not be modified.
+var (
+	errMethodMissing  = mismatch("header mismatch: the Mcp-Method header is required", HeaderMethod)
+	errMethodDiffers  = mismatch("header mismatch: Mcp-Method does not match the method", HeaderMethod)
+	errNameMissing    = mismatch("header mismatch: the Mcp-Name header is required for this method", HeaderName)
+	errNameDiffers    = mismatch("header mismatch: Mcp-Name does not match params.name", HeaderName)
+	errURIDiffers     = mismatch("header mismatch: Mcp-Name does not match params.uri", HeaderName)
+	errMetaMissing    = mismatch("header mismatch: params._meta[\""+metaVersionKey+"\"] is required and must equal MCP-Protocol-Version", HeaderProtocolVersion)
+	errMetaDiffers    = mismatch("header mismatch: MCP-Protocol-Version does not match params._meta[\""+metaVersionKey+"\"]", HeaderProtocolVersion)
+	errMetaDuplicated = mismatch("header mismatch: params._meta or its protocol version key appears twice", HeaderProtocolVersion)
+)
+
+// unsupportedVersion builds the -32022 refusal for the requested value.
+func unsupportedVersion(requested []byte) *fastserver.Error {
+	data := make([]byte, 0, 96+len(requested))
+	data = append(data, `{"supported":[`...)
+	for i, v := range Versions() {
+		if i > 0 {
+			data = append(data, ',')
+		}
+		data = decode.AppendString(data, v.String())
+	}
+	data = append(data, `],"requested":`...)
+	data = decode.AppendString(data, requested)
+	data = append(data, '}')
+	return &fastserver.Error{Status: 400, Code: CodeUnsupportedVersion, Message: "Unsupported protocol version", Data: data}
+}
+
+// nameSource says which params member a method's Mcp-Name mirrors.
+type nameSource uint8
+
+const (
+	noName nameSource = iota
+	byName            // params.name
+	byURI             // params.uri
+)
+
+func nameSourceOf(method []byte) nameSource {
+	switch string(method) {
+	case "tools/call", "prompts/get":
+		return byName
+	case "resources/read":
+		return byURI
+	}
+	return noName
+}
+
+// check decides rows 11 and 12 for the message of r and stores the
+// version in use in r.Version.
+func check(r *fastserver.Request) *fastserver.Error {
+	m := r.Msg
+	v := Version20250326
+	hv := r.Header(HeaderProtocolVersion)
+	if hv != nil {
+		var ok bool
+		if v, ok = ParseVersion(hv); !ok {
+			return unsupportedVersion(hv)
+		}
+	}
+	r.Version = int(v)
+	isRequest := m.Kind == decode.KindRequest
+	strict := isRequest && v.Stateless()
+
+	if mh := r.Header(HeaderMethod); mh != nil {
+		var buf [256]byte
+		if hm, ok := headerValue(mh, &buf); !ok || !bytes.Equal(hm, m.Method) {
+			return errMethodDiffers
+		}
+	} else if strict {
+		return errMethodMissing
+	}
+
+	src := nameSourceOf(m.Method)
+	nh := r.Header(HeaderName)
+	if nh != nil && src == noName {
+		nh = nil // a method without a name: the header is ignored
+	}
+	if !strict && nh == nil {
+		return nil
+	}
+
+	// One pass over params: the name source and _meta.
+	var (
+		srcVal, meta   []byte
+		srcN, metaN    int
+		params         = m.Params
+		paramsIsObject = m.ParamsType == decode.ParamsObject
+		want           = "name"
+		errSrc         = errNameDiffers
+		it             decode.Members
+	)
+	if src == byURI {
+		want, errSrc = "uri", errURIDiffers
+	}
+	if paramsIsObject {
+		for it.Reset(params); it.Next(); {
+			switch {
+			case src != noName && it.NameIs(want):
+				srcVal = it.Value()
+				srcN++
+			case strict && it.NameIs("_meta"):
+				meta = it.Value()
+				metaN++
+			}
+		}
+	}
+
+	if strict {
+		switch {
+		case metaN > 1:
+			return errMetaDuplicated
+		case metaN == 0 || kindOf(meta) != kindObject:
+			return errMetaMissing
+		}
+		val, n := decode.Lookup(meta, metaVersionKey)
+		switch {
+		case n > 1:
+			return errMetaDuplicated
+		case n == 0:
+			return errMetaMissing
+		case !stringEqual(val, hv):
+			return errMetaDiffers
+		}
+		if src != noName && nh == nil {
+			return errNameMissing
+		}
+	}
+	if nh != nil {
+		if srcN != 1 || !isString(srcVal) {
+			return errSrc
+		}
+		var buf [256]byte
+		if hn, ok := headerValue(nh, &buf); !ok || !stringEqual(srcVal, hn) {
+			return errSrc
+		}
+	}
+	return nil
+}
+
+// The base64 sentinel of SEP-2243: =?base64?<standard base64>?=.
+const (
+	b64Prefix = "=?base64?"
+	b64Suffix = "?="
+)
+
+// b64 decodes sentinel payloads: the standard alphabet, padding required,
+// non-canonical trailing bits refused.
+var b64 = base64.StdEncoding.Strict()
+
+// headerValue returns the value a header carries: the header itself, or
+// the decoded payload when it has the base64 sentinel, decoded into buf
+// when it fits. ok is false for a sentinel whose payload does not decode.
+func headerValue(h []byte, buf *[256]byte) (value []byte, ok bool) {
+	if len(h) < len(b64Prefix)+len(b64Suffix) ||
+		string(h[:len(b64Prefix)]) != b64Prefix || string(h[len(h)-len(b64Suffix):]) != b64Suffix {
+		return h, true
+	}
+	payload := h[len(b64Prefix) : len(h)-len(b64Suffix)]
+	dst := buf[:]
+	if n := b64.DecodedLen(len(payload)); n > len(dst) {
+		dst = make([]byte, n)
+	}
+	n, err := b64.Decode(dst, payload)
+	if err != nil {
+		return nil, false
+	}
+	return dst[:n], true
+}

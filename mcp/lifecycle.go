@@ -1,0 +1,42 @@
+package mcp
+
+import (
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// serveInitialize answers initialize (versions before 2026-07-28 only):
+// with the version the client asks for when it is served and earlier
+// than 2026-07-28, else with 2025-11-25. It never refuses: MCP's
+// negotiation answers with a version the server supports and leaves the
+// choice to disconnect to the client. No session is created and no
+// Mcp-Session-Id is issued.
+func (s *Server) serveInitialize(r *fastserver.Request, dst []byte) ([]byte, error) {
+	return append(dst, s.init[negotiate(r.Msg)]...), nil
+}
+
+// negotiate picks the version initialize answers with.
+func negotiate(m *decode.Message) Version {
+	if m.ParamsType == decode.ParamsObject {
+		if pv, n := decode.Lookup(m.Params, "protocolVersion"); n == 1 {
+			for _, v := range Versions() {
+				if !v.Stateless() && stringEqual(pv, []byte(v.String())) {
+					return v
+				}
+			}
+		}
+	}
+	return Version20251125
+}
+
+// servePing answers ping (versions before 2026-07-28) with an empty
+// result.
+func servePing(_ *fastserver.Request, dst []byte) ([]byte, error) {
+	return append(dst, "{}"...), nil
+}
+
+// serveDiscover answers server/discover, under every version, with MCP
+// 2026-07-28's DiscoverResult.
+func (s *Server) serveDiscover(_ *fastserver.Request, dst []byte) ([]byte, error) {
+	return append(dst, s.disc...), nil
+}

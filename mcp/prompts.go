@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Prompt describes a prompt (template) for registration with
+// Server.AddPrompt.
+type Prompt struct {
+	// Name identifies the prompt in prompts/get. Required; unique.
+	Name string
+	// Title is an optional display name (sent from 2025-06-18 on).
+	Title string
+	// Description tells the user what the prompt is for.
+	Description string
+	// Arguments lists the arguments the prompt takes.
+	Arguments []PromptArgument
+	// Get renders the prompt. args holds every argument of the call (all
+	// strings; the required ones are present). Returning an
+	// *fastserver.Error answers that error; any other error is 500 /
+	// -32603. Required.
+	Get func(r *fastserver.Request, args map[string]string) (*PromptResult, error)
+}
+
+// PromptArgument describes one argument of a prompt.
+type PromptArgument struct {
+	// Name of the argument. Required; unique within the prompt.
+	Name string
+	// Title is an optional display name (sent from 2025-06-18 on).
+	Title string
+	// Description of the argument.
+	Description string
+	// Required arguments missing from prompts/get are refused with
+	// -32602.
+	Required bool
+}
+
+// Role is who speaks a prompt message.
+type Role string
+
+// The roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// PromptResult is a rendered prompt.
+type PromptResult struct {
+	// Description is optional.
+	Description string
+	// Messages are the prompt's messages, in order.
+	Messages []PromptMessage
+}
+
+// PromptMessage is one message of a rendered prompt, with text content.
+type PromptMessage struct {
+	// Role of the speaker; empty means RoleUser.
+	Role Role
+	// Text of the message.
+	Text string
+}
+
+type prompt struct {
+	Prompt
+}
+
+// AddPrompt registers a prompt. It fails (and records the mistake for Err
+// and the Endpoint) for an empty or duplicate name, a nil Get, an
+// argument without a name or named twice, or after Endpoint was called.
+func (s *Server) AddPrompt(p Prompt) error {
+	if err := s.register("prompt", p.Name); err != nil {
+		return s.fail(err)
+	}
+	if p.Get == nil {
+		return s.fail(fmt.Errorf("mcp: prompt %q registered with a nil Get", p.Name))
+	}
+	if _, dup := s.promptIdx[p.Name]; dup {
+		return s.fail(fmt.Errorf("mcp: prompt %q registered twice", p.Name))
+	}
+	if !utf8.ValidString(p.Title) || !utf8.ValidString(p.Description) {
+		return s.fail(fmt.Errorf("mcp: prompt %q: title and description must be valid UTF-8", p.Name))
+	}
+	seen := make(map[string]bool)
+	for _, a := range p.Arguments {
+		switch {
+		case a.Name == "":
+			return s.fail(fmt.Errorf("mcp: prompt %q: an argument without a name", p.Name))
+		case seen[a.Name]:
+			return s.fail(fmt.Errorf("mcp: prompt %q: argument %q listed twice", p.Name, a.Name))
+		case !utf8.ValidString(a.Name) || !utf8.ValidString(a.Title) || !utf8.ValidString(a.Description):
+			return s.fail(fmt.Errorf("mcp: prompt %q: argument fields must be valid UTF-8", p.Name))
+		}
+		seen[a.Name] = true
+	}
+	p.Arguments = append([]PromptArgument(nil), p.Arguments...)
+	pr := &prompt{Prompt: p}
+	s.prompts = append(s.prompts, pr)
+	s.promptIdx[p.Name] = pr
+	return nil
+}
+
+// servePromptsGet answers prompts/get: row 15 (params, name), row 16 (the
+// prompt exists), row 17 (duplicates in params; arguments an object of
+// strings without duplicates, the required ones present), then Get.
+func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, error) {
+	m := r.Msg
+	name, args, dup, ferr := target(m, "name")
+	if ferr != nil {
+		return dst, ferr
+	}
+	p, ok := lookup(s.promptIdx, name)
+	if !ok {
+		return dst, unknown("prompt", name)
+	}
+	if dup {
+		return dst, duplicateIn(m.Params, "")
+	}
+	values := make(map[string]string, len(p.Arguments))
+	if args != nil {
+		if kindOf(args) != kindObject {
+			return dst, errArgsNotObject
+		}
+		if decode.DuplicateName(args) {
+			return dst, duplicateIn(args, "arguments.")
+		}
+		var it decode.Members
+		for it.Reset(args); it.Next(); {
+			key := memberName(&it)
+			if !isString(it.Value()) {
+				return dst, invalidArguments("arguments."+key, "must be a string")
+			}
+			values[key] = string(decode.AppendUnquoted(nil, it.Value()))
+		}
+	}
+	for _, a := range p.Arguments {
+		if _, ok := values[a.Name]; a.Required && !ok {
+			return dst, invalidArguments("arguments."+a.Name, "is required")
+		}
+	}
+	res, err := p.Get(r, values)
+	if err != nil {
+		return dst, err
+	}
+	if res == nil {
+		res = &PromptResult{}
+	}
+	v := RequestVersion(r)
+	start := len(dst)
+	dst = s.openResult(dst, v)
+	if res.Description != "" {
+		dst = append(dst, `"description":`...)
+		dst = decode.AppendString(dst, res.Description)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"messages":[`...)
+	for i, msg := range res.Messages {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		role := msg.Role
+		if role == "" {
+			role = RoleUser
+		}
+		if role != RoleUser && role != RoleAssistant {
+			return dst[:start], fmt.Errorf("mcp: prompt %q: role %q is neither user nor assistant", p.Name, role)
+		}
+		dst = append(dst, `{"role":`...)
+		dst = decode.AppendString(dst, role)
+		dst = append(dst, `,"content":`...)
+		dst = appendTextItem(dst, msg.Text)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	return s.closeResult(dst, v), nil
+}
+
+// servePromptsList answers prompts/list from the list rendered at
+// Endpoint.
+func (s *Server) servePromptsList(r *fastserver.Request, dst []byte) ([]byte, error) {
+	if err := checkCursor(r.Msg); err != nil {
+		return dst, err
+	}
+	return append(dst, s.lists[RequestVersion(r)].prompts...), nil
+}

@@ -1,0 +1,559 @@
+package mcp
+
+// NOTE: the input schema subset.
+//
+// A tool's inputSchema is compiled once, at registration, into a tree of
+// schema nodes; checking a call's arguments walks that tree over the raw
+// argument bytes and allocates nothing unless it fails (the failure names
+// the field, which costs a few small allocations).
+//
+// Supported validation keywords: type (a name or an array of names;
+// "integer" means a number with no fractional part, so 1.0 and 1e2
+// qualify), properties, required, enum, items (one schema for every
+// element), minimum and maximum (inclusive, compared as exact decimals),
+// minLength and maxLength (in Unicode code points, escapes resolved) and
+// additionalProperties (a boolean or a schema). Boolean schemas (true,
+// false) may stand wherever a schema may.
+//
+// Accepted as annotations, asserting nothing: title, description, default,
+// examples, deprecated, readOnly, writeOnly, $comment, $schema (JSON Schema
+// 2020-12, 2019-09 or draft-07) and format (an annotation in 2020-12, not
+// an assertion).
+//
+// Any other keyword is a registration error, never silently ignored: a
+// schema that says more than this package checks must not pass calls the
+// tool's author meant to refuse. Notably unsupported: $ref and $defs,
+// allOf/anyOf/oneOf/not, if/then/else, const, pattern, multipleOf,
+// exclusiveMinimum/exclusiveMaximum, minItems/maxItems, uniqueItems,
+// prefixItems, contains, patternProperties, propertyNames,
+// dependentRequired, min/maxProperties, unevaluated*, x-mcp-header (its
+// Mcp-Param-* headers are not validated) and any other x-* extension.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// typeSet is a set of JSON Schema type names.
+type typeSet uint8
+
+const (
+	tObject typeSet = 1 << iota
+	tArray
+	tString
+	tNumber
+	tInteger
+	tBoolean
+	tNull
+)
+
+var typeNames = []struct {
+	name string
+	t    typeSet
+}{
+	{"object", tObject}, {"array", tArray}, {"string", tString},
+	{"number", tNumber}, {"integer", tInteger}, {"boolean", tBoolean}, {"null", tNull},
+}
+
+// schema is one compiled schema node.
+type schema struct {
+	never    bool    // the false schema: nothing is valid
+	types    typeSet // 0: any type
+	typeMsg  string  // the failure message for a wrong type
+	props    []property
+	required [][]byte
+	addl     *schema // nil: any additional member is valid
+	items    *schema // nil: any element is valid
+	enum     [][]byte
+	min, max *decimal
+	minLen   int // -1: no bound
+	maxLen   int // -1: no bound
+}
+
+type property struct {
+	name []byte
+	s    *schema
+}
+
+// errSchema wraps every schema compilation error.
+var errSchema = errors.New("mcp: unsupported input schema")
+
+// schemaError is a compilation error at a JSON pointer inside the schema.
+type schemaError struct {
+	ptr, msg string
+}
+
+func (e *schemaError) Error() string {
+	at := e.ptr
+	if at == "" {
+		at = "the root"
+	}
+	return "input schema at " + at + ": " + e.msg
+}
+
+func (e *schemaError) Unwrap() error { return errSchema }
+
+// compileSchema compiles a tool's input schema. An empty text means
+// {"type":"object"}. The root must be an object schema whose type is
+// exactly "object".
+func compileSchema(text []byte) (*schema, error) {
+	if len(trimWS(text)) == 0 {
+		return &schema{types: tObject, typeMsg: "must be an object", minLen: -1, maxLen: -1}, nil
+	}
+	if !decode.Valid(text) {
+		return nil, &schemaError{"", "not valid JSON"}
+	}
+	text = trimWS(text)
+	if kindOf(text) != kindObject {
+		return nil, &schemaError{"", `the root must be an object with "type": "object"`}
+	}
+	s, err := compileNode(text, "")
+	if err != nil {
+		return nil, err
+	}
+	if s.types != tObject {
+		return nil, &schemaError{"", `the root must have "type": "object"`}
+	}
+	return s, nil
+}
+
+var annotations = map[string]bool{
+	"title": true, "description": true, "default": true, "examples": true,
+	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
+	"format": true,
+}
+
+var dialects = map[string]bool{
+	"https://json-schema.org/draft/2020-12/schema":  true,
+	"https://json-schema.org/draft/2019-09/schema":  true,
+	"http://json-schema.org/draft-07/schema#":       true,
+	"http://json-schema.org/draft-07/schema":        true,
+	"https://json-schema.org/draft-07/schema#":      true,
+	"https://json-schema.org/draft-07/schema":       true,
+	"https://json-schema.org/draft/2020-12/schema#": true,
+}
+
+func compileNode(v []byte, ptr string) (*schema, error) {
+	switch kindOf(v) {
+	case kindBool:
+		if v[0] == 't' {
+			return &schema{minLen: -1, maxLen: -1}, nil
+		}
+		return &schema{never: true, minLen: -1, maxLen: -1}, nil
+	case kindObject:
+	default:
+		return nil, &schemaError{ptr, "a schema must be an object or a boolean"}
+	}
+	if name, dup := duplicateName(v); dup {
+		return nil, &schemaError{ptr, fmt.Sprintf("keyword %q appears twice", name)}
+	}
+	s := &schema{minLen: -1, maxLen: -1}
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		key := memberName(&it)
+		val := trimWS(it.Value())
+		at := ptr + "/" + escapePointer(key)
+		var err error
+		switch key {
+		case "type":
+			err = s.compileType(val, at)
+		case "properties":
+			err = s.compileProperties(val, at)
+		case "required":
+			err = s.compileRequired(val, at)
+		case "enum":
+			err = s.compileEnum(val, at)
+		case "items":
+			if kindOf(val) == kindArray {
+				return nil, &schemaError{at, "the array form of items (a tuple) is not supported"}
+			}
+			s.items, err = compileNode(val, at)
+		case "additionalProperties":
+			s.addl, err = compileNode(val, at)
+		case "minimum", "maximum":
+			if kindOf(val) != kindNumber {
+				return nil, &schemaError{at, key + " must be a number"}
+			}
+			d := parseDecimal(append([]byte(nil), val...))
+			if key == "minimum" {
+				s.min = &d
+			} else {
+				s.max = &d
+			}
+		case "minLength", "maxLength":
+			n, ok := nonNegativeInt(val)
+			if !ok {
+				return nil, &schemaError{at, key + " must be a non-negative integer"}
+			}
+			if key == "minLength" {
+				s.minLen = n
+			} else {
+				s.maxLen = n
+			}
+		case "$schema":
+			if ptr != "" {
+				return nil, &schemaError{at, "$schema is accepted only at the root"}
+			}
+			if !isString(val) || !dialects[string(decode.AppendUnquoted(nil, val))] {
+				return nil, &schemaError{at, "only the JSON Schema 2020-12, 2019-09 and draft-07 dialects are accepted"}
+			}
+		default:
+			if !annotations[key] {
+				return nil, &schemaError{at, fmt.Sprintf("keyword %q is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, additionalProperties)", key)}
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.typeMsg = typeMessage(s.types)
+	return s, nil
+}
+
+func (s *schema) compileType(v []byte, at string) error {
+	one := func(name []byte) bool {
+		for _, tn := range typeNames {
+			if stringEqual(name, []byte(tn.name)) {
+				if s.types&tn.t != 0 {
+					return false
+				}
+				s.types |= tn.t
+				return true
+			}
+		}
+		return false
+	}
+	switch kindOf(v) {
+	case kindString:
+		if !one(v) {
+			return &schemaError{at, "unknown type name"}
+		}
+		return nil
+	case kindArray:
+		var it elements
+		n := 0
+		for it.reset(v); it.next(); n++ {
+			if !isString(it.value) || !one(it.value) {
+				return &schemaError{at, "type names must be known, unique strings"}
+			}
+		}
+		if n == 0 {
+			return &schemaError{at, "type must name at least one type"}
+		}
+		return nil
+	}
+	return &schemaError{at, "type must be a string or an array of strings"}
+}
+
+func (s *schema) compileProperties(v []byte, at string) error {
+	if kindOf(v) != kindObject {
+		return &schemaError{at, "properties must be an object"}
+	}
+	if name, dup := duplicateName(v); dup {
+		return &schemaError{at, fmt.Sprintf("property %q appears twice", name)}
+	}
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		name := memberName(&it)
+		sub, err := compileNode(trimWS(it.Value()), at+"/"+escapePointer(name))
+		if err != nil {
+			return err
+		}
+		s.props = append(s.props, property{name: []byte(name), s: sub})
+	}
+	return nil
+}
+
+func (s *schema) compileRequired(v []byte, at string) error {
+	if kindOf(v) != kindArray {
+		return &schemaError{at, "required must be an array of strings"}
+	}
+	var it elements
+	for it.reset(v); it.next(); {
+		if !isString(it.value) {
+			return &schemaError{at, "required must be an array of strings"}
+		}
+		name := decode.AppendUnquoted(nil, it.value)
+		for _, r := range s.required {
+			if string(r) == string(name) {
+				return &schemaError{at, fmt.Sprintf("required names %q twice", name)}
+			}
+		}
+		s.required = append(s.required, name)
+	}
+	return nil
+}
+
+func (s *schema) compileEnum(v []byte, at string) error {
+	if kindOf(v) != kindArray {
+		return &schemaError{at, "enum must be an array"}
+	}
+	var it elements
+	for it.reset(v); it.next(); {
+		s.enum = append(s.enum, append([]byte(nil), it.value...))
+	}
+	if len(s.enum) == 0 {
+		return &schemaError{at, "enum must list at least one value"}
+	}
+	return nil
+}
+
+// nonNegativeInt reads a schema's length bound: a number with no
+// fractional part, at least 0. Values beyond int range saturate.
+func nonNegativeInt(v []byte) (int, bool) {
+	if kindOf(v) != kindNumber {
+		return 0, false
+	}
+	d := parseDecimal(v)
+	if !d.isInteger() || d.neg && !d.zero {
+		return 0, false
+	}
+	if d.zero {
+		return 0, true
+	}
+	if d.point > 18 {
+		return math.MaxInt, true
+	}
+	n := 0
+	for i := int64(0); i < d.point; i++ {
+		c := byte('0')
+		if k := d.start + int(i); k < d.end {
+			c = d.digit(k)
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// escapePointer escapes a name for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func typeMessage(t typeSet) string {
+	if t == 0 {
+		return ""
+	}
+	var names []string
+	for _, tn := range typeNames {
+		if t&tn.t != 0 {
+			article := "a "
+			switch tn.name {
+			case "object", "array", "integer":
+				article = "an "
+			case "null":
+				article = ""
+			}
+			names = append(names, article+tn.name)
+		}
+	}
+	if len(names) == 1 {
+		return "must be " + names[0]
+	}
+	return "must be " + strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// fieldError is a validation failure: the message and the path to the
+// offending value, innermost segment first (it is built on the way out of
+// the recursion).
+type fieldError struct {
+	msg  string
+	path []string // property names, or "[i]" for array indexes
+}
+
+// field renders the path under the given root, such as
+// "arguments.items[2].name".
+func (e *fieldError) field(root string) string {
+	var b strings.Builder
+	b.WriteString(root)
+	for i := len(e.path) - 1; i >= 0; i-- {
+		seg := e.path[i]
+		if !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+func (e *fieldError) in(seg string) *fieldError {
+	e.path = append(e.path, seg)
+	return e
+}
+
+// validate checks the raw value v against s. It returns nil, allocating
+// nothing, when v is valid.
+func (s *schema) validate(v []byte) *fieldError {
+	return s.check(v, nil)
+}
+
+// dupMember is what check returns, at the top level only, when the
+// object holds a member name twice. It is shared and never modified.
+var dupMember = &fieldError{msg: "is given twice"}
+
+// validateArguments checks a call's arguments object: a member name given
+// twice first (it returns dupMember), then the schema. It walks the
+// object once.
+func (s *schema) validateArguments(v []byte) *fieldError {
+	if len(s.enum) > 0 && decode.DuplicateName(v) {
+		return dupMember
+	}
+	var set nameSet
+	return s.check(v, &set)
+}
+
+// check is validate, finding repeated member names of an object v when
+// set is not nil.
+func (s *schema) check(v []byte, set *nameSet) *fieldError {
+	if s.never {
+		return &fieldError{msg: "is not allowed"}
+	}
+	k := kindOf(v)
+	if s.types != 0 && !s.hasType(k, v) {
+		return &fieldError{msg: s.typeMsg}
+	}
+	if len(s.enum) > 0 {
+		ok := false
+		for _, e := range s.enum {
+			if equalJSON(v, e) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return &fieldError{msg: "must be one of the values the schema's enum lists"}
+		}
+	}
+	switch k {
+	case kindString:
+		if s.minLen >= 0 || s.maxLen >= 0 {
+			n := stringLength(v)
+			if s.minLen >= 0 && n < s.minLen {
+				return &fieldError{msg: "must be at least " + strconv.Itoa(s.minLen) + " characters long"}
+			}
+			if s.maxLen >= 0 && n > s.maxLen {
+				return &fieldError{msg: "must be at most " + strconv.Itoa(s.maxLen) + " characters long"}
+			}
+		}
+	case kindNumber:
+		if s.min != nil || s.max != nil {
+			d := parseDecimal(v)
+			if s.min != nil && compareDecimals(&d, s.min) < 0 {
+				return &fieldError{msg: "is less than the minimum"}
+			}
+			if s.max != nil && compareDecimals(&d, s.max) > 0 {
+				return &fieldError{msg: "is greater than the maximum"}
+			}
+		}
+	case kindObject:
+		return s.checkObject(v, set)
+	case kindArray:
+		if s.items != nil {
+			var it elements
+			i := 0
+			for it.reset(v); it.next(); i++ {
+				if err := s.items.validate(it.value); err != nil {
+					return err.in("[" + strconv.Itoa(i) + "]")
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *schema) hasType(k byte, v []byte) bool {
+	switch k {
+	case kindObject:
+		return s.types&tObject != 0
+	case kindArray:
+		return s.types&tArray != 0
+	case kindString:
+		return s.types&tString != 0
+	case kindBool:
+		return s.types&tBoolean != 0
+	case kindNull:
+		return s.types&tNull != 0
+	case kindNumber:
+		if s.types&tNumber != 0 {
+			return true
+		}
+		if s.types&tInteger != 0 {
+			d := parseDecimal(v)
+			return d.isInteger()
+		}
+	}
+	return false
+}
+
+// checkObject walks the members of v once: each is matched against
+// properties (or additionalProperties) and required, and, when set is not
+// nil, against the names before it. A repeated name wins over a schema
+// failure; a failing member over a missing required one.
+func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
+	many := len(s.required) > 64 // beyond a bit mask: looked up one by one
+	if set == nil && len(s.props) == 0 && s.addl == nil && len(s.required) == 0 {
+		return nil
+	}
+	var (
+		found uint64
+		first *fieldError
+		it    decode.Members
+	)
+	for it.Reset(v); it.Next(); {
+		name := it.Name()
+		if set != nil && set.add(name) {
+			return dupMember
+		}
+		if first != nil {
+			continue // only duplicates matter now
+		}
+		if !many {
+			for i, r := range s.required {
+				if found&(1<<i) == 0 && nameIs(name, r) {
+					found |= 1 << i
+				}
+			}
+		}
+		sub := s.addl
+		for i := range s.props {
+			if nameIs(name, s.props[i].name) {
+				sub = s.props[i].s
+				break
+			}
+		}
+		if sub == nil {
+			continue
+		}
+		if err := sub.validate(it.Value()); err != nil {
+			if sub == s.addl && sub.never {
+				err.msg = "is not a member the schema allows"
+			}
+			first = err.in(memberName(&it))
+		}
+	}
+	if set != nil && set.overflow && decode.DuplicateName(v) {
+		return dupMember
+	}
+	if first != nil {
+		return first
+	}
+	for i, r := range s.required {
+		if many {
+			if _, n := decode.Lookup(v, string(r)); n > 0 {
+				continue
+			}
+		} else if found&(1<<i) != 0 {
+			continue
+		}
+		return (&fieldError{msg: "is required"}).in(string(r))
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Path is where Endpoint serves MCP.
+const Path = "/mcp"
+
+// Info identifies the server software: serverInfo in initialize and
+// server/discover results, and _meta["io.modelcontextprotocol/serverInfo"]
+// in every 2026-07-28 result.
+type Info struct {
+	// Name identifies the server programmatically. Required.
+	Name string
+	// Version is the server software's version. Required.
+	Version string
+	// Title is an optional display name (sent from 2025-06-18 on).
+	Title string
+}
+
+// CacheScope says who may cache a result: MCP 2026-07-28's cacheScope.
+type CacheScope string
+
+// The cache scopes.
+const (
+	// CachePublic results hold no user-specific data: any client or
+	// shared cache may reuse them.
+	CachePublic CacheScope = "public"
+	// CachePrivate results may be reused only within the same
+	// authorization context.
+	CachePrivate CacheScope = "private"
+)
+
+// CacheHint is the caching hint of a cacheable 2026-07-28 result (list
+// results, resources/read and server/discover): ttlMs and cacheScope.
+// Earlier versions carry no hint.
+type CacheHint struct {
+	// TTL is how long the client may consider the result fresh; 0 means
+	// immediately stale. It is sent in whole milliseconds.
+	TTL time.Duration
+	// Scope is the cacheScope; empty means CachePublic.
+	Scope CacheScope
+}
+
+// DefaultCache is the hint used when WithCache is not given: five minutes,
+// public. The registries cannot change once the endpoint serves, so a
+// list stays correct for as long as the process runs; five minutes bounds
+// how long a client keeps a list across a redeployment.
+var DefaultCache = CacheHint{TTL: 5 * time.Minute, Scope: CachePublic}
+
+func (h CacheHint) validate() error {
+	if h.TTL < 0 {
+		return errors.New("mcp: a cache TTL must not be negative")
+	}
+	switch h.Scope {
+	case "", CachePublic, CachePrivate:
+		return nil
+	}
+	return fmt.Errorf("mcp: cache scope %q is neither %q nor %q", h.Scope, CachePublic, CachePrivate)
+}
+
+// appendJSON appends ,"ttlMs":…,"cacheScope":"…".
+func (h CacheHint) appendJSON(dst []byte) []byte {
+	dst = append(dst, `,"ttlMs":`...)
+	dst = strconv.AppendInt(dst, h.TTL.Milliseconds(), 10)
+	dst = append(dst, `,"cacheScope":`...)
+	scope := h.Scope
+	if scope == "" {
+		scope = CachePublic
+	}
+	return decode.AppendString(dst, scope)
+}
+
+// Option configures a Server; New validates every option.
+type Option func(*Server) error
+
+// WithInstructions sets the instructions sent in initialize and
+// server/discover results: guidance for a model on how to use the server.
+// Default: none.
+func WithInstructions(text string) Option {
+	return func(s *Server) error {
+		if !utf8.ValidString(text) {
+			return errors.New("mcp: instructions are not valid UTF-8")
+		}
+		s.instructions = text
+		return nil
+	}
+}
+
+// WithCache sets the caching hint of 2026-07-28 list results,
+// server/discover and resources/read (a Resource may set its own). The
+// TTL must not be negative; 0 says "immediately stale". Default:
+// DefaultCache (five minutes, public).
+func WithCache(h CacheHint) Option {
+	return func(s *Server) error {
+		if err := h.validate(); err != nil {
+			return err
+		}
+		s.cache = h
+		return nil
+	}
+}
+
+// Server holds an MCP server's identity and its tools, resources and
+// prompts, and serves them as a fastserver.Endpoint (see Endpoint).
+//
+// Register everything before calling Endpoint: Endpoint freezes the
+// registries, and registration afterwards fails. Registration is not safe
+// for concurrent use; serving is, once Endpoint has returned. A Server
+// must not be copied.
+type Server struct {
+	info         Info
+	instructions string
+	cache        CacheHint
+
+	tools      []*tool
+	toolIndex  map[string]*tool
+	resources  []*resource
+	resIndex   map[string]*resource
+	prompts    []*prompt
+	promptIdx  map[string]*prompt
+	errs       []error
+	freezeOnce sync.Once
+	frozen     bool
+
+	// Built by freeze.
+	routes routes
+	lists  [numVersions]lists
+	init   [numVersions][]byte // initialize results by negotiated version
+	disc   []byte              // server/discover result
+	meta   []byte              // ,"_meta":{…serverInfo…}} closing 2026-07-28 results
+	hint   []byte              // the default ,"ttlMs":…,"cacheScope":… of 2026-07-28 results
+}
+
+// New returns a Server identified by info. It fails when info lacks a
+// name or version, or when an option is invalid.
+func New(info Info, opts ...Option) (*Server, error) {
+	switch {
+	case info.Name == "":
+		return nil, errors.New("mcp: Info.Name is required")
+	case info.Version == "":
+		return nil, errors.New("mcp: Info.Version is required")
+	case !utf8.ValidString(info.Name) || !utf8.ValidString(info.Version) || !utf8.ValidString(info.Title):
+		return nil, errors.New("mcp: Info fields must be valid UTF-8")
+	}
+	s := &Server{
+		info:      info,
+		cache:     DefaultCache,
+		toolIndex: make(map[string]*tool),
+		resIndex:  make(map[string]*resource),
+		promptIdx: make(map[string]*prompt),
+	}
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Err returns every registration mistake so far, joined, or nil. The
+// Endpoint carries the same error, so the server's New refuses to start.
+func (s *Server) Err() error { return errors.Join(s.errs...) }
+
+// fail records a registration mistake and returns it.
+func (s *Server) fail(err error) error {
+	s.errs = append(s.errs, err)
+	return err
+}
+
+// register runs the checks common to every registration.
+func (s *Server) register(kind, key string) error {
+	switch {
+	case s.frozen:
+		return fmt.Errorf("mcp: %s %q registered after Endpoint", kind, key)
+	case key == "":
+		return fmt.Errorf("mcp: a %s registered with an empty name", kind)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("mcp: %s %q: the name is not valid UTF-8", kind, key)
+	}
+	return nil
+}
+
+// Endpoint freezes the registries and returns the MCP endpoint, to be
+// served at Path ("/mcp") with MCP's id policy (a string or an integer).
+// Its Check applies the header rules, its Route the method table by
+// version; Labels lists every method name. Registration mistakes are in
+// its Err. Endpoint may be called more than once.
+func (s *Server) Endpoint() *fastserver.Endpoint {
+	s.freezeOnce.Do(s.freeze)
+	return &fastserver.Endpoint{
+		Path:   Path,
+		IDs:    decode.IDsMCP,
+		Check:  check,
+		Route:  s.route,
+		Labels: Methods(),
+		Err:    s.Err(),
+	}
+}
+
+// Methods returns every method name the endpoint knows, under some
+// version: the metrics labels.
+func Methods() []string {
+	return []string{
+		"initialize",
+		"notifications/initialized",
+		"ping",
+		"prompts/get",
+		"prompts/list",
+		"resources/list",
+		"resources/read",
+		"server/discover",
+		"tools/call",
+		"tools/list",
+	}
+}
+
+// routes holds the Route of each method, built once.
+type routes struct {
+	initialize, ping, discover   fastserver.Route
+	toolsList, toolsCall         fastserver.Route
+	resourcesList, resourcesRead fastserver.Route
+	promptsList, promptsGet      fastserver.Route
+}
+
+func route(label string, own bool, f func(*fastserver.Request, []byte) ([]byte, error)) fastserver.Route {
+	return fastserver.Route{Handler: fastserver.HandlerFunc(f), Label: label, OwnParams: own}
+}
+
+// route resolves a request's method for the version Check stored (row
+// 14: a zero Route is 404 / -32601). It allocates nothing.
+func (s *Server) route(r *fastserver.Request) fastserver.Route {
+	legacy := !RequestVersion(r).Stateless()
+	rt := &s.routes
+	switch string(r.Msg.Method) {
+	case "tools/call":
+		return rt.toolsCall
+	case "tools/list":
+		return rt.toolsList
+	case "resources/read":
+		return rt.resourcesRead
+	case "resources/list":
+		return rt.resourcesList
+	case "prompts/get":
+		return rt.promptsGet
+	case "prompts/list":
+		return rt.promptsList
+	case "server/discover":
+		return rt.discover
+	case "initialize":
+		if legacy {
+			return rt.initialize
+		}
+	case "ping":
+		if legacy {
+			return rt.ping
+		}
+	}
+	return fastserver.Route{}
+}
+
+// openResult starts a result object; under 2026-07-28 with its
+// resultType. Something must follow before closeResult.
+func (s *Server) openResult(dst []byte, v Version) []byte {
+	if v.Stateless() {
+		return append(dst, `{"resultType":"complete",`...)
+	}
+	return append(dst, '{')
+}
+
+// closeResult ends a result object; under 2026-07-28 after its _meta.
+func (s *Server) closeResult(dst []byte, v Version) []byte {
+	if v.Stateless() {
+		return append(dst, s.meta...)
+	}
+	return append(dst, '}')
+}

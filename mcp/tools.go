@@ -1,0 +1,282 @@
+package mcp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Tool describes a tool for registration with Server.AddTool.
+type Tool struct {
+	// Name identifies the tool in tools/call. Required; unique.
+	Name string
+	// Title is an optional display name (sent from 2025-06-18 on).
+	Title string
+	// Description tells a model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments, compiled at
+	// registration (see the package doc for the supported subset; a
+	// keyword outside it is a registration error). Its root must have
+	// "type": "object". Empty means {"type":"object"}: any object.
+	InputSchema string
+	// Handler runs the tool. Required.
+	Handler ToolHandler
+}
+
+// ToolHandler runs a tool whose arguments have passed its input schema.
+type ToolHandler interface {
+	// CallTool appends the result's content to c. Returning nil answers
+	// the content (with isError if c.SetError was called). Returning an
+	// *fastserver.Error (or an error wrapping one) answers that JSON-RPC
+	// error instead: the call did not happen. Any other error means the
+	// tool ran and failed: the answer is a result with isError: true and
+	// the error's text as its only content.
+	CallTool(c *Call) error
+}
+
+// ToolFunc adapts a function to ToolHandler.
+type ToolFunc func(c *Call) error
+
+// CallTool calls f(c).
+func (f ToolFunc) CallTool(c *Call) error { return f(c) }
+
+var _ ToolHandler = ToolFunc(nil)
+
+// tool is a registered Tool with its compiled schema.
+type tool struct {
+	Tool
+	schema     *schema
+	schemaJSON []byte // compact inputSchema for tools/list
+}
+
+// AddTool registers a tool. It fails (and records the mistake for Err and
+// the Endpoint) for an empty or duplicate name, a nil handler, an input
+// schema that is not valid JSON or uses an unsupported keyword, or after
+// Endpoint was called.
+func (s *Server) AddTool(t Tool) error {
+	if err := s.register("tool", t.Name); err != nil {
+		return s.fail(err)
+	}
+	if t.Handler == nil {
+		return s.fail(fmt.Errorf("mcp: tool %q registered with a nil handler", t.Name))
+	}
+	if _, dup := s.toolIndex[t.Name]; dup {
+		return s.fail(fmt.Errorf("mcp: tool %q registered twice", t.Name))
+	}
+	if !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description) {
+		return s.fail(fmt.Errorf("mcp: tool %q: title and description must be valid UTF-8", t.Name))
+	}
+	sch, err := compileSchema([]byte(t.InputSchema))
+	if err != nil {
+		return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
+	}
+	js := []byte(`{"type":"object"}`)
+	if len(trimWS([]byte(t.InputSchema))) > 0 {
+		js = compactJSON([]byte(t.InputSchema))
+	}
+	rt := &tool{Tool: t, schema: sch, schemaJSON: js}
+	s.tools = append(s.tools, rt)
+	s.toolIndex[t.Name] = rt
+	return nil
+}
+
+// Refusals of tools/call, prompts/get and resources/read (rows 15 to 17).
+// They are shared and must not be modified.
+var (
+	errParamsNotObject = fastserver.InvalidParams("params", "params must be an object")
+	errNameMissing15   = fastserver.InvalidParams("name", "params.name is required")
+	errNameTwice       = fastserver.InvalidParams("name", "params.name is given twice")
+	errNameNotString   = fastserver.InvalidParams("name", "params.name must be a string")
+	errURIMissing      = fastserver.InvalidParams("uri", "params.uri is required")
+	errURITwice        = fastserver.InvalidParams("uri", "params.uri is given twice")
+	errURINotString    = fastserver.InvalidParams("uri", "params.uri must be a string")
+	errArgsNotObject   = fastserver.InvalidParams("arguments", "params.arguments must be an object")
+	errCursor          = fastserver.InvalidParams("cursor", "unknown cursor: this server answers every list on one page")
+)
+
+// target reads the member of params that names the target of tools/call,
+// prompts/get (by "name") or resources/read (by "uri"), and the
+// arguments, checking row 15: params an object, the target present once
+// and a string. In the same pass it notes whether any member name of
+// params repeats (row 17, answered after row 16 by the caller).
+func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fastserver.Error) {
+	missing, twice, notString := errNameMissing15, errNameTwice, errNameNotString
+	if key == "uri" {
+		missing, twice, notString = errURIMissing, errURITwice, errURINotString
+	}
+	switch m.ParamsType {
+	case decode.ParamsAbsent:
+		return nil, nil, false, missing
+	case decode.ParamsOther:
+		return nil, nil, false, errParamsNotObject
+	}
+	n := 0
+	var (
+		set nameSet
+		it  decode.Members
+	)
+	for it.Reset(m.Params); it.Next(); {
+		if set.add(it.Name()) {
+			dup = true
+		}
+		switch {
+		case it.NameIs(key):
+			name = it.Value()
+			n++
+		case key == "name" && it.NameIs("arguments"):
+			args = it.Value()
+		}
+	}
+	switch {
+	case n == 0:
+		return nil, nil, false, missing
+	case n > 1:
+		return nil, nil, false, twice
+	case !isString(name):
+		return nil, nil, false, notString
+	}
+	if !dup && set.overflow {
+		dup = decode.DuplicateName(m.Params)
+	}
+	return name, args, dup, nil
+}
+
+// duplicateIn refuses params or arguments holding a member name twice
+// (row 17); prefix is "" for params, "arguments." for arguments.
+func duplicateIn(obj []byte, prefix string) *fastserver.Error {
+	name, _ := duplicateName(obj)
+	field := clip(prefix + name)
+	return fastserver.InvalidParams(field, "the member "+field+" is given twice")
+}
+
+// invalidArguments refuses arguments that fail a schema or a prompt's
+// argument list, naming the field.
+func invalidArguments(field, msg string) *fastserver.Error {
+	field = clip(field)
+	return fastserver.InvalidParams(field, "invalid arguments: "+field+" "+msg)
+}
+
+// maxEcho bounds the bytes of client text (names, paths) an error
+// message or its data repeats, so a refusal stays small.
+const maxEcho = 256
+
+// clip shortens s to at most maxEcho bytes, on a rune boundary, marking
+// the cut with "…".
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	i := maxEcho
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// lookup finds the entry a raw JSON string names, without allocating
+// for names of up to 256 bytes once unescaped.
+func lookup[T any](index map[string]T, v []byte) (T, bool) {
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		t, ok := index[string(raw)]
+		return t, ok
+	}
+	var buf [256]byte
+	u := decode.AppendUnquoted(buf[:0], v)
+	t, ok := index[string(u)]
+	return t, ok
+}
+
+// unknown answers row 16: a tool, prompt or resource that does not exist
+// is 200 / -32601 (MCP's own examples use -32602; the contract departs).
+func unknown(kind string, v []byte) *fastserver.Error {
+	return &fastserver.Error{
+		Code:    decode.CodeMethodNotFound,
+		Message: "unknown " + kind + ": " + clip(string(decode.AppendUnquoted(nil, v))),
+	}
+}
+
+// serveToolsCall answers tools/call in the contract's order: row 15
+// (params, name), row 16 (the tool exists), row 17 (duplicates in params,
+// arguments an object without duplicates, the input schema), then the
+// handler.
+func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, error) {
+	m := r.Msg
+	name, args, dup, ferr := target(m, "name")
+	if ferr != nil {
+		return dst, ferr
+	}
+	t, ok := lookup(s.toolIndex, name)
+	if !ok {
+		return dst, unknown("tool", name)
+	}
+	if dup {
+		return dst, duplicateIn(m.Params, "")
+	}
+	if args == nil {
+		args = emptyObject
+	} else if kindOf(args) != kindObject {
+		return dst, errArgsNotObject
+	}
+	if e := t.schema.validateArguments(args); e != nil {
+		if e == dupMember {
+			return dst, duplicateIn(args, "arguments.")
+		}
+		return dst, invalidArguments(e.field("arguments"), e.msg)
+	}
+
+	v := RequestVersion(r)
+	start := len(dst)
+	c := calls.Get().(*Call)
+	c.r, c.args, c.v, c.m = r, args, v, m
+	c.buf = append(s.openResult(dst, v), `"content":[`...)
+	err := t.Handler.CallTool(c)
+	dst = c.buf
+	if err == nil {
+		dst = append(dst, ']')
+		if c.isError {
+			dst = append(dst, `,"isError":true`...)
+		}
+		if c.hasStructured {
+			dst = append(dst, `,"structuredContent":`...)
+			dst = append(dst, c.structured...)
+		}
+		c.release()
+		return s.closeResult(dst, v), nil
+	}
+	c.release()
+	if fe, ok := errors.AsType[*fastserver.Error](err); ok {
+		return dst[:start], fe
+	}
+	// The tool ran and failed: a result with isError.
+	dst = append(s.openResult(dst[:start], v), `"content":[`...)
+	dst = appendTextItem(dst, err.Error())
+	dst = append(dst, `],"isError":true`...)
+	return s.closeResult(dst, v), nil
+}
+
+var emptyObject = []byte("{}")
+
+// serveToolsList answers tools/list from the list rendered at Endpoint.
+func (s *Server) serveToolsList(r *fastserver.Request, dst []byte) ([]byte, error) {
+	if err := checkCursor(r.Msg); err != nil {
+		return dst, err
+	}
+	return append(dst, s.lists[RequestVersion(r)].tools...), nil
+}
+
+// checkCursor refuses a cursor: this server never returns nextCursor, so
+// no cursor is one it issued (-32602, as MCP answers an invalid cursor).
+func checkCursor(m *decode.Message) *fastserver.Error {
+	if m.ParamsType != decode.ParamsObject {
+		return nil
+	}
+	if _, n := decode.Lookup(m.Params, "cursor"); n > 0 {
+		return errCursor
+	}
+	return nil
+}
