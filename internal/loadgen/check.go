@@ -1,0 +1,284 @@
+package loadgen
+
+import (
+	"strconv"
+)
+
+// Class is the kind of a wrong answer. Each wrong answer is counted in
+// exactly one class: the first of these checks, in this order, that fails.
+type Class uint8
+
+// The classes of wrong answers, in the order they are checked.
+const (
+	// ClassOK is a right answer.
+	ClassOK Class = iota
+	// ClassTransport: no complete HTTP answer — connection refused, reset
+	// or closed early, timeout, or bytes that are not HTTP/1.1.
+	ClassTransport
+	// ClassStatus: the HTTP status is not the one the request must get.
+	ClassStatus
+	// ClassHeader: a JSON answer without Content-Type application/json, a
+	// 202 with a Content-Type, or a Content-Encoding loadgen did not ask for.
+	ClassHeader
+	// ClassBody: a body that is not one JSON-RPC 2.0 answer object (not
+	// JSON, jsonrpc not "2.0", neither or both of result and error, an
+	// error without an integer code and a string message, a duplicate
+	// member), or a 202 with a body.
+	ClassBody
+	// ClassID: the answer's id is missing, or not the request's id (or not
+	// null where the contract wants null).
+	ClassID
+	// ClassCode: an error where a result was due, a result where an error
+	// was due, or the wrong error code.
+	ClassCode
+	// ClassResult: a result, but not the right one (echo's text differs,
+	// or its content is not [{"type":"text","text":…}]).
+	ClassResult
+
+	numClasses = iota
+)
+
+var classNames = [numClasses]string{"ok", "transport", "status", "header", "body", "id", "code", "result"}
+
+// String returns the class's name as the report spells it.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// verdict is the outcome of checking one answer. It is built without
+// allocating; detail formats it only when a wrong answer is kept.
+type verdict struct {
+	class     Class
+	why       string // a constant phrase
+	want, got int64  // numbers behind why, when hasNums
+	hasNums   bool
+}
+
+func wrong(c Class, why string) verdict { return verdict{class: c, why: why} }
+
+func wrongNums(c Class, why string, want, got int64) verdict {
+	return verdict{class: c, why: why, want: want, got: got, hasNums: true}
+}
+
+func (v verdict) detail() string {
+	if !v.hasNums {
+		return v.why
+	}
+	return v.why + ": want " + strconv.FormatInt(v.want, 10) + ", got " + strconv.FormatInt(v.got, 10)
+}
+
+// isJSONType reports whether a Content-Type value is application/json,
+// parameters such as charset allowed.
+func isJSONType(v []byte) bool {
+	i := 0
+	for i < len(v) && v[i] != ';' {
+		i++
+	}
+	return equalFold(trimOWS(v[:i]), "application/json")
+}
+
+// check judges a complete answer against what its request must get.
+func check(e *expectation, r *response, v2026 bool) verdict {
+	if r.status != e.status {
+		return wrongNums(ClassStatus, "wrong HTTP status", int64(e.status), int64(r.status))
+	}
+	if r.cenc != nil && !equalFold(r.cenc, "identity") {
+		return wrong(ClassHeader, "Content-Encoding on an answer to a request without Accept-Encoding")
+	}
+	if e.status == 202 {
+		if r.hasCType {
+			return wrong(ClassHeader, "202 with a Content-Type header")
+		}
+		if len(r.body) != 0 {
+			return wrongNums(ClassBody, "202 with a body (bytes)", 0, int64(len(r.body)))
+		}
+		return verdict{}
+	}
+	if !r.hasCType || !isJSONType(r.ctype) {
+		return wrong(ClassHeader, "Content-Type is not application/json")
+	}
+
+	b := r.body
+	var w objWalker
+	i := skipWS(b, 0)
+	if !w.start(b, i) {
+		return wrong(ClassBody, "body is not a JSON object")
+	}
+	var jsonrpc, id, result, errv []byte
+	var haveJSONRPC, haveID, haveResult, haveError bool
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			break
+		}
+		var dup bool
+		switch {
+		case strIs(key, "jsonrpc"):
+			dup, haveJSONRPC, jsonrpc = haveJSONRPC, true, val
+		case strIs(key, "id"):
+			dup, haveID, id = haveID, true, val
+		case strIs(key, "result"):
+			dup, haveResult, result = haveResult, true, val
+		case strIs(key, "error"):
+			dup, haveError, errv = haveError, true, val
+		}
+		if dup {
+			return wrong(ClassBody, "a member of the answer appears twice")
+		}
+	}
+	if w.bad || skipWS(b, w.i) != len(b) {
+		return wrong(ClassBody, "body is not valid JSON")
+	}
+	if !haveJSONRPC || len(jsonrpc) < 2 || jsonrpc[0] != '"' || !strIs(jsonrpc[1:len(jsonrpc)-1], "2.0") {
+		return wrong(ClassBody, `jsonrpc is missing or not "2.0"`)
+	}
+	if haveResult == haveError {
+		return wrong(ClassBody, "an answer needs exactly one of result and error")
+	}
+	if !haveID {
+		return wrong(ClassID, "no id in the answer")
+	}
+	if e.idNull {
+		if string(id) != "null" {
+			return wrong(ClassID, "id should be null")
+		}
+	} else if !idEqual(id, e.idBytes()) {
+		return wrong(ClassID, "id is not the request's id")
+	}
+
+	if e.code == 0 {
+		if haveError {
+			code, _ := errorCode(errv)
+			return wrongNums(ClassCode, "an error instead of a result (code)", 0, code)
+		}
+		if e.echo {
+			return checkEcho(result, e.textBytes(), v2026)
+		}
+		return verdict{}
+	}
+	if haveResult {
+		return wrongNums(ClassCode, "a result instead of an error (code)", int64(e.code), 0)
+	}
+	code, why := errorCode(errv)
+	if why != "" {
+		return wrong(ClassBody, why)
+	}
+	if code != int64(e.code) {
+		return wrongNums(ClassCode, "wrong error code", int64(e.code), code)
+	}
+	return verdict{}
+}
+
+// idEqual compares an answer's id with the one sent. Both are JSON; the
+// contract wants the id verbatim, but a string id may be spelled with
+// other escapes.
+func idEqual(got, sent []byte) bool {
+	if string(got) == string(sent) {
+		return true
+	}
+	if len(got) >= 2 && len(sent) >= 2 && got[0] == '"' && sent[0] == '"' {
+		return strEqual(got[1:len(got)-1], sent[1:len(sent)-1])
+	}
+	return false
+}
+
+// errorCode returns the code of an error object, or why it is malformed.
+func errorCode(v []byte) (int64, string) {
+	var w objWalker
+	if !w.start(v, 0) {
+		return 0, "error is not an object"
+	}
+	var code int64
+	haveCode, haveMsg := false, false
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			break
+		}
+		switch {
+		case strIs(key, "code"):
+			n, ok := parseIntLiteral(val)
+			if !ok || haveCode {
+				return 0, "error.code is not one integer"
+			}
+			code, haveCode = n, true
+		case strIs(key, "message"):
+			if len(val) == 0 || val[0] != '"' || haveMsg {
+				return 0, "error.message is not one string"
+			}
+			haveMsg = true
+		}
+	}
+	if !haveCode {
+		return 0, "error has no code"
+	}
+	if !haveMsg {
+		return code, "error has no message"
+	}
+	return code, ""
+}
+
+// checkEcho checks echo's result: {"content":[{"type":"text","text":T}]}
+// with T the text sent; isError, when present, false; under MCP
+// 2026-07-28 resultType "complete". Other members are allowed.
+func checkEcho(result, text []byte, v2026 bool) verdict {
+	var w objWalker
+	if !w.start(result, 0) {
+		return wrong(ClassResult, "result is not an object")
+	}
+	var content []byte
+	haveContent, complete := false, false
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			break
+		}
+		switch {
+		case strIs(key, "content"):
+			content, haveContent = val, true
+		case strIs(key, "isError"):
+			if string(val) != "false" {
+				return wrong(ClassResult, "isError is set")
+			}
+		case strIs(key, "resultType"):
+			complete = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "complete")
+		}
+	}
+	if !haveContent || len(content) == 0 || content[0] != '[' {
+		return wrong(ClassResult, "result.content is not an array")
+	}
+	if v2026 && !complete {
+		return wrong(ClassResult, `result.resultType is not "complete"`)
+	}
+	i := skipWS(content, 1)
+	var item objWalker
+	if !item.start(content, i) {
+		return wrong(ClassResult, "result.content[0] is not an object")
+	}
+	typeText, textOK := false, false
+	for {
+		key, val, ok := item.next()
+		if !ok {
+			break
+		}
+		switch {
+		case strIs(key, "type"):
+			typeText = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "text")
+		case strIs(key, "text"):
+			textOK = len(val) >= 2 && val[0] == '"' && strEqual(val[1:len(val)-1], text)
+		}
+	}
+	if !typeText {
+		return wrong(ClassResult, `result.content[0].type is not "text"`)
+	}
+	if !textOK {
+		return wrong(ClassResult, "result.content[0].text is not the text sent")
+	}
+	if skipWS(content, item.i) >= len(content) || content[skipWS(content, item.i)] != ']' {
+		return wrong(ClassResult, "result.content has more than one item")
+	}
+	return verdict{}
+}

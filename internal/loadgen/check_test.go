@@ -1,0 +1,95 @@
+package loadgen
+
+import (
+	"strconv"
+	"testing"
+)
+
+func expect(s Shape, id, text string) *expectation {
+	ex := expectByShape[s]
+	e := &expectation{shape: s, status: ex.status, code: ex.code, idNull: ex.idNull, echo: ex.echo}
+	e.idLen = uint8(copy(e.id[:], id))
+	e.txtLen = uint8(copy(e.text[:], text))
+	return e
+}
+
+func answer(status int, headers, body string) string {
+	return "HTTP/1.1 " + strconv.Itoa(status) + " X\r\n" + headers + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+}
+
+const jsonCT = "Content-Type: application/json\r\n"
+
+func TestCheck(t *testing.T) {
+	echoOK := `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hi caf\u00e9"}]}}`
+	for _, tc := range []struct {
+		name  string
+		exp   *expectation
+		resp  string
+		v2026 bool
+		want  Class
+	}{
+		{"call ok", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT, echoOK), false, ClassOK},
+		{"call ok, other spelling and members", expect(ShapeCall, "42", `hi caf\u00e9`),
+			answer(200, "Content-Type: application/json; charset=utf-8\r\n", ` {"result":{"isError":false,"content":[ {"text":"hi café","type":"text"} ],"x":1},"id":42,"jsonrpc":"2\u002e0"} `), false, ClassOK},
+		{"call string id", expect(ShapeCall, `"lg-1"`, "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":"lg-1","result":{"content":[{"type":"text","text":"t"}]}}`), false, ClassOK},
+		{"call 2026 ok", expect(ShapeCall, "1", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"t"}]}}`), true, ClassOK},
+		{"call 2026 no resultType", expect(ShapeCall, "1", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"t"}]}}`), true, ClassResult},
+		{"wrong status", expect(ShapeCall, "42", "hi café"), answer(500, jsonCT, echoOK), false, ClassStatus},
+		{"no content type", expect(ShapeCall, "42", "hi café"), answer(200, "", echoOK), false, ClassHeader},
+		{"text/plain", expect(ShapeCall, "42", "hi café"), answer(200, "Content-Type: text/plain\r\n", echoOK), false, ClassHeader},
+		{"gzip", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT+"Content-Encoding: gzip\r\n", echoOK), false, ClassHeader},
+		{"not json", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0",`), false, ClassBody},
+		{"trailing bytes", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{}} x`), false, ClassBody},
+		{"array", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `[]`), false, ClassBody},
+		{"no jsonrpc", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"id":42,"result":{}}`), false, ClassBody},
+		{"jsonrpc 1.0", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"1.0","id":42,"result":{}}`), false, ClassBody},
+		{"duplicate id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"id":42,"result":{}}`), false, ClassBody},
+		{"result and error", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":1,"message":""}}`), false, ClassBody},
+		{"neither", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42}`), false, ClassBody},
+		{"wrong id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":43,"result":{}}`), false, ClassID},
+		{"id as string", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":"42","result":{}}`), false, ClassID},
+		{"id re-encoded", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42.0,"result":{}}`), false, ClassID},
+		{"no id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","result":{}}`), false, ClassID},
+		{"error for call", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"error":{"code":-32602,"message":"x"}}`), false, ClassCode},
+		{"echo wrong text", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"u"}]}}`), false, ClassResult},
+		{"echo two items", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"t"},{}]}}`), false, ClassResult},
+		{"echo isError", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"isError":true,"content":[{"type":"text","text":"t"}]}}`), false, ClassResult},
+		{"echo wrong type", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"image","text":"t"}]}}`), false, ClassResult},
+		{"echo no content", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{}}`), false, ClassResult},
+		{"custom any result", expect(ShapeCustom, "7", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"result":null}`), false, ClassOK},
+
+		{"notify ok", expect(ShapeNotify, "", ""), "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n", false, ClassOK},
+		{"notify ok, no length", expect(ShapeNotify, "", ""), "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n", false, ClassOK},
+		{"notify body", expect(ShapeNotify, "", ""), answer(202, "", `{}`), false, ClassBody},
+		{"notify content type", expect(ShapeNotify, "", ""), answer(202, jsonCT, ``), false, ClassHeader},
+		{"notify 200", expect(ShapeNotify, "", ""), answer(200, jsonCT, `{}`), false, ClassStatus},
+
+		{"unknown ok", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"no","data":[1]}}`), false, ClassOK},
+		{"unknown wrong code", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"no"}}`), false, ClassCode},
+		{"unknown result", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"result":{}}`), false, ClassCode},
+		{"unknown no message", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601}}`), false, ClassBody},
+		{"unknown code float", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601.0,"message":""}}`), false, ClassBody},
+		{"unknown error not object", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":"x"}`), false, ClassBody},
+		{"badparams ok", expect(ShapeBadParams, "9", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":""}}`), false, ClassOK},
+		{"parse ok", expect(ShapeParse, "5", ""), answer(400, jsonCT, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":""}}`), false, ClassOK},
+		{"parse id echoed", expect(ShapeParse, "5", ""), answer(400, jsonCT, `{"jsonrpc":"2.0","id":5,"error":{"code":-32700,"message":""}}`), false, ClassID},
+		{"parse 200", expect(ShapeParse, "5", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":""}}`), false, ClassStatus},
+		{"batch ok", expect(ShapeBatch, "5", ""), answer(400, jsonCT, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":""}}`), false, ClassOK},
+		{"batch as parse error", expect(ShapeBatch, "5", ""), answer(400, jsonCT, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":""}}`), false, ClassCode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r response
+			done, err := r.parse([]byte(tc.resp), false)
+			if !done || err != nil {
+				t.Fatalf("parse: %v %v", done, err)
+			}
+			v := check(tc.exp, &r, tc.v2026)
+			if v.class != tc.want {
+				t.Errorf("class %v (%s), want %v", v.class, v.detail(), tc.want)
+			}
+			if (v.class == ClassOK) != (v.why == "") {
+				t.Errorf("verdict %+v", v)
+			}
+		})
+	}
+}

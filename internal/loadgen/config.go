@@ -1,0 +1,394 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of Config; a zero field means its default.
+const (
+	DefaultURL         = "http://127.0.0.1:8080/mcp"
+	DefaultConnections = 64
+	DefaultDuration    = 10 * time.Second
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxExamples = 5
+
+	// MaxConnections bounds Config.Connections.
+	MaxConnections = 10000
+	// MaxBodySize bounds the file given to Config.Body.
+	MaxBodySize = 1 << 20
+	// SlotTolerance is how late an open-loop request may be sent and still
+	// count as on time; later ones are counted in Report.MissedSlots.
+	SlotTolerance = time.Millisecond
+)
+
+// MCPVersions are the values Config.MCPVersion accepts, newest first: the
+// versions served on /mcp (contract §4).
+var MCPVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+
+// stateless2026 is the MCP version whose requests carry _meta and must
+// carry Mcp-Method and Mcp-Name.
+const stateless2026 = "2026-07-28"
+
+// Config describes one run. The zero value of every field means its
+// documented default, so Config{} runs the default closed loop against
+// DefaultURL. A Config may be copied; Run does not modify it.
+type Config struct {
+	// URL is the target, http:// only; default DefaultURL.
+	URL string
+	// Connections is the number of keep-alive connections, each carrying
+	// one request at a time (no pipelining); default DefaultConnections.
+	Connections int
+	// Duration bounds the run in time. Zero means DefaultDuration, unless
+	// Requests is set, in which case the count alone ends the run (each
+	// request still bounded by Timeout).
+	Duration time.Duration
+	// Requests, when above zero, ends the run after that many requests.
+	Requests int64
+	// Rate, when above zero, makes the run an open loop: requests are
+	// scheduled at Rate per second on a fixed timetable, and latency is
+	// measured from each request's intended send time. Zero is a closed
+	// loop: each connection sends its next request as soon as the answer to
+	// the previous one is in.
+	Rate float64
+	// Mix weighs the built-in request shapes; the zero Mix means DefaultMix.
+	// Ignored when Body is set.
+	Mix Mix
+	// Body, when set, is sent instead of the built-in shapes: one JSON-RPC
+	// request object whose id is rewritten per request (added if absent),
+	// and whose answer is checked as a call's (200, a result, the same id).
+	Body []byte
+	// BodyName names where Body came from, for the report.
+	BodyName string
+	// Headers are sent with every request, after loadgen's own.
+	Headers []Header
+	// MCPVersion, when set, sends MCP-Protocol-Version, Mcp-Method and
+	// Mcp-Name, and for 2026-07-28 also params._meta with the version
+	// (contract §4). One of MCPVersions.
+	MCPVersion string
+	// Timeout bounds each request from send to complete answer, and each
+	// connection attempt; default DefaultTimeout. A request past it is a
+	// transport error.
+	Timeout time.Duration
+	// MaxExamples is how many wrong answers are kept verbatim; default
+	// DefaultMaxExamples; negative keeps none.
+	MaxExamples int
+	// Engine picks the I/O engine by name (see Engines); empty means the
+	// fastest one compiled in.
+	Engine string
+	// SharedProcess says that other goroutines of this process need CPU
+	// during the run: an in-process server, as under cmd/loadgen -self, or
+	// in tests. By default the epoll engine lets each of its threads block
+	// in epoll_wait while holding its P (cheaper per request: no hand-off
+	// to the scheduler); when every P runs an engine thread, that starves
+	// the rest of the process for up to 10 ms at a time. With SharedProcess
+	// set, a thread that must wait hands its P over. Default false.
+	SharedProcess bool
+}
+
+// Header is one extra request header.
+type Header struct {
+	Name, Value string
+}
+
+// String returns the header as "Name: Value".
+func (h Header) String() string { return h.Name + ": " + h.Value }
+
+// reservedHeaders are managed by loadgen itself.
+var reservedHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Expect", "Upgrade", "TE", "Trailer"}
+
+// ParseHeader parses a -header argument of the form "Name: Value" (the
+// space after the colon is optional). Framing headers (Content-Length,
+// Transfer-Encoding, Connection, Expect, Upgrade, TE, Trailer) are
+// refused: loadgen writes its own.
+func ParseHeader(s string) (Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	if !ok {
+		return Header{}, fmt.Errorf("loadgen: header %q: want Name:Value", s)
+	}
+	name = strings.TrimSpace(name)
+	value = strings.Trim(value, " \t")
+	if name == "" {
+		return Header{}, fmt.Errorf("loadgen: header %q: empty name", s)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenChar(name[i]) {
+			return Header{}, fmt.Errorf("loadgen: header %q: %q is not allowed in a header name", s, name[i])
+		}
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c == '\r' || c == '\n' || c == 0 {
+			return Header{}, fmt.Errorf("loadgen: header %q: control character in the value", s)
+		}
+	}
+	for _, r := range reservedHeaders {
+		if strings.EqualFold(name, r) {
+			return Header{}, fmt.Errorf("loadgen: header %q: %s is written by loadgen and cannot be set", s, r)
+		}
+	}
+	return Header{Name: name, Value: value}, nil
+}
+
+func isTokenChar(c byte) bool {
+	if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// Shape is a kind of request loadgen sends, with the answer contract.md
+// requires for it.
+type Shape uint8
+
+// The request shapes. Each request carries a fresh id and, for calls, a
+// fresh text, so no answer can be memoised.
+const (
+	// ShapeCall is tools/call of tool echo with {"text": <varying text>}:
+	// 200, a result {"content":[{"type":"text","text":<the same text>}]},
+	// the same id.
+	ShapeCall Shape = iota
+	// ShapeNotify is a notification (notifications/cancelled, no id):
+	// 202, an empty body, no Content-Type.
+	ShapeNotify
+	// ShapeUnknown calls a method that does not exist: 404, -32601, same id.
+	ShapeUnknown
+	// ShapeBadParams is tools/call with params that are not an object (an
+	// array): 200, -32602, same id. Under MCP 2026-07-28, where params must
+	// carry _meta, it sends echo a number as its text instead, which also
+	// answers 200/-32602.
+	ShapeBadParams
+	// ShapeParse is a body that is not JSON (a trailing comma): 400,
+	// -32700, id null.
+	ShapeParse
+	// ShapeBatch is a JSON-RPC batch of one call: 400, -32600, id null.
+	ShapeBatch
+	// ShapeCustom is Config.Body: 200, a result, the same id.
+	ShapeCustom
+
+	numShapes = iota
+	// numMixShapes is the number of shapes a Mix weighs.
+	numMixShapes = int(ShapeCustom)
+)
+
+var shapeNames = [numShapes]string{"call", "notify", "unknown", "badparams", "parse", "batch", "custom"}
+
+// String returns the shape's name as -mix spells it ("custom" for Body).
+func (s Shape) String() string {
+	if int(s) < len(shapeNames) {
+		return shapeNames[s]
+	}
+	return "shape(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Mix weighs the built-in shapes, indexed by Shape (ShapeCall through
+// ShapeBatch). Each request picks its shape at random with probability
+// weight/total. The zero Mix means DefaultMix.
+type Mix [numMixShapes]int
+
+// DefaultMix sends calls only: every answer must then be a success, which
+// is what a throughput figure should measure.
+var DefaultMix = Mix{ShapeCall: 100}
+
+// MaxWeight bounds one weight of a Mix.
+const MaxWeight = 1_000_000
+
+// ParseMix parses a -mix argument such as
+// "call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1". Shapes not
+// named weigh 0; at least one weight must be above 0.
+func ParseMix(s string) (Mix, error) {
+	var m Mix
+	var seen [numMixShapes]bool
+	if strings.TrimSpace(s) == "" {
+		return m, errors.New("loadgen: -mix is empty; want shape=weight[,shape=weight…], shapes: " + mixShapeList())
+	}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		name, w, ok := strings.Cut(part, "=")
+		if !ok {
+			return m, fmt.Errorf("loadgen: -mix: %q is not shape=weight", part)
+		}
+		name = strings.TrimSpace(name)
+		sh := -1
+		for i := 0; i < numMixShapes; i++ {
+			if shapeNames[i] == name {
+				sh = i
+			}
+		}
+		if sh < 0 {
+			return m, fmt.Errorf("loadgen: -mix: unknown shape %q (shapes: %s)", name, mixShapeList())
+		}
+		if seen[sh] {
+			return m, fmt.Errorf("loadgen: -mix: shape %q given twice", name)
+		}
+		seen[sh] = true
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 0 || n > MaxWeight {
+			return m, fmt.Errorf("loadgen: -mix: weight of %s is %q; want an integer from 0 to %d", name, w, MaxWeight)
+		}
+		m[sh] = n
+	}
+	if m.total() == 0 {
+		return m, errors.New("loadgen: -mix: every weight is 0; give at least one shape a weight above 0")
+	}
+	return m, nil
+}
+
+func mixShapeList() string { return strings.Join(shapeNames[:numMixShapes], ", ") }
+
+func (m Mix) total() int {
+	t := 0
+	for _, w := range m {
+		t += w
+	}
+	return t
+}
+
+// String returns the mix in ParseMix's syntax, zero weights left out.
+func (m Mix) String() string {
+	var b strings.Builder
+	for i, w := range m {
+		if w == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(shapeNames[i])
+		b.WriteByte('=')
+		b.WriteString(strconv.Itoa(w))
+	}
+	return b.String()
+}
+
+// target is the parsed URL.
+type target struct {
+	host    string // Host header value
+	addr    string // host:port to dial
+	path    string // request target (path and query)
+	display string
+}
+
+func parseTarget(raw string) (target, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return target{}, fmt.Errorf("loadgen: -url %q: %v", raw, err)
+	}
+	if u.Scheme != "http" {
+		return target{}, fmt.Errorf("loadgen: -url %q: only http:// URLs are supported", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return target{}, fmt.Errorf("loadgen: -url %q: no host", raw)
+	}
+	if u.User != nil || u.Fragment != "" {
+		return target{}, fmt.Errorf("loadgen: -url %q: user info and fragments are not supported", raw)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return target{
+		host:    u.Host,
+		addr:    hostPort(u.Hostname(), port),
+		path:    p,
+		display: raw,
+	}, nil
+}
+
+func hostPort(h, p string) string {
+	if strings.IndexByte(h, ':') >= 0 {
+		return "[" + h + "]:" + p
+	}
+	return h + ":" + p
+}
+
+// normalized returns c with defaults filled in, or an error naming the
+// first bad field in the words of the command's flags.
+func (c Config) normalized() (Config, error) {
+	if c.URL == "" {
+		c.URL = DefaultURL
+	}
+	if c.Connections == 0 {
+		c.Connections = DefaultConnections
+	}
+	if c.Connections < 0 || c.Connections > MaxConnections {
+		return c, fmt.Errorf("loadgen: -c %d: want 1 to %d connections", c.Connections, MaxConnections)
+	}
+	if c.Requests < 0 {
+		return c, fmt.Errorf("loadgen: -n %d: want a count above 0 (or 0 for none)", c.Requests)
+	}
+	if c.Duration < 0 {
+		return c, fmt.Errorf("loadgen: -d %v: want a positive duration", c.Duration)
+	}
+	if c.Duration == 0 && c.Requests == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Rate < 0 || c.Rate > 10_000_000 || c.Rate != c.Rate {
+		return c, fmt.Errorf("loadgen: -rate %v: want 0 (closed loop) or a rate up to 10000000 requests/s", c.Rate)
+	}
+	if c.Timeout < 0 {
+		return c, fmt.Errorf("loadgen: -timeout %v: want a positive duration", c.Timeout)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxExamples == 0 {
+		c.MaxExamples = DefaultMaxExamples
+	}
+	if c.MaxExamples < 0 {
+		c.MaxExamples = 0
+	}
+	if c.Mix == (Mix{}) {
+		c.Mix = DefaultMix
+	}
+	for i, w := range c.Mix {
+		if w < 0 || w > MaxWeight {
+			return c, fmt.Errorf("loadgen: -mix: weight of %s is %d; want 0 to %d", shapeNames[i], w, MaxWeight)
+		}
+	}
+	if c.MCPVersion != "" {
+		ok := false
+		for _, v := range MCPVersions {
+			ok = ok || v == c.MCPVersion
+		}
+		if !ok {
+			return c, fmt.Errorf("loadgen: -mcp-version %q: want one of %s", c.MCPVersion, strings.Join(MCPVersions, ", "))
+		}
+	}
+	if len(c.Body) > MaxBodySize {
+		return c, fmt.Errorf("loadgen: -body %s: %d bytes; at most %d", c.BodyName, len(c.Body), MaxBodySize)
+	}
+	if c.Engine != "" && engineByName(c.Engine) == nil {
+		return c, fmt.Errorf("loadgen: -engine %q: want one of %s", c.Engine, strings.Join(Engines(), ", "))
+	}
+	if _, err := parseTarget(c.URL); err != nil {
+		return c, err
+	}
+	for _, h := range c.Headers {
+		if _, err := ParseHeader(h.String()); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Validate reports the first problem with c that would make Run refuse it,
+// in the words of cmd/loadgen's flags. A nil error means Run accepts c.
+func (c Config) Validate() error {
+	c, err := c.normalized()
+	if err != nil {
+		return err
+	}
+	_, err = newPlan(c)
+	return err
+}

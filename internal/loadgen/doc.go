@@ -1,0 +1,61 @@
+// Package loadgen is a JSON-RPC 2.0 load generator that checks every
+// answer against the rpcedge wire contract (shared/spec/contract.md). It
+// is the logic behind cmd/loadgen.
+//
+// # What it sends
+//
+// Each request has one of the shapes of Shape, picked at random by the
+// weights of Config.Mix (DefaultMix: calls only), or is Config.Body with
+// its id rewritten. Every request carries a fresh id (integers and strings
+// alternate) and every call a fresh text, so no answer can be memoised;
+// the text includes escapes and non-ASCII characters, and is compared
+// after unescaping, so any correct JSON spelling of it passes. With
+// Config.MCPVersion the MCP headers are sent (MCP-Protocol-Version,
+// Mcp-Method, Mcp-Name) and, for 2026-07-28, params._meta.
+//
+// # What it checks
+//
+// Each answer is judged against what its request must get: the status,
+// Content-Type (application/json, or none on a 202), the envelope
+// (one JSON object, jsonrpc "2.0", exactly one of result and error), the
+// id (the request's own, or null for parse errors and batches), the error
+// code, and for echo calls the text of the result. A wrong answer is
+// counted once, in the first Class that fails, and the first few are kept
+// verbatim (Report.Examples). The JSON reader is strict RFC 8259 and
+// allocation-free.
+//
+// # Closed and open loops
+//
+// Without Config.Rate each connection sends its next request as soon as
+// the answer to the previous one is in, and latency runs from the send.
+// With Config.Rate requests are due on a fixed timetable shared by all
+// connections; a free connection takes the next slot and sends when it
+// comes, and latency runs from the slot's time, so a server stall shows
+// in the percentiles of every request it delayed, not only of those in
+// flight (coordinated omission). Report.LatencyUncorrected gives the
+// figure measured from the actual send for comparison,
+// Report.MissedSlots the requests sent more than SlotTolerance late, and
+// Report.Unsent the slots that came and went without a free connection.
+//
+// # Engines
+//
+// Connections are plain HTTP/1.1 keep-alive, one request in flight each
+// (no pipelining), written and read by hand: requests are built into a
+// reused buffer, answers parsed in place, nothing allocated per request
+// once warm. On Linux the "epoll" engine runs the connections of each
+// core from one locked thread with raw non-blocking sockets, as wrk does
+// (see Config.SharedProcess for its one trade-off); "netconn" is one
+// goroutine per connection over net.Conn and runs everywhere.
+//
+// # Lifetimes
+//
+// A Report is the caller's. Its Examples are copies, clipped to 2 KiB per
+// side. Config is read, never modified, and may be reused.
+//
+// # Security
+//
+// loadgen sends what it is told to whatever address it is given; point
+// it only at servers you run. Each answer is bounded (64 KiB of head,
+// 64 MiB in all), each request by Config.Timeout, each run by duration or
+// count; -body files by MaxBodySize.
+package loadgen

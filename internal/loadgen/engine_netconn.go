@@ -1,0 +1,183 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// NOTE: the portable engine: one goroutine per connection over net.Conn,
+// blocking writes and reads with a deadline per request. It is the
+// default where the epoll engine is not compiled in, and the reference the
+// epoll engine's tests compare with.
+
+func init() { registerEngine("netconn", func() engine { return netconnEngine{} }) }
+
+type netconnEngine struct{}
+
+// connBackoff is how long a connection waits after a failed connect.
+const connBackoff = 100 * time.Millisecond
+
+var errTimeout = errors.New("no complete answer within the timeout")
+
+// connSlot holds a worker's current connection so that an abort can
+// unblock it.
+type connSlot struct {
+	mu sync.Mutex
+	c  net.Conn
+}
+
+func (s *connSlot) set(c net.Conn) {
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
+}
+
+func (netconnEngine) run(r *runner) error {
+	n := r.cfg.Connections
+	slots := make([]*connSlot, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		slots[i] = &connSlot{}
+		w := r.newWorker(i, n)
+		wg.Add(1)
+		go func(s *connSlot) {
+			defer wg.Done()
+			netconnLoop(ctx, r, w, s)
+		}(slots[i])
+	}
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-r.abortCh:
+			cancel()
+			for _, s := range slots {
+				s.mu.Lock()
+				if s.c != nil {
+					_ = s.c.SetDeadline(time.Unix(1, 0))
+				}
+				s.mu.Unlock()
+			}
+		case <-finished:
+		}
+	}()
+	wg.Wait()
+	close(finished)
+	return nil
+}
+
+// sleep waits d, or less if the run is aborted; it reports whether the
+// full wait passed.
+func (r *runner) sleep(t *time.Timer, d time.Duration) bool {
+	t.Reset(d)
+	select {
+	case <-t.C:
+		return true
+	case <-r.abortCh:
+		t.Stop()
+		return false
+	}
+}
+
+func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
+	x := newExchange()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	d := net.Dialer{Timeout: r.cfg.Timeout}
+	var conn net.Conn
+	dialed := false
+	drop := func() {
+		if conn != nil {
+			slot.set(nil)
+			conn.Close()
+			conn = nil
+		}
+	}
+	defer drop()
+	for !r.aborted.Load() {
+		now := r.now()
+		intended, ok := r.claim(now)
+		if !ok {
+			return
+		}
+		if intended > now && !r.sleep(timer, time.Duration(intended-now)) {
+			return
+		}
+		w.prepare(x, intended)
+		if conn == nil {
+			c, err := d.DialContext(ctx, "tcp", r.addr.String())
+			if err != nil {
+				w.failed(x, err, false)
+				if !r.sleep(timer, connBackoff) {
+					return
+				}
+				continue
+			}
+			if dialed {
+				w.reconnected()
+			}
+			dialed = true
+			conn = c
+			slot.set(c)
+			if r.aborted.Load() {
+				return
+			}
+		}
+		_ = conn.SetDeadline(time.Now().Add(r.cfg.Timeout))
+		w.sent(x, r.now())
+		if _, err := conn.Write(x.wire); err != nil {
+			w.failed(x, netErr(err), true)
+			drop()
+			continue
+		}
+		if err := readAnswer(conn, x); err != nil {
+			w.failed(x, netErr(err), true)
+			drop()
+			continue
+		}
+		w.answered(x, r.now())
+		if x.closesAfter() || x.resp.end != len(x.rbuf) {
+			drop()
+		}
+	}
+}
+
+func readAnswer(conn net.Conn, x *exchange) error {
+	for {
+		sp, err := x.readSpace()
+		if err != nil {
+			return err
+		}
+		n, err := conn.Read(sp)
+		x.rbuf = x.rbuf[:len(x.rbuf)+n]
+		eof := false
+		if err == io.EOF {
+			eof = true
+		} else if err != nil {
+			return err
+		}
+		done, perr := x.resp.parse(x.rbuf, eof)
+		if perr != nil {
+			return perr
+		}
+		if done {
+			return nil
+		}
+		if eof {
+			return errEOF
+		}
+	}
+}
+
+func netErr(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return errTimeout
+	}
+	return err
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package loadgen
+
+const defaultEngine = "netconn"

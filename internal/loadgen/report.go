@@ -1,0 +1,284 @@
+package loadgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Report is the outcome of a run. Its JSON form (the -json output) is one
+// object whose field names are stable: fields may be added, never renamed
+// or removed. Durations are in seconds (suffix _s), latencies in
+// microseconds (suffix _us).
+type Report struct {
+	// Config is the run's configuration, defaults filled in.
+	Config ReportConfig `json:"config"`
+	// ElapsedS is the wall time from the first request to the last answer.
+	ElapsedS float64 `json:"elapsed_s"`
+	// Interrupted is set when the run was cut short (SIGINT).
+	Interrupted bool `json:"interrupted"`
+	// Sent counts requests whose outcome is known: sent and answered, or
+	// failed in transport (a failed connect counts as one). Sent = OK +
+	// Wrong; requests in flight when a run is interrupted are not counted.
+	Sent uint64 `json:"sent"`
+	// Answers counts complete HTTP answers, right or wrong.
+	Answers uint64 `json:"answers"`
+	// OK counts right answers; Wrong counts the others, transport
+	// failures included.
+	OK    uint64 `json:"ok"`
+	Wrong uint64 `json:"wrong"`
+	// RPS is Answers per second of ElapsedS.
+	RPS float64 `json:"rps"`
+	// MissedSlots (open loop) counts requests sent more than SlotTolerance
+	// (1 ms) after their intended time.
+	MissedSlots uint64 `json:"missed_slots"`
+	// Unsent (open loop) counts slots whose time came before the run ended
+	// but that were never sent, all connections being busy.
+	Unsent uint64 `json:"unsent"`
+	// Reconnects counts connections opened after the first ones.
+	Reconnects uint64 `json:"reconnects"`
+	// WrongByClass counts wrong answers by class; every class is present:
+	// transport, status, header, body, id, code, result.
+	WrongByClass map[string]uint64 `json:"wrong_by_class"`
+	// Shapes counts requests and right answers by shape, for each shape
+	// sent at least once.
+	Shapes map[string]ShapeCount `json:"shapes"`
+	// Latency is measured from each request's intended send time in an
+	// open loop (coordinated omission corrected), from its actual send
+	// time in a closed loop. Answers only, right or wrong.
+	Latency Latency `json:"latency_us"`
+	// LatencyUncorrected is measured from the actual send time; in a
+	// closed loop it equals Latency.
+	LatencyUncorrected Latency `json:"latency_uncorrected_us"`
+	// Examples are the first wrong answers, verbatim.
+	Examples []Example `json:"wrong_examples"`
+	// ExitCode is 0 when every answer was right, else 1.
+	ExitCode int `json:"exit_code"`
+
+	lat, raw *hdrhistogram.Histogram
+}
+
+// ReportConfig echoes the configuration of a run.
+type ReportConfig struct {
+	URL         string   `json:"url"`
+	Mode        string   `json:"mode"` // "closed" or "open"
+	Connections int      `json:"connections"`
+	DurationS   float64  `json:"duration_s"` // 0: bounded by count only
+	Requests    int64    `json:"requests"`   // 0: bounded by duration only
+	Rate        float64  `json:"rate"`       // requests/s; 0 in a closed loop
+	Mix         string   `json:"mix"`        // "" when body is set
+	Body        string   `json:"body"`       // the -body file, if any
+	Headers     []string `json:"headers"`
+	MCPVersion  string   `json:"mcp_version"`
+	TimeoutS    float64  `json:"timeout_s"`
+	Engine      string   `json:"engine"`
+}
+
+// ShapeCount counts one shape's requests and right answers.
+type ShapeCount struct {
+	Sent uint64 `json:"sent"`
+	OK   uint64 `json:"ok"`
+}
+
+// Latency holds percentiles of a latency histogram, in microseconds.
+type Latency struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   int64   `json:"p50"`
+	P90   int64   `json:"p90"`
+	P99   int64   `json:"p99"`
+	P999  int64   `json:"p99_9"`
+	Max   int64   `json:"max"`
+}
+
+// Example is one wrong answer, kept verbatim (each side clipped to 2 KiB).
+type Example struct {
+	Class     string  `json:"class"`
+	Shape     string  `json:"shape"`
+	Detail    string  `json:"detail"`
+	AtSeconds float64 `json:"at_s"`
+	Request   string  `json:"request"`
+	Answer    string  `json:"answer"`
+}
+
+func latencyOf(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	return Latency{
+		Count: h.TotalCount(),
+		Mean:  float64(int64(h.Mean()*10)) / 10,
+		P50:   h.ValueAtQuantile(50),
+		P90:   h.ValueAtQuantile(90),
+		P99:   h.ValueAtQuantile(99),
+		P999:  h.ValueAtQuantile(99.9),
+		Max:   h.Max(),
+	}
+}
+
+func (r *runner) report(end int64) *Report {
+	t := r.totals(true)
+	c := r.cfg
+	rep := &Report{
+		Config: ReportConfig{
+			URL: c.URL, Mode: "closed", Connections: c.Connections,
+			DurationS: c.Duration.Seconds(), Requests: c.Requests, Rate: c.Rate,
+			MCPVersion: c.MCPVersion, TimeoutS: c.Timeout.Seconds(), Engine: r.engine,
+			Headers: []string{},
+		},
+		ElapsedS:     float64(end) / 1e9,
+		Interrupted:  r.aborted.Load(),
+		Sent:         t.sent,
+		Answers:      t.answers,
+		OK:           t.ok,
+		MissedSlots:  t.late,
+		Reconnects:   t.reconnects,
+		WrongByClass: map[string]uint64{},
+		Shapes:       map[string]ShapeCount{},
+		Examples:     append([]Example{}, r.examples...),
+		lat:          t.lat,
+		raw:          t.raw,
+	}
+	if r.open {
+		rep.Config.Mode = "open"
+	}
+	if c.Body != nil {
+		rep.Config.Body = c.BodyName
+	} else {
+		rep.Config.Mix = c.Mix.String()
+	}
+	for _, h := range c.Headers {
+		rep.Config.Headers = append(rep.Config.Headers, h.String())
+	}
+	for cl := ClassTransport; cl < numClasses; cl++ {
+		rep.WrongByClass[cl.String()] = t.wrong[cl]
+		rep.Wrong += t.wrong[cl]
+	}
+	for s := Shape(0); s < numShapes; s++ {
+		if t.shapeSent[s] > 0 {
+			rep.Shapes[s.String()] = ShapeCount{Sent: t.shapeSent[s], OK: t.shapeOK[s]}
+		}
+	}
+	if end > 0 {
+		rep.RPS = float64(int64(float64(t.answers)/(float64(end)/1e9)*10)) / 10
+	}
+	rep.Latency = latencyOf(t.lat)
+	rep.LatencyUncorrected = rep.Latency
+	if r.open {
+		rep.LatencyUncorrected = latencyOf(t.raw)
+	}
+	if r.open {
+		// Slots due by the time issuing stopped, less those sent.
+		stopAt := r.stopNs.Load()
+		if r.deadline > 0 && stopAt > r.deadline {
+			stopAt = r.deadline
+		}
+		due := int64(float64(stopAt)/r.perSlot) + 1
+		if c.Requests > 0 && due > c.Requests {
+			due = c.Requests
+		}
+		if due > int64(t.sent) {
+			rep.Unsent = uint64(due) - t.sent
+		}
+	}
+	if rep.Wrong > 0 {
+		rep.ExitCode = 1
+	}
+	return rep
+}
+
+// WriteJSON writes the report as one JSON object and a newline.
+func (r *Report) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteHistogram writes the latency distribution (Latency: corrected in an
+// open loop) in HdrHistogram's .hgrm percentile format, values in
+// milliseconds, as wrk2 does; plot it with HdrHistogram's plotter.
+func (r *Report) WriteHistogram(w io.Writer) error {
+	if r.lat == nil {
+		return fmt.Errorf("loadgen: the report has no histogram")
+	}
+	_, err := r.lat.PercentilesPrint(w, 5, 1000.0)
+	return err
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	c := r.Config
+	fmt.Fprintf(&b, "loadgen: %s, %s loop, %d connections, engine %s\n", c.URL, c.Mode, c.Connections, c.Engine)
+	if c.Body != "" {
+		fmt.Fprintf(&b, "  body %s", c.Body)
+	} else {
+		fmt.Fprintf(&b, "  mix %s", c.Mix)
+	}
+	if c.MCPVersion != "" {
+		fmt.Fprintf(&b, ", MCP %s", c.MCPVersion)
+	}
+	if c.Rate > 0 {
+		fmt.Fprintf(&b, ", %g requests/s scheduled", c.Rate)
+	}
+	b.WriteString("\n")
+	if r.Interrupted {
+		b.WriteString("  interrupted: the report covers the run so far\n")
+	}
+	fmt.Fprintf(&b, "\n  %.2fs, %d sent, %d answers, %.1f answers/s\n", r.ElapsedS, r.Sent, r.Answers, r.RPS)
+	fmt.Fprintf(&b, "  right %d, wrong %d\n", r.OK, r.Wrong)
+	if r.Wrong > 0 {
+		b.WriteString("  wrong by class:")
+		for cl := ClassTransport; cl < numClasses; cl++ {
+			if n := r.WrongByClass[cl.String()]; n > 0 {
+				fmt.Fprintf(&b, " %s %d", cl, n)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Shapes) > 1 || c.Body != "" {
+		b.WriteString("  by shape:")
+		for s := Shape(0); s < numShapes; s++ {
+			if sc, ok := r.Shapes[s.String()]; ok {
+				fmt.Fprintf(&b, " %s %d/%d", s, sc.OK, sc.Sent)
+			}
+		}
+		b.WriteString(" (right/sent)\n")
+	}
+	if c.Mode == "open" {
+		fmt.Fprintf(&b, "  missed slots %d (sent over %v late), unsent %d\n", r.MissedSlots, SlotTolerance, r.Unsent)
+	}
+	if r.Reconnects > 0 {
+		fmt.Fprintf(&b, "  reconnects %d\n", r.Reconnects)
+	}
+	b.WriteString("\n  latency      p50       p90       p99     p99.9       max\n")
+	row := func(name string, l Latency) {
+		fmt.Fprintf(&b, "  %-9s %9s %9s %9s %9s %9s\n", name, fmtUsec(l.P50), fmtUsec(l.P90), fmtUsec(l.P99), fmtUsec(l.P999), fmtUsec(l.Max))
+	}
+	if c.Mode == "open" {
+		row("corrected", r.Latency)
+		row("raw", r.LatencyUncorrected)
+	} else {
+		row("", r.Latency)
+	}
+	for i, e := range r.Examples {
+		fmt.Fprintf(&b, "\n  wrong answer %d (%s, %s request, at %.3fs): %s\n", i+1, e.Class, e.Shape, e.AtSeconds, e.Detail)
+		fmt.Fprintf(&b, "  request:\n%s\n  answer:\n%s\n", indent(e.Request), indent(e.Answer))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func indent(s string) string {
+	if s == "" {
+		return "    (nothing)"
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}

@@ -1,0 +1,454 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry: microseconds from 1 µs to 24 h, 3 significant digits.
+const (
+	histLowest  = 1
+	histHighest = 24 * 3600 * 1_000_000
+	histDigits  = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histLowest, histHighest, histDigits) }
+
+// engine moves the bytes: it runs the workers of a run until the runner
+// says stop, using the runner's shared helpers to build, check and record.
+type engine interface {
+	// run drives cfg.Connections connections until the runner stops them.
+	run(r *runner) error
+}
+
+var engines = map[string]func() engine{}
+
+// registerEngine makes an engine available by name; called from init.
+func registerEngine(name string, f func() engine) { engines[name] = f }
+
+func engineByName(name string) func() engine { return engines[name] }
+
+// Engines lists the names of the I/O engines compiled in; the first is the
+// default. "epoll" (Linux only) drives all connections of a core from one
+// thread with raw non-blocking sockets, as wrk does; "netconn" is one
+// goroutine per connection over net.Conn, portable.
+func Engines() []string {
+	var names []string
+	for n := range engines {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if names[i] == defaultEngine || names[j] == defaultEngine {
+			return names[i] == defaultEngine
+		}
+		return names[i] < names[j]
+	})
+	return names
+}
+
+// runner is the state of one run shared by the engine's workers.
+type runner struct {
+	cfg      Config
+	p        *plan
+	engine   string
+	addr     *net.TCPAddr
+	start    time.Time
+	open     bool
+	perSlot  float64 // open loop: ns between slots
+	deadline int64   // ns since start; 0: none
+
+	claimed  atomic.Int64
+	stopping atomic.Bool // no new requests
+	aborted  atomic.Bool // stop now, drop what is in flight
+	abortCh  chan struct{}
+	stopNs   atomic.Int64 // when issuing stopped (ns since start)
+
+	statsMu sync.Mutex
+	stats   []*stats
+
+	exMu     sync.Mutex
+	exCount  atomic.Int64
+	examples []Example
+}
+
+func (r *runner) now() int64 { return int64(time.Since(r.start)) }
+
+// claim reserves the next request. In an open loop it returns the
+// request's intended send time (ns since start); in a closed loop -1.
+func (r *runner) claim(now int64) (int64, bool) {
+	if r.stopping.Load() {
+		return 0, false
+	}
+	if r.deadline > 0 && now >= r.deadline {
+		r.stop(now)
+		return 0, false
+	}
+	n := r.claimed.Add(1)
+	if r.cfg.Requests > 0 && n > r.cfg.Requests {
+		return 0, false
+	}
+	if !r.open {
+		return -1, true
+	}
+	at := int64(float64(n-1) * r.perSlot)
+	if r.deadline > 0 && at >= r.deadline {
+		return 0, false
+	}
+	return at, true
+}
+
+// stop ends issuing; what is in flight still completes.
+func (r *runner) stop(now int64) {
+	if r.stopping.CompareAndSwap(false, true) {
+		r.stopNs.Store(now)
+	}
+}
+
+// abort ends the run now: in-flight requests are dropped, not counted.
+func (r *runner) abort() {
+	r.stop(r.now())
+	if r.aborted.CompareAndSwap(false, true) {
+		close(r.abortCh)
+	}
+}
+
+// exchange is one connection's request and answer buffers. It is owned by
+// one worker at a time.
+type exchange struct {
+	wire     []byte // the request on the wire
+	exp      expectation
+	rbuf     []byte // bytes read so far; cap is the buffer
+	resp     response
+	intended int64 // open loop: ns since start; -1 in a closed loop
+	sentAt   int64
+	late     bool // sent more than SlotTolerance after intended
+}
+
+func newExchange() *exchange {
+	return &exchange{wire: make([]byte, 0, 1024), rbuf: make([]byte, 0, 16<<10)}
+}
+
+// readSpace returns room at the end of rbuf to read into, growing the
+// buffer (up to maxAnswer plus a head) when it is full.
+func (x *exchange) readSpace() ([]byte, error) {
+	if len(x.rbuf) == cap(x.rbuf) {
+		if cap(x.rbuf) >= maxAnswer+maxHead {
+			return nil, errTooLarge
+		}
+		nb := make([]byte, len(x.rbuf), 2*cap(x.rbuf))
+		copy(nb, x.rbuf)
+		x.rbuf = nb
+	}
+	return x.rbuf[len(x.rbuf):cap(x.rbuf)], nil
+}
+
+// closesAfter reports whether the connection must be replaced after this
+// answer: the server said so, or the request was refused before its body
+// was judged valid (parse error, batch), after which the contract lets the
+// server close.
+func (x *exchange) closesAfter() bool {
+	return x.resp.close || x.exp.shape == ShapeParse || x.exp.shape == ShapeBatch
+}
+
+// stats are one worker's counters and histograms. mu guards them so the
+// live line can read them mid-run.
+type stats struct {
+	mu sync.Mutex
+	counts
+}
+
+// counts are the numbers a run keeps.
+type counts struct {
+	sent       uint64 // requests written
+	answers    uint64 // complete HTTP answers
+	ok         uint64
+	wrong      [numClasses]uint64
+	shapeSent  [numShapes]uint64
+	shapeOK    [numShapes]uint64
+	late       uint64
+	reconnects uint64
+	lat        *hdrhistogram.Histogram // corrected in an open loop
+	raw        *hdrhistogram.Histogram // from the actual send
+}
+
+func (r *runner) newStats() *stats {
+	s := &stats{counts: counts{lat: newHist(), raw: newHist()}}
+	r.statsMu.Lock()
+	r.stats = append(r.stats, s)
+	r.statsMu.Unlock()
+	return s
+}
+
+// worker bundles what an engine worker needs: its generator and stats.
+type worker struct {
+	r   *runner
+	gen *generator
+	st  *stats
+}
+
+func (r *runner) newWorker(i, n int) *worker {
+	return &worker{r: r, gen: newGenerator(r.p, i, n, uint64(r.start.UnixNano())), st: r.newStats()}
+}
+
+// prepare builds the next request of x.
+func (w *worker) prepare(x *exchange, intended int64) {
+	x.wire = w.gen.build(x.wire, &x.exp)
+	x.rbuf = x.rbuf[:0]
+	x.intended = intended
+	x.late = false
+}
+
+// sent records that x went out at now.
+func (w *worker) sent(x *exchange, now int64) {
+	x.sentAt = now
+	x.late = x.intended >= 0 && now-x.intended > int64(SlotTolerance)
+}
+
+// answered checks the complete answer in x and records it.
+func (w *worker) answered(x *exchange, now int64) {
+	v := check(&x.exp, &x.resp, w.r.p.v2026)
+	if v.class == ClassOK && x.resp.end != len(x.rbuf) {
+		v = wrong(ClassBody, "bytes after the end of the answer")
+	}
+	st := w.st
+	st.mu.Lock()
+	st.sent++
+	st.shapeSent[x.exp.shape]++
+	if x.late {
+		st.late++
+	}
+	st.answers++
+	if v.class == ClassOK {
+		st.ok++
+		st.shapeOK[x.exp.shape]++
+	} else {
+		st.wrong[v.class]++
+	}
+	if x.intended >= 0 {
+		_ = st.lat.RecordValue(usec(now - x.intended))
+		_ = st.raw.RecordValue(usec(now - x.sentAt))
+	} else {
+		_ = st.lat.RecordValue(usec(now - x.sentAt))
+	}
+	st.mu.Unlock()
+	if v.class != ClassOK {
+		w.r.keepExample(x, v.class, v.detail(), x.rbuf[:x.resp.end])
+	}
+}
+
+// failed records a transport failure of x (which may not have been sent).
+// Failures after an abort are not counted.
+func (w *worker) failed(x *exchange, err error, wasSent bool) {
+	if w.r.aborted.Load() {
+		return
+	}
+	st := w.st
+	st.mu.Lock()
+	st.wrong[ClassTransport]++
+	// Counted as sent even if it never left, so that sent = ok + wrong.
+	st.sent++
+	st.shapeSent[x.exp.shape]++
+	if wasSent && x.late {
+		st.late++
+	}
+	st.mu.Unlock()
+	w.r.keepExample(x, ClassTransport, err.Error(), x.rbuf)
+}
+
+func (w *worker) reconnected() {
+	w.st.mu.Lock()
+	w.st.reconnects++
+	w.st.mu.Unlock()
+}
+
+func usec(ns int64) int64 {
+	u := (ns + 500) / 1000
+	if u < histLowest {
+		return histLowest
+	}
+	if u > histHighest {
+		return histHighest
+	}
+	return u
+}
+
+const maxExampleBytes = 2048
+
+func clip(b []byte) string {
+	if len(b) > maxExampleBytes {
+		return string(b[:maxExampleBytes]) + fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return string(b)
+}
+
+func (r *runner) keepExample(x *exchange, c Class, detail string, answer []byte) {
+	if r.exCount.Load() >= int64(r.cfg.MaxExamples) {
+		return
+	}
+	r.exMu.Lock()
+	defer r.exMu.Unlock()
+	if len(r.examples) >= r.cfg.MaxExamples {
+		return
+	}
+	r.examples = append(r.examples, Example{
+		Class: c.String(), Shape: x.exp.shape.String(), Detail: detail,
+		AtSeconds: float64(r.now()) / 1e9,
+		Request:   clip(x.wire), Answer: clip(answer),
+	})
+	r.exCount.Store(int64(len(r.examples)))
+}
+
+// totals sums the workers' stats; with hists it also merges the histograms.
+func (r *runner) totals(hists bool) (t counts) {
+	if hists {
+		t.lat, t.raw = newHist(), newHist()
+	}
+	r.statsMu.Lock()
+	all := append([]*stats(nil), r.stats...)
+	r.statsMu.Unlock()
+	for _, s := range all {
+		s.mu.Lock()
+		t.sent += s.sent
+		t.answers += s.answers
+		t.ok += s.ok
+		for i := range s.wrong {
+			t.wrong[i] += s.wrong[i]
+		}
+		for i := range s.shapeSent {
+			t.shapeSent[i] += s.shapeSent[i]
+			t.shapeOK[i] += s.shapeOK[i]
+		}
+		t.late += s.late
+		t.reconnects += s.reconnects
+		if hists {
+			t.lat.Merge(s.lat)
+			t.raw.Merge(s.raw)
+		}
+		s.mu.Unlock()
+	}
+	return t
+}
+
+// ErrConnect wraps the failure of the first connection attempt, made
+// before the run starts: Run returns it instead of a report full of
+// transport errors when the target cannot be reached at all.
+var ErrConnect = errors.New("loadgen: cannot connect")
+
+// Run sends the load cfg describes and checks every answer. It returns when
+// the run ends by duration or count, or early, with the report so far,
+// when ctx is canceled (Report.Interrupted is then set).
+//
+// When live is not nil, a progress line (elapsed, requests/s over the last
+// second, p99 so far, wrong answers) is rewritten on it each second; pass a
+// terminal, or nil for silence.
+//
+// Run returns an error, and no report, when cfg is invalid (see
+// Config.Validate) or when the first connection cannot be made
+// (ErrConnect).
+func Run(ctx context.Context, cfg Config, live io.Writer) (*Report, error) {
+	cfg, err := cfg.normalized()
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.Engine
+	if name == "" {
+		name = defaultEngine
+	}
+	eng := engineByName(name)()
+
+	addr, err := net.ResolveTCPAddr("tcp", p.tgt.addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w to %s: %v", ErrConnect, p.tgt.addr, err)
+	}
+	// One connection first, so that an unreachable target is one clear
+	// error rather than a run of transport errors.
+	probe, err := net.DialTimeout("tcp", addr.String(), cfg.Timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w to %s: %v", ErrConnect, addr, err)
+	}
+	probe.Close()
+
+	r := &runner{cfg: cfg, p: p, engine: name, addr: addr, abortCh: make(chan struct{})}
+	if cfg.Rate > 0 {
+		r.open = true
+		r.perSlot = 1e9 / cfg.Rate
+	}
+	r.deadline = int64(cfg.Duration)
+	r.start = time.Now()
+
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.abort()
+		case <-done:
+		}
+	}()
+	var liveWG sync.WaitGroup
+	if live != nil {
+		liveWG.Add(1)
+		go func() {
+			defer liveWG.Done()
+			r.liveLoop(live, done)
+		}()
+	}
+	err = eng.run(r)
+	end := r.now()
+	close(done)
+	liveWG.Wait()
+	if err != nil {
+		return nil, err
+	}
+	r.stop(end)
+	return r.report(end), nil
+}
+
+// liveLoop writes the progress line each second until done.
+func (r *runner) liveLoop(w io.Writer, done <-chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	var prev uint64
+	prevAt := time.Now()
+	for {
+		select {
+		case <-done:
+			fmt.Fprint(w, "\r\x1b[K")
+			return
+		case now := <-t.C:
+			tot := r.totals(true)
+			rps := float64(tot.answers-prev) / now.Sub(prevAt).Seconds()
+			prev, prevAt = tot.answers, now
+			var wrong uint64
+			for _, n := range tot.wrong {
+				wrong += n
+			}
+			fmt.Fprintf(w, "\r\x1b[K%6.1fs  %9.0f req/s  p99 %s  wrong %d",
+				time.Since(r.start).Seconds(), rps, fmtUsec(tot.lat.ValueAtQuantile(99)), wrong)
+		}
+	}
+}
+
+// fmtUsec formats microseconds for people.
+func fmtUsec(us int64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%dµs", us)
+	case us < 1_000_000:
+		return fmt.Sprintf("%.2fms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	}
+}
