@@ -15,6 +15,7 @@ import (
 // allocCase is one request the hot path serves without allocating.
 type allocCase struct {
 	name    string
+	stream  bool // served by StreamEndpoint
 	headers hdr
 	body    func(i int) string // varied by i: ids and texts
 }
@@ -24,7 +25,8 @@ type allocCase struct {
 // _meta, base64 Mcp-Name included) and for the other methods that serve
 // rendered or raw bytes.
 func TestAllocs(t *testing.T) {
-	_, ep := testServer(t)
+	srv, httpEP := testServer(t)
+	streamEP := srv.StreamEndpoint()
 	texts := []string{"hi", "caf\\u00e9 \\ud83d\\ude00", strings.Repeat("x", 3000), `quote \" and \\ backslash`, "日本語"}
 	ids := []string{`1`, `"abc"`, `12345678901234567890123`, `"caf\u00e9"`, `-7`}
 	echo := func(i int) string {
@@ -32,34 +34,39 @@ func TestAllocs(t *testing.T) {
 			ids[i%len(ids)], texts[i%len(texts)], meta26)
 	}
 	cases := []allocCase{
-		{"tools/call echo 2026-07-28", v26("tools/call", HeaderName, "echo"), echo},
-		{"tools/call echo base64 Mcp-Name", v26("tools/call", HeaderName, "=?base64?ZWNobw==?="), echo},
-		{"tools/call echo 2025-11-25", hdr{HeaderProtocolVersion, "2025-11-25", HeaderMethod, "tools/call", HeaderName, "echo"}, func(i int) string {
+		{"tools/call echo 2026-07-28", false, v26("tools/call", HeaderName, "echo"), echo},
+		{"tools/call echo base64 Mcp-Name", false, v26("tools/call", HeaderName, "=?base64?ZWNobw==?="), echo},
+		{"tools/call echo 2025-11-25", false, hdr{HeaderProtocolVersion, "2025-11-25", HeaderMethod, "tools/call", HeaderName, "echo"}, func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"echo","arguments":{"text":"%s"}}}`, ids[i%len(ids)], texts[i%len(texts)])
 		}},
-		{"tools/call escaped name", v26("tools/call", HeaderName, "=?base64?Y2Fmw6k=?="), func(i int) string {
+		{"tools/call escaped name", false, v26("tools/call", HeaderName, "=?base64?Y2Fmw6k=?="), func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"caf\u00e9",%s}}`, ids[i%len(ids)], meta26)
 		}},
-		{"tools/call strict schema", v26("tools/call", HeaderName, "strict"), func(i int) string {
+		{"tools/call strict schema", false, v26("tools/call", HeaderName, "strict"), func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"strict","arguments":{"n":%d},%s}}`, ids[i%len(ids)], i+1, meta26)
 		}},
-		{"tools/list", v26("tools/list"), func(i int) string {
+		{"tools/list", false, v26("tools/list"), func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"tools/list","params":{%s}}`, ids[i%len(ids)], meta26)
 		}},
-		{"resources/read static", v26("resources/read", HeaderName, "test://about"), func(i int) string {
+		{"resources/read static", false, v26("resources/read", HeaderName, "test://about"), func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"resources/read","params":{"uri":"test://about",%s}}`, ids[i%len(ids)], meta26)
 		}},
-		{"server/discover", v26("server/discover"), func(i int) string {
+		{"server/discover", false, v26("server/discover"), func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"server/discover","params":{%s}}`, ids[i%len(ids)], meta26)
 		}},
-		{"initialize", nil, func(i int) string {
+		{"initialize", false, nil, func(i int) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, ids[i%len(ids)])
 		}},
-		{"notification", hdr{HeaderProtocolVersion, "2025-11-25", HeaderMethod, "notifications/initialized"}, func(i int) string {
+		{"stdio tools/call echo 2026-07-28", true, nil, echo},
+		{"notification", false, hdr{HeaderProtocolVersion, "2025-11-25", HeaderMethod, "notifications/initialized"}, func(i int) string {
 			return `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		}},
 	}
 	for _, tc := range cases {
+		ep := httpEP
+		if tc.stream {
+			ep = streamEP
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 16
 			var (

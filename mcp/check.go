@@ -233,3 +233,38 @@ func headerValue(h []byte, buf *[256]byte) (value []byte, ok bool) {
 	}
 	return dst[:n], true
 }
+
+// errMetaStream refuses, on a stream, a _meta whose version cannot be
+// read.
+var errMetaStream = fastserver.InvalidParams("_meta", "params._meta must name the protocol version once, as a string")
+
+// checkStream is check for streams without headers: the version comes
+// from params._meta.
+func checkStream(r *fastserver.Request) *fastserver.Error {
+	m := r.Msg
+	r.Version = int(Version20250326)
+	if m.Kind != decode.KindRequest || m.ParamsType != decode.ParamsObject {
+		return nil
+	}
+	meta, n := decode.Lookup(m.Params, "_meta")
+	switch {
+	case n > 1:
+		return errMetaStream
+	case n == 0 || kindOf(meta) != kindObject:
+		return nil
+	}
+	val, n := decode.Lookup(meta, metaVersionKey)
+	switch {
+	case n == 0:
+		return nil
+	case n > 1 || !isString(val):
+		return errMetaStream
+	}
+	for _, v := range Versions() {
+		if stringEqual(val, []byte(v.String())) {
+			r.Version = int(v)
+			return nil
+		}
+	}
+	return unsupportedVersion(decode.AppendUnquoted(nil, val))
+}

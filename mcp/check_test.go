@@ -243,3 +243,39 @@ func TestHeaderValue(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamEndpoint(t *testing.T) {
+	s, _ := testServer(t)
+	ep := s.StreamEndpoint()
+	if ep.Err != nil || ep.Path != Path {
+		t.Fatal(ep)
+	}
+	tests := []struct {
+		body      string
+		status    int
+		code      int
+		stateless bool
+	}{
+		{call(echoArgs + "," + meta26), 200, 0, true},
+		{call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-06-18"}`), 200, 0, false},
+		{call(echoArgs), 200, 0, false},
+		{call(echoArgs + `,"_meta":{}`), 200, 0, false},
+		{call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"1999-01-01"}`), 400, CodeUnsupportedVersion, false},
+		{call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":1}`), 200, decode.CodeInvalidParams, false},
+		{call(echoArgs + "," + meta26 + "," + meta26), 200, decode.CodeInvalidParams, false},
+		{req("initialize", meta26), 404, decode.CodeMethodNotFound, false},
+		{req("initialize", `"protocolVersion":"2025-11-25"`), 200, 0, false},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}}`, 202, 0, false},
+	}
+	for _, tt := range tests {
+		// Headers, if any came, are not read on a stream.
+		a := exchange(t, ep, hdr{HeaderProtocolVersion, "nonsense", HeaderMethod, "x"}, tt.body)
+		if a.Status != tt.status || a.Code != tt.code {
+			t.Errorf("%s: %d / %d (%s), want %d / %d", tt.body, a.Status, a.Code, a.Msg, tt.status, tt.code)
+			continue
+		}
+		if a.Result != nil && strings.Contains(string(a.Result), `"resultType"`) != tt.stateless {
+			t.Errorf("%s: %s", tt.body, a.Result)
+		}
+	}
+}

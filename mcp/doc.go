@@ -90,6 +90,15 @@
 //
 // The -32020 answers carry data {"header":"<the header at fault>"}.
 //
+// # Streams
+//
+// StreamEndpoint serves the same methods over newline-delimited streams
+// (MCP's stdio transport, fastserver.ServeLines), where there are no
+// headers: a request's version is the one its
+// params._meta["io.modelcontextprotocol/protocolVersion"] names, as MCP
+// 2026-07-28 defines for stdio, and 2025-03-26 when it names none; a
+// version not served is -32022.
+//
 // # Tools and the input schema subset
 //
 // A tool is registered with a JSON Schema for its arguments, compiled at
@@ -164,5 +173,7 @@
 // number comparisons never convert a number's text, so a 1 MiB numeral
 // costs one linear pass; validation recursion follows the schema, not the
 // input. Duplicate member names are refused where the server routes and
-// validates (params and arguments) and found in linear time.
+// validates (params and arguments) and found in linear time. A refusal
+// repeats at most 256 bytes of any name the client sent (an unknown tool,
+// a field path), so an error answer stays small whatever the request.
 package mcp

@@ -84,7 +84,7 @@ func (s *Server) listResult(v Version, key string, items func([]byte, Version) [
 	return s.closeResult(b, v)
 }
 
-// appendMeta appends the optional "title" (from 2025-06-18 on) and
+// appendTitled appends the optional "title" (from 2025-06-18 on) and
 // "description" members.
 func appendTitled(b []byte, v Version, title, description string) []byte {
 	if title != "" && v >= Version20250618 {

@@ -51,11 +51,11 @@ type CacheHint struct {
 	Scope CacheScope
 }
 
-// DefaultCache is the hint used when WithCache is not given: five minutes,
-// public. The registries cannot change once the endpoint serves, so a
-// list stays correct for as long as the process runs; five minutes bounds
-// how long a client keeps a list across a redeployment.
-var DefaultCache = CacheHint{TTL: 5 * time.Minute, Scope: CachePublic}
+// defaultCache is the hint used when WithCache is not given: five
+// minutes, public. The registries cannot change once the endpoint serves,
+// so a list stays correct for as long as the process runs; five minutes
+// bounds how long a client keeps a list across a redeployment.
+var defaultCache = CacheHint{TTL: 5 * time.Minute, Scope: CachePublic}
 
 func (h CacheHint) validate() error {
 	if h.TTL < 0 {
@@ -98,8 +98,10 @@ func WithInstructions(text string) Option {
 
 // WithCache sets the caching hint of 2026-07-28 list results,
 // server/discover and resources/read (a Resource may set its own). The
-// TTL must not be negative; 0 says "immediately stale". Default:
-// DefaultCache (five minutes, public).
+// TTL must not be negative; 0 says "immediately stale". Default: five
+// minutes, public (the registries cannot change while the endpoint
+// serves; five minutes bounds how long a client keeps a list across a
+// redeployment).
 func WithCache(h CacheHint) Option {
 	return func(s *Server) error {
 		if err := h.validate(); err != nil {
@@ -154,7 +156,7 @@ func New(info Info, opts ...Option) (*Server, error) {
 	}
 	s := &Server{
 		info:      info,
-		cache:     DefaultCache,
+		cache:     defaultCache,
 		toolIndex: make(map[string]*tool),
 		resIndex:  make(map[string]*resource),
 		promptIdx: make(map[string]*prompt),
@@ -205,6 +207,20 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 		Labels: Methods(),
 		Err:    s.Err(),
 	}
+}
+
+// StreamEndpoint is Endpoint for newline-delimited streams (MCP's stdio
+// transport, fastserver.ServeLines), where there are no headers: a
+// request's version is the one its params._meta names
+// ("io.modelcontextprotocol/protocolVersion"), as MCP 2026-07-28 defines
+// it for stdio, and 2025-03-26 when it names none. A version that is not
+// served is refused with -32022; a _meta or version key given twice, or a
+// version that is not a string, with -32602. Notifications carry no
+// version: they are accepted. Routing and results are those of Endpoint.
+func (s *Server) StreamEndpoint() *fastserver.Endpoint {
+	ep := s.Endpoint()
+	ep.Check = checkStream
+	return ep
 }
 
 // Methods returns every method name the endpoint knows, under some

@@ -88,7 +88,7 @@ func (s *Server) AddTool(t Tool) error {
 // They are shared and must not be modified.
 var (
 	errParamsNotObject = fastserver.InvalidParams("params", "params must be an object")
-	errNameMissing15   = fastserver.InvalidParams("name", "params.name is required")
+	errNameAbsent      = fastserver.InvalidParams("name", "params.name is required")
 	errNameTwice       = fastserver.InvalidParams("name", "params.name is given twice")
 	errNameNotString   = fastserver.InvalidParams("name", "params.name must be a string")
 	errURIMissing      = fastserver.InvalidParams("uri", "params.uri is required")
@@ -104,7 +104,7 @@ var (
 // and a string. In the same pass it notes whether any member name of
 // params repeats (row 17, answered after row 16 by the caller).
 func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fastserver.Error) {
-	missing, twice, notString := errNameMissing15, errNameTwice, errNameNotString
+	missing, twice, notString := errNameAbsent, errNameTwice, errNameNotString
 	if key == "uri" {
 		missing, twice, notString = errURIMissing, errURITwice, errURINotString
 	}

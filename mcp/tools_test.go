@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -373,5 +374,24 @@ func TestAddToolErrors(t *testing.T) {
 	}
 	if err := s.AddTool(Tool{Name: "late", Handler: h}); err == nil {
 		t.Error("registration after Endpoint accepted")
+	}
+}
+
+// TestLongNamesClipped: refusals repeat at most maxEcho bytes of what the
+// client sent.
+func TestLongNamesClipped(t *testing.T) {
+	_, ep := testServer(t)
+	long := strings.Repeat("é", 2000)
+	a := exchange(t, ep, h25, call(`"name":"`+long+`"`))
+	if a.Code != decode.CodeMethodNotFound || len(a.Msg) > maxEcho+64 || !strings.HasSuffix(a.Msg, "…") || !utf8.ValidString(a.Msg) {
+		t.Errorf("unknown tool message of %d bytes: %.80q", len(a.Msg), a.Msg)
+	}
+	a = exchange(t, ep, h25, call(`"name":"strict","arguments":{"`+long+`":1}`))
+	if f := fieldOf(t, a); a.Code != decode.CodeInvalidParams || len(f) > maxEcho+8 || !strings.HasPrefix(f, "arguments.é") {
+		t.Errorf("field of %d bytes: %+v", len(f), a)
+	}
+	a = exchange(t, ep, h25, call(`"name":"echo","`+long+`":1,"`+long+`":2`))
+	if f := fieldOf(t, a); a.Code != decode.CodeInvalidParams || len(f) > maxEcho+8 {
+		t.Errorf("duplicate field of %d bytes", len(f))
 	}
 }

@@ -88,7 +88,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 
 // ServeStdio serves MCP over r and w, one message per line (contract §6).
 func (a *App) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	return fastserver.ServeLines(ctx, a.mcp.Endpoint(), a.opts.Server, r, w)
+	return fastserver.ServeLines(ctx, a.mcp.StreamEndpoint(), a.opts.Server, r, w)
 }
 
 // Start listens on opts.Server.Addr (use "127.0.0.1:0" for a free port)
