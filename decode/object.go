@@ -107,29 +107,27 @@ func Lookup(obj []byte, name string) (value []byte, count int) {
 }
 
 // DuplicateName reports whether a member name appears twice in obj, a
-// valid JSON object, names compared after unescaping. It compares every
-// pair for small objects and hashes beyond that, so it stays linear; it
-// allocates nothing in steady state.
+// valid JSON object, names compared after unescaping. It walks obj once,
+// compares every pair of names for small objects and hashes beyond that,
+// so it stays linear; it allocates nothing in steady state.
 func DuplicateName(obj []byte) bool {
-	var it, jt Members
+	type name struct {
+		raw []byte
+		esc bool
+	}
+	var names [smallMembers]name
 	n := 0
-	for it.Reset(obj); it.Next(); {
-		n++
-	}
-	if n < 2 {
-		return false
-	}
-	if n > smallMembers {
-		return duplicateLarge(obj)
-	}
-	i := 0
-	for it.Reset(obj); it.Next(); i++ {
-		j := 0
-		for jt.Reset(obj); j < i && jt.Next(); j++ {
-			if sameName(it.name, it.esc, jt.name, jt.esc) {
+	var it Members
+	for it.Reset(obj); it.Next(); n++ {
+		if n == smallMembers {
+			return duplicateLarge(obj)
+		}
+		for j := 0; j < n; j++ {
+			if sameName(it.name, it.esc, names[j].raw, names[j].esc) {
 				return true
 			}
 		}
+		names[n] = name{it.name, it.esc}
 	}
 	return false
 }
