@@ -28,7 +28,7 @@ func (d *deadlineCtx) init() {
 }
 
 // start arms the deadline and returns the context.
-func (d *deadlineCtx) start(timeout time.Duration, _ <-chan struct{}) context.Context {
+func (d *deadlineCtx) start(timeout time.Duration) context.Context {
 	d.mu.Lock()
 	d.deadline = time.Now().Add(timeout)
 	d.active = true

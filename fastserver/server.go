@@ -420,7 +420,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, m.ID...)
 	c.out = append(c.out, `,"result":`...)
 	prefix := len(c.out)
-	c.req.ctx = c.dl.start(s.cfg.HandlerTimeout, s.shutdown)
+	c.req.ctx = c.dl.start(s.cfg.HandlerTimeout)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	expired := c.dl.stop()
 	c.req.ctx = nil

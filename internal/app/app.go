@@ -18,7 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -277,6 +276,3 @@ func parseSize(v string) (int64, error) {
 	}
 	return n * mult, nil
 }
-
-// shutdownTimeout is how long Start's stop waits at most.
-const shutdownTimeout = 30 * time.Second
