@@ -31,8 +31,7 @@ func pickEncoding(ae []byte) int {
 		name := tok
 		if i := bytes.IndexByte(tok, ';'); i >= 0 {
 			name = tok[:i]
-			q := bytes.TrimSpace(tok[i+1:])
-			if bytes.HasPrefix(q, []byte("q=0")) && bytes.Trim(q[3:], ".0 ") == nil {
+			if qZero(tok[i+1:]) {
 				continue
 			}
 		}
@@ -73,4 +72,32 @@ func compressAnswer(dst, src []byte, enc int) ([]byte, bool) {
 		return dst, false
 	}
 	return dst, len(dst) < len(src)
+}
+
+// qZero reports whether the parameters of an Accept-Encoding element give
+// q=0 (q=0, q=0.0, q=0.000; the name case-insensitive).
+func qZero(params []byte) bool {
+	for len(params) > 0 {
+		p := params
+		if i := bytes.IndexByte(params, ';'); i >= 0 {
+			p, params = params[:i], params[i+1:]
+		} else {
+			params = nil
+		}
+		p = bytes.TrimSpace(p)
+		if len(p) < 2 || p[0]|0x20 != 'q' || p[1] != '=' {
+			continue
+		}
+		v := p[2:]
+		if len(v) == 0 || v[0] != '0' {
+			return false
+		}
+		for _, c := range v[1:] {
+			if c != '.' && c != '0' {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -17,6 +17,10 @@ type deadlineCtx struct {
 	err      error
 	active   bool
 	timer    *time.Timer
+
+	// links in the server's list of running handlers, under the
+	// server's activeMu
+	prev, next *deadlineCtx
 }
 
 var _ context.Context = (*deadlineCtx)(nil)
@@ -38,6 +42,16 @@ func (d *deadlineCtx) start(timeout time.Duration) context.Context {
 	return d
 }
 
+// cancel ends the context now with err, if a handler is running under it.
+func (d *deadlineCtx) cancel(err error) {
+	d.mu.Lock()
+	if d.active && d.err == nil {
+		d.err = err
+		close(d.done)
+	}
+	d.mu.Unlock()
+}
+
 // fire runs on the timer. A late fire from an earlier request finds a
 // later deadline and does nothing.
 func (d *deadlineCtx) fire() {
@@ -49,17 +63,21 @@ func (d *deadlineCtx) fire() {
 	d.mu.Unlock()
 }
 
-// stop disarms the deadline and reports whether it had passed.
-func (d *deadlineCtx) stop() bool {
+// stop disarms the deadline. It returns why the context ended, or nil:
+// context.DeadlineExceeded when the deadline passed (even if the timer
+// had not fired yet), or the error given to cancel.
+func (d *deadlineCtx) stop() error {
 	d.timer.Stop()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active = false
-	expired := d.err != nil || !time.Now().Before(d.deadline)
-	if d.err != nil {
+	err := d.err
+	if err != nil {
 		d.done = make(chan struct{})
+	} else if !time.Now().Before(d.deadline) {
+		err = context.DeadlineExceeded
 	}
-	return expired
+	return err
 }
 
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
@@ -81,3 +99,43 @@ func (d *deadlineCtx) Err() error {
 }
 
 func (d *deadlineCtx) Value(any) any { return nil }
+
+// activeList is the list of handlers running, so that Shutdown can cancel
+// their contexts when the grace period is over.
+type activeList struct {
+	mu   sync.Mutex
+	head *deadlineCtx
+}
+
+func (l *activeList) add(d *deadlineCtx) {
+	l.mu.Lock()
+	d.prev, d.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = d
+	}
+	l.head = d
+	l.mu.Unlock()
+}
+
+func (l *activeList) remove(d *deadlineCtx) {
+	l.mu.Lock()
+	if d.prev != nil {
+		d.prev.next = d.next
+	} else if l.head == d {
+		l.head = d.next
+	}
+	if d.next != nil {
+		d.next.prev = d.prev
+	}
+	d.prev, d.next = nil, nil
+	l.mu.Unlock()
+}
+
+// cancelAll cancels every running handler's context with err.
+func (l *activeList) cancelAll(err error) {
+	l.mu.Lock()
+	for d := l.head; d != nil; d = d.next {
+		d.cancel(err)
+	}
+	l.mu.Unlock()
+}

@@ -15,10 +15,12 @@ import (
 // checkHeaders decides rows 3 to 5 from the request header: the status,
 // code and message of the refusal, or status 0.
 func (s *Server) checkHeaders(h *fasthttp.RequestHeader) (int, int, string) {
-	if ct := h.Peek("Content-Type"); ct != nil && !isJSONType(ct) {
+	// fasthttp keeps Content-Type in a field of its own: absent and empty
+	// both read as empty.
+	if ct := h.ContentType(); len(ct) > 0 && !isJSONType(ct) {
 		return fasthttp.StatusUnsupportedMediaType, decode.CodeInvalidRequest, "Content-Type must be application/json"
 	}
-	if _, err := decode.ParseEncoding(h.Peek("Content-Encoding")); err != nil {
+	if _, err := contentEncoding(h); err != nil {
 		return fasthttp.StatusUnsupportedMediaType, decode.CodeInvalidRequest, "unsupported Content-Encoding"
 	}
 	if cl := h.ContentLength(); cl > 0 && int64(cl) > s.cfg.MaxBodyBytes {
@@ -37,29 +39,77 @@ func isJSONType(ct []byte) bool {
 	return len(ct) == len("application/json") && bytes.EqualFold(ct, ctJSON)
 }
 
-// continueHandler answers Expect: 100-continue: rows 1 to 6 are decided
-// from the headers, and a request they refuse gets 417 instead of 100
-// Continue, so the client never sends the body.
-func (s *Server) continueHandler(h *fasthttp.RequestHeader) bool {
-	ep := s.endpoints[string(h.RequestURI())]
-	if ep == nil || !bytes.Equal(h.Method(), []byte("POST")) {
-		if i := bytes.IndexByte(h.RequestURI(), '?'); i >= 0 {
-			ep = s.endpoints[string(h.RequestURI()[:i])]
-		}
-		if ep == nil {
-			return true
-		}
+// expectHandler answers Expect: 100-continue: rows 1 to 6 are decided
+// before the body is sent, and a request they refuse gets 417 instead of
+// 100 Continue, so the client never sends the body. The rate-limit token
+// it takes is noted in a RequestCtx user value, so that the handler does
+// not take a second one.
+func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
+	if !ctx.IsPost() {
+		return fasthttp.StatusContinue
 	}
+	ep := s.endpoints[string(ctx.Path())]
+	if ep == nil {
+		return fasthttp.StatusContinue
+	}
+	h := &ctx.Request.Header
 	if o := h.Peek("Origin"); o != nil && !s.origins.allowed(o) {
-		return false
+		return fasthttp.StatusExpectationFailed
+	}
+	if s.rate != nil {
+		if s.rate.take(ctx) > 0 {
+			return fasthttp.StatusExpectationFailed
+		}
+		ctx.SetUserValue(userRated, true)
 	}
 	if st, _, _ := s.checkHeaders(h); st != 0 {
-		return false
+		return fasthttp.StatusExpectationFailed
 	}
-	// Rows 2 and 6 need the peer and a reservation; they are decided in
-	// the handler, where the body is still unread.
-	return true
+	// Room in the budget is checked, not kept: if the body never came the
+	// handler would not run to give it back. The handler reserves again.
+	reserve := s.reservation(h)
+	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
+		return fasthttp.StatusExpectationFailed
+	}
+	s.budget.release(reserve)
+	return fasthttp.StatusContinue
 }
+
+// userRated is the user-value key that says expectHandler took the
+// request's rate-limit token.
+const userRated = "rpcedge.rated"
+
+// contentEncoding parses every Content-Encoding line of h as one list
+// (RFC 9110 §5.3): two lines "gzip" and "zstd" mean "gzip, zstd".
+func contentEncoding(h *fasthttp.RequestHeader) (decode.Encoding, error) {
+	lines := 0
+	var joined [256]byte
+	buf := joined[:0]
+	var err error
+	h.VisitAll(func(k, v []byte) {
+		if !bytes.EqualFold(k, []byte("Content-Encoding")) {
+			return
+		}
+		if lines > 0 {
+			buf = append(buf, ',')
+		}
+		lines++
+		if len(buf)+len(v) > len(joined) {
+			err = errTooManyCodings
+			return
+		}
+		buf = append(buf, v...)
+	})
+	if err != nil {
+		return decode.Encoding{}, err
+	}
+	if lines <= 1 {
+		return decode.ParseEncoding(h.Peek("Content-Encoding"))
+	}
+	return decode.ParseEncoding(buf)
+}
+
+var errTooManyCodings = errors.New("fastserver: Content-Encoding too long")
 
 // errorHandler answers what fasthttp refuses before the handler runs:
 // 431 for an oversized header block, 408 for a read timeout, 400 for a

@@ -3,6 +3,7 @@ package fastserver
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -74,15 +75,31 @@ func (r *Request) Header(name string) []byte {
 	if r.header == nil {
 		return nil
 	}
-	return r.header.Peek(name)
+	v := r.header.Peek(name)
+	if len(v) == 0 && isFieldHeader(name) {
+		return nil
+	}
+	return v
 }
 
 // HasHeader reports whether the named header is present, even if empty.
+// For the headers fasthttp keeps in fields of their own (Content-Type,
+// Content-Length, Host, User-Agent, Cookie, Transfer-Encoding,
+// Connection) an empty value cannot be told from an absent one and counts
+// as absent.
 func (r *Request) HasHeader(name string) bool {
-	if r.header == nil {
-		return false
+	return r.Header(name) != nil
+}
+
+// isFieldHeader reports whether fasthttp keeps the header in a field of
+// its own, where Peek returns an empty value for an absent header.
+func isFieldHeader(name string) bool {
+	for _, f := range [...]string{"Content-Type", "Content-Length", "Host", "User-Agent", "Cookie", "Transfer-Encoding", "Connection"} {
+		if len(name) == len(f) && strings.EqualFold(name, f) {
+			return true
+		}
 	}
-	return r.header.Peek(name) != nil
+	return false
 }
 
 // Host returns the request's Host header.

@@ -38,7 +38,7 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	c := s.newCall()
+	c := s.newCall(ep.IDs)
 	var h fasthttp.RequestHeader // no headers on a stream
 	for {
 		if err := ctx.Err(); err != nil {

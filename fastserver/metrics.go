@@ -17,6 +17,7 @@ import (
 //	rpcedge_request_body_bytes{endpoint}                  histogram (wire bytes read)
 //	rpcedge_requests_in_flight                            gauge
 //	rpcedge_handler_panics_total                          counter
+//	rpcedge_handler_timeouts_total                        counter
 //
 // method is a registered method's name or "other" (unregistered names
 // never become labels); code is the JSON-RPC error code or "none" for a
@@ -25,6 +26,7 @@ type serverMetrics struct {
 	set      *metrics.Set
 	inflight atomic.Int64
 	panics   *metrics.Counter
+	timeouts *metrics.Counter
 	latency  map[*endpoint]*metrics.PrometheusHistogram
 	size     map[*endpoint]*metrics.PrometheusHistogram
 
@@ -50,6 +52,7 @@ func newServerMetrics(eps map[string]*endpoint) *serverMetrics {
 	}
 	m.set.NewGauge("rpcedge_requests_in_flight", func() float64 { return float64(m.inflight.Load()) })
 	m.panics = m.set.NewCounter("rpcedge_handler_panics_total")
+	m.timeouts = m.set.NewCounter("rpcedge_handler_timeouts_total")
 	for path, ep := range eps {
 		q := strconv.Quote(path)
 		m.latency[ep] = m.set.NewPrometheusHistogram("rpcedge_request_duration_seconds{endpoint=" + q + "}")

@@ -31,7 +31,7 @@ func (ms *Methods) Handle(name string, h Handler) {
 	case name == "":
 		ms.errs = append(ms.errs, errors.New("fastserver: a method registered with an empty name"))
 		return
-	case h == nil:
+	case h == nil || isNilFunc(h):
 		ms.errs = append(ms.errs, fmt.Errorf("fastserver: method %q registered with a nil handler", name))
 		return
 	}
@@ -94,4 +94,9 @@ func (ms *Methods) Endpoint(path string, ids decode.IDPolicy) *Endpoint {
 		Route:  func(r *Request) Route { return ms.Route(r.Msg.Method) },
 		Err:    ms.Err(),
 	}
+}
+
+func isNilFunc(h Handler) bool {
+	f, ok := h.(HandlerFunc)
+	return ok && f == nil
 }

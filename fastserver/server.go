@@ -29,12 +29,12 @@ type Server struct {
 	rate      *rateLimiter
 	budget    budget
 	metrics   *serverMetrics
-	calls     sync.Pool
 	log       *slog.Logger
 
 	entered  atomic.Uint64 // POST requests whose handler was entered
 	answered atomic.Uint64 // of those, the ones answered
 	serving  atomic.Bool
+	running  activeList // handlers running, for Shutdown
 	shutdown chan struct{}
 	stopOnce sync.Once
 }
@@ -43,6 +43,7 @@ type endpoint struct {
 	*Endpoint
 	labels map[string]string // Route.Label → canonical label
 	path   string
+	calls  sync.Pool // *call, decoding with this endpoint's id policy
 }
 
 // Stats are the server's own counts, for operators and tests.
@@ -80,6 +81,8 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 			errs = append(errs, ep.Err)
 		case ep.Path == "" || ep.Path[0] != '/':
 			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q must start with /", ep.Path))
+		case ep.Path == "/healthz" || ep.Path == "/metrics":
+			errs = append(errs, fmt.Errorf("fastserver: endpoint path %s is reserved for the server's own route", ep.Path))
 		case ep.Route == nil:
 			errs = append(errs, fmt.Errorf("fastserver: endpoint %s has no Route", ep.Path))
 		case s.endpoints[ep.Path] != nil:
@@ -100,11 +103,13 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	}
 	s.budget.limit = cfg.InflightBodyBytes
 	s.metrics = newServerMetrics(s.endpoints)
-	s.calls.New = func() any { return s.newCall() }
+	for _, e := range s.endpoints {
+		e.calls.New = func() any { return s.newCall(e.IDs) }
+	}
 	s.http = &fasthttp.Server{
 		Handler:                       s.serve,
 		ErrorHandler:                  s.errorHandler,
-		ContinueHandler:               s.continueHandler,
+		ExpectHandler:                 s.expectHandler,
 		Name:                          "rpcedge",
 		Concurrency:                   cfg.MaxConns,
 		ReadBufferSize:                cfg.MaxHeaderBytes,
@@ -178,15 +183,29 @@ func (s *Server) Serve(ln net.Listener) error {
 
 // Shutdown stops accepting connections, lets every accepted request finish
 // and be answered, and closes idle connections. It waits at most the
-// grace period (Config.ShutdownGrace, or ctx's deadline if earlier) and
-// returns ctx's error or context.DeadlineExceeded when requests were
-// still running then.
+// grace period (Config.ShutdownGrace, or ctx's deadline if earlier); then
+// it cancels the contexts of the handlers still running (they are
+// answered 500 / -32603 when they return) and waits at most one more
+// second for their answers. It returns context.DeadlineExceeded when
+// connections were still open at the end.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.shutdown) })
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
+	grace, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
 	defer cancel()
-	return s.http.ShutdownWithContext(ctx)
+	wait, cancelWait := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace+time.Second)
+	defer cancelWait()
+	done := make(chan error, 1)
+	go func() { done <- s.http.ShutdownWithContext(wait) }()
+	select {
+	case err := <-done:
+		return err
+	case <-grace.Done():
+	}
+	s.running.cancelAll(errShuttingDown)
+	return <-done
 }
+
+var errShuttingDown = errors.New("fastserver: server shutting down")
 
 // fasthttpLogger sends fasthttp's own messages to slog.
 type fasthttpLogger struct{ l *slog.Logger }
@@ -207,9 +226,9 @@ type call struct {
 	dl   deadlineCtx
 }
 
-func (s *Server) newCall() *call {
+func (s *Server) newCall(ids decode.IDPolicy) *call {
 	c := &call{s: s, out: make([]byte, 0, 4096)}
-	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth}); err != nil {
+	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids}); err != nil {
 		panic(err) // Config was validated
 	}
 	c.dl.init()
@@ -286,7 +305,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.entered.Add(1)
 	start := time.Now()
 	s.metrics.inflight.Add(1)
-	c := s.calls.Get().(*call)
+	c := ep.calls.Get().(*call)
 	label := ""
 	status, code := s.runRPC(ctx, ep, c, &label)
 	s.metrics.inflight.Add(-1)
@@ -296,7 +315,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}
 	c.body = eofReader{}
-	s.calls.Put(c)
+	ep.calls.Put(c)
 	s.answered.Add(1)
 }
 
@@ -308,15 +327,15 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	originOK := origin == nil || s.origins.allowed(origin)
 	if originOK && origin != nil {
 		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
-		ctx.Response.Header.Set("Vary", "Origin")
+		ctx.Response.Header.Add("Vary", "Origin")
 	}
 	bodyPending := h.ContentLength() != 0 && h.ContentLength() != -2
 	// Row 1.
 	if !originOK {
 		return s.refuse(ctx, bodyPending, fasthttp.StatusForbidden, decode.CodeInvalidRequest, "origin not allowed", 0)
 	}
-	// Row 2.
-	if s.rate != nil {
+	// Row 2 (unless expectHandler took the token).
+	if s.rate != nil && ctx.UserValue(userRated) == nil {
 		if wait := s.rate.take(ctx); wait > 0 {
 			return s.refuse(ctx, true, fasthttp.StatusTooManyRequests, decode.CodeInternalError, "rate limit reached", wait)
 		}
@@ -325,12 +344,9 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	if st, code, msg := s.checkHeaders(h); st != 0 {
 		return s.refuse(ctx, bodyPending, st, code, msg, 0)
 	}
-	enc, _ := decode.ParseEncoding(h.Peek("Content-Encoding"))
+	enc, _ := contentEncoding(h)
 	// Row 6.
-	reserve := s.cfg.MaxBodyBytes
-	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve {
-		reserve = int64(cl)
-	}
+	reserve := s.reservation(h)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return s.refuse(ctx, bodyPending, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
@@ -367,6 +383,19 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 }
 
 var nullJSON = []byte("null")
+
+// reservation is what a body reserves of the in-flight budget: what it
+// can grow to, its declared length, or the ceiling when it is chunked or
+// compressed.
+func (s *Server) reservation(h *fasthttp.RequestHeader) int64 {
+	reserve := s.cfg.MaxBodyBytes
+	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve {
+		if enc, err := contentEncoding(h); err == nil && enc.IsIdentity() {
+			reserve = int64(cl)
+		}
+	}
+	return reserve
+}
 
 // dispatch decides rows 11 to 19 for a valid message in c.msg, whatever
 // the transport: it leaves the answer in c.out and returns its status
@@ -421,13 +450,18 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	prefix := len(c.out)
 	c.req.ctx = c.dl.start(s.cfg.HandlerTimeout)
+	s.running.add(&c.dl)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
+	s.running.remove(&c.dl)
 	expired := c.dl.stop()
 	c.req.ctx = nil
 	switch {
 	case panicked:
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
-	case expired:
+	case expired == errShuttingDown:
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "server shutting down", nil)
+	case expired != nil:
+		s.metrics.timeouts.Inc()
 		s.log.Warn("handler passed its deadline", "method", string(m.Method), "deadline", s.cfg.HandlerTimeout)
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "handler deadline exceeded", nil)
 	case err != nil:
@@ -493,7 +527,7 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
 					c.out = z
 					ctx.Response.Header.SetBytesV("Content-Encoding", encNames[zenc])
 				}
-				ctx.Response.Header.Set("Vary", "Accept-Encoding")
+				ctx.Response.Header.Add("Vary", "Accept-Encoding")
 			}
 		}
 	}

@@ -10,12 +10,13 @@ import (
 )
 
 // paramsAPI decodes typed params: strings are copied (they outlive the
-// request buffer) and validated as UTF-8, integers stay exact (int64, or
-// json.Number for interface{} targets), member names match case-sensitively.
+// request buffer) and validated as UTF-8, numbers stay exact (typed
+// integer fields decode exactly; interface{} targets get json.Number),
+// member names match case-sensitively.
 var paramsAPI = sonic.Config{
 	CopyString:     true,
 	ValidateString: true,
-	UseInt64:       true,
+	UseNumber:      true,
 	CaseSensitive:  true,
 }.Froze()
 
