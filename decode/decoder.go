@@ -30,11 +30,14 @@ type Options struct {
 	IDs IDPolicy
 }
 
+// MaxCeiling is the largest MaxBytes a Decoder takes: 1 TiB.
+const MaxCeiling = 1 << 40
+
 // errOptions is returned by SetOptions for an invalid value.
-var errOptions = errors.New("decode: invalid options: MaxBytes and MaxDepth must not be negative, IDs must accept at least one id type")
+var errOptions = errors.New("decode: invalid options: MaxBytes must be in [0, 1 TiB], MaxDepth must not be negative, IDs must accept at least one id type")
 
 func (o Options) validate() error {
-	if o.MaxBytes < 0 || o.MaxDepth < 0 || (o.IDs != 0 && o.IDs&IDsJSONRPC == 0) {
+	if o.MaxBytes < 0 || o.MaxBytes > MaxCeiling || o.MaxDepth < 0 || (o.IDs != 0 && o.IDs&IDsJSONRPC&^policySet == 0) {
 		return errOptions
 	}
 	return nil
@@ -72,6 +75,9 @@ type Decoder struct {
 	buf  []byte // body bytes received by Write or read by DecodeReader
 	err  Error
 	bad  bool // a verdict of refusal has been reached
+	// oneShot says the scanner holds the state of a Decode, not of
+	// Writes: the next Write or Finish starts afresh.
+	oneShot bool
 	br   BodyReader
 }
 
@@ -106,6 +112,7 @@ func (d *Decoder) Reset() {
 	d.sc.reset(d.opts.maxDepth(), true)
 	d.buf = d.buf[:0]
 	d.bad = false
+	d.oneShot = false
 }
 
 // Decode decodes the complete body into m. It returns nil for a request or
@@ -117,6 +124,7 @@ func (d *Decoder) Reset() {
 // grown their buffers.
 func (d *Decoder) Decode(body []byte, m *Message) error {
 	d.Reset()
+	d.oneShot = true
 	m.clear()
 	max := d.opts.maxBytes()
 	if int64(len(body)) > max {
@@ -140,6 +148,9 @@ func (d *Decoder) Decode(body []byte, m *Message) error {
 //
 // The error is a *Error owned by d: valid until d is reset.
 func (d *Decoder) Write(p []byte) (int, error) {
+	if d.oneShot {
+		d.Reset()
+	}
 	if d.bad {
 		return 0, &d.err
 	}
@@ -165,6 +176,9 @@ func (d *Decoder) Write(p []byte) (int, error) {
 // Finish ends a body fed with Write and decodes it into m, as Decode would
 // have decoded the same bytes. m's slices borrow from d's buffer.
 func (d *Decoder) Finish(m *Message) error {
+	if d.oneShot {
+		d.Reset()
+	}
 	m.clear()
 	if d.bad {
 		m.Error = d.err
@@ -184,11 +198,13 @@ func (d *Decoder) Finish(m *Message) error {
 // next body.
 //
 // An error from r other than io.EOF is returned as is (not an *Error),
-// and m is left invalid. m's slices borrow from d's buffer.
+// and m is left invalid; a reader that returns no bytes and no error 100
+// times in a row gets io.ErrNoProgress. m's slices borrow from d's buffer.
 func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 	d.Reset()
 	m.clear()
 	max := d.opts.maxBytes()
+	empty := 0 // reads in a row that returned nothing
 	for {
 		if cap(d.buf)-len(d.buf) < 512 && int64(cap(d.buf)) <= max {
 			d.grow(max)
@@ -199,6 +215,13 @@ func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 			want = lim
 		}
 		nr, rerr := r.Read(d.buf[len(d.buf) : len(d.buf)+int(want)])
+		if nr == 0 && rerr == nil {
+			if empty++; empty >= 100 {
+				return io.ErrNoProgress
+			}
+			continue
+		}
+		empty = 0
 		if nr > 0 {
 			end := len(d.buf) + nr
 			if int64(end) > max {

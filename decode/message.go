@@ -67,16 +67,18 @@ type IDPolicy uint8
 const (
 	// IDsJSONRPC accepts what JSON-RPC 2.0 allows: a string, a number
 	// (any form) or null. It is the policy of /a2a and the default.
-	IDsJSONRPC IDPolicy = 1<<IDString | 1<<IDInteger | 1<<IDNumber | 1<<IDNull
+	IDsJSONRPC IDPolicy = policySet | 1<<IDString | 1<<IDInteger | 1<<IDNumber | 1<<IDNull
 	// IDsMCP accepts what MCP allows: a string or an integer.
-	IDsMCP IDPolicy = 1<<IDString | 1<<IDInteger
+	IDsMCP IDPolicy = policySet | 1<<IDString | 1<<IDInteger
 )
 
 // AcceptIDs returns the policy that accepts exactly the given types.
 // IDAbsent and IDOther are ignored: a missing id always makes a
-// notification, and booleans, objects and arrays are never ids.
+// notification, and booleans, objects and arrays are never ids. A policy
+// that accepts nothing (AcceptIDs() or AcceptIDs(IDOther)) is not the
+// zero policy: Decoder.SetOptions refuses it.
 func AcceptIDs(types ...IDType) IDPolicy {
-	var p IDPolicy
+	p := policySet
 	for _, t := range types {
 		if t != IDAbsent && t < IDOther {
 			p |= 1 << t
@@ -84,6 +86,10 @@ func AcceptIDs(types ...IDType) IDPolicy {
 	}
 	return p
 }
+
+// policySet marks a policy built by AcceptIDs, so that one that accepts
+// nothing is not taken for the zero value.
+const policySet IDPolicy = 1 << 7
 
 // Accepts reports whether p accepts ids of type t.
 func (p IDPolicy) Accepts(t IDType) bool {
