@@ -3,42 +3,47 @@ package fastserver
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
+// NOTE: handler deadlines.
+//
+// A timer per request costs more than the rest of a small request (Reset
+// and Stop take the runtime's timer locks). Instead, every running handler
+// is linked into the server's list with its deadline read off a coarse
+// clock, and one watchdog goroutine ticks (every HandlerTimeout/20, at
+// least 5 ms, at most 100 ms), advances the clock and cancels the
+// contexts whose deadline has passed. A deadline is therefore honoured
+// within one tick, and arming one costs a lock and a few stores.
+
 // deadlineCtx is the context a handler runs under: a reusable
-// context.Context with the handler deadline, so that giving handlers a
-// deadline allocates nothing per request. Its Done channel is closed when
-// the deadline passes; a new one is made for the next request only then.
+// context.Context, so that giving handlers a deadline allocates nothing
+// per request. Its Done channel is closed when the deadline passes or the
+// server's grace period ends; a new one is made for the next request only
+// then.
 type deadlineCtx struct {
 	mu       sync.Mutex
-	deadline time.Time
+	deadline int64 // unix nanoseconds
 	done     chan struct{}
 	err      error
 	active   bool
-	timer    *time.Timer
 
-	// links in the server's list of running handlers, under the
-	// server's activeMu
+	// links in the watchdog's list, under its mutex
 	prev, next *deadlineCtx
 }
 
 var _ context.Context = (*deadlineCtx)(nil)
 
-func (d *deadlineCtx) init() {
-	d.done = make(chan struct{})
-	d.timer = time.AfterFunc(time.Hour, d.fire)
-	d.timer.Stop()
-}
+func (d *deadlineCtx) init() { d.done = make(chan struct{}) }
 
-// start arms the deadline and returns the context.
-func (d *deadlineCtx) start(timeout time.Duration) context.Context {
+// start arms the context with a deadline and returns it.
+func (d *deadlineCtx) start(deadline int64) context.Context {
 	d.mu.Lock()
-	d.deadline = time.Now().Add(timeout)
+	d.deadline = deadline
 	d.active = true
 	d.err = nil
 	d.mu.Unlock()
-	d.timer.Reset(timeout)
 	return d
 }
 
@@ -52,29 +57,17 @@ func (d *deadlineCtx) cancel(err error) {
 	d.mu.Unlock()
 }
 
-// fire runs on the timer. A late fire from an earlier request finds a
-// later deadline and does nothing.
-func (d *deadlineCtx) fire() {
-	d.mu.Lock()
-	if d.active && d.err == nil && !time.Now().Before(d.deadline) {
-		d.err = context.DeadlineExceeded
-		close(d.done)
-	}
-	d.mu.Unlock()
-}
-
-// stop disarms the deadline. It returns why the context ended, or nil:
-// context.DeadlineExceeded when the deadline passed (even if the timer
-// had not fired yet), or the error given to cancel.
-func (d *deadlineCtx) stop() error {
-	d.timer.Stop()
+// stop disarms the context. It returns why the context ended, or nil:
+// context.DeadlineExceeded when the deadline passed by now (even if the
+// watchdog had not seen it yet), or the error given to cancel.
+func (d *deadlineCtx) stop(now int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active = false
 	err := d.err
 	if err != nil {
 		d.done = make(chan struct{})
-	} else if !time.Now().Before(d.deadline) {
+	} else if now >= d.deadline {
 		err = context.DeadlineExceeded
 	}
 	return err
@@ -83,7 +76,7 @@ func (d *deadlineCtx) stop() error {
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.deadline, true
+	return time.Unix(0, d.deadline), true
 }
 
 func (d *deadlineCtx) Done() <-chan struct{} {
@@ -100,42 +93,89 @@ func (d *deadlineCtx) Err() error {
 
 func (d *deadlineCtx) Value(any) any { return nil }
 
-// activeList is the list of handlers running, so that Shutdown can cancel
-// their contexts when the grace period is over.
-type activeList struct {
-	mu   sync.Mutex
-	head *deadlineCtx
+// watchdog keeps the list of running handlers, the coarse clock, and
+// cancels the contexts whose deadline has passed.
+type watchdog struct {
+	mu      sync.Mutex
+	head    *deadlineCtx
+	now     atomic.Int64 // unix nanoseconds, advanced every tick
+	tick    time.Duration
+	once    sync.Once
+	stopped chan struct{}
+	quit    sync.Once
 }
 
-func (l *activeList) add(d *deadlineCtx) {
-	l.mu.Lock()
-	d.prev, d.next = nil, l.head
-	if l.head != nil {
-		l.head.prev = d
+func newWatchdog(timeout time.Duration) *watchdog {
+	tick := timeout / 20
+	tick = max(tick, 5*time.Millisecond)
+	tick = min(tick, 100*time.Millisecond)
+	w := &watchdog{tick: tick, stopped: make(chan struct{})}
+	w.now.Store(time.Now().UnixNano())
+	return w
+}
+
+// clock returns the coarse time, starting the watchdog on first use.
+func (w *watchdog) clock() int64 {
+	w.once.Do(func() {
+		w.now.Store(time.Now().UnixNano())
+		go w.run()
+	})
+	return w.now.Load()
+}
+
+func (w *watchdog) run() {
+	t := time.NewTicker(w.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stopped:
+			return
+		case <-t.C:
+			now := time.Now().UnixNano()
+			w.now.Store(now)
+			w.mu.Lock()
+			for d := w.head; d != nil; d = d.next {
+				if d.deadline <= now {
+					d.cancel(context.DeadlineExceeded)
+				}
+			}
+			w.mu.Unlock()
+		}
 	}
-	l.head = d
-	l.mu.Unlock()
 }
 
-func (l *activeList) remove(d *deadlineCtx) {
-	l.mu.Lock()
+// stop ends the watchdog goroutine.
+func (w *watchdog) stop() { w.quit.Do(func() { close(w.stopped) }) }
+
+func (w *watchdog) add(d *deadlineCtx) {
+	w.mu.Lock()
+	d.prev, d.next = nil, w.head
+	if w.head != nil {
+		w.head.prev = d
+	}
+	w.head = d
+	w.mu.Unlock()
+}
+
+func (w *watchdog) remove(d *deadlineCtx) {
+	w.mu.Lock()
 	if d.prev != nil {
 		d.prev.next = d.next
-	} else if l.head == d {
-		l.head = d.next
+	} else if w.head == d {
+		w.head = d.next
 	}
 	if d.next != nil {
 		d.next.prev = d.prev
 	}
 	d.prev, d.next = nil, nil
-	l.mu.Unlock()
+	w.mu.Unlock()
 }
 
 // cancelAll cancels every running handler's context with err.
-func (l *activeList) cancelAll(err error) {
-	l.mu.Lock()
-	for d := l.head; d != nil; d = d.next {
+func (w *watchdog) cancelAll(err error) {
+	w.mu.Lock()
+	for d := w.head; d != nil; d = d.next {
 		d.cancel(err)
 	}
-	l.mu.Unlock()
+	w.mu.Unlock()
 }

@@ -37,6 +37,7 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 	if err != nil {
 		return err
 	}
+	defer s.running.stop()
 	bw := bufio.NewWriter(w)
 	c := s.newCall(ep.IDs)
 	var h fasthttp.RequestHeader // no headers on a stream

@@ -34,7 +34,7 @@ type Server struct {
 	entered  atomic.Uint64 // POST requests whose handler was entered
 	answered atomic.Uint64 // of those, the ones answered
 	serving  atomic.Bool
-	running  activeList // handlers running, for Shutdown
+	running  *watchdog // handlers running: deadlines and Shutdown
 	shutdown chan struct{}
 	stopOnce sync.Once
 }
@@ -102,6 +102,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies)
 	}
 	s.budget.limit = cfg.InflightBodyBytes
+	s.running = newWatchdog(cfg.HandlerTimeout)
 	s.metrics = newServerMetrics(s.endpoints)
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
@@ -192,17 +193,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.shutdown) })
 	grace, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
 	defer cancel()
-	wait, cancelWait := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace+time.Second)
+	end, _ := grace.Deadline() // the grace period or ctx's deadline, whichever is first
+	wait, cancelWait := context.WithDeadline(context.WithoutCancel(ctx), end.Add(time.Second))
 	defer cancelWait()
 	done := make(chan error, 1)
 	go func() { done <- s.http.ShutdownWithContext(wait) }()
 	select {
 	case err := <-done:
+		s.running.stop()
 		return err
 	case <-grace.Done():
 	}
 	s.running.cancelAll(errShuttingDown)
-	return <-done
+	err := <-done
+	s.running.stop()
+	return err
 }
 
 var errShuttingDown = errors.New("fastserver: server shutting down")
@@ -449,11 +454,11 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, m.ID...)
 	c.out = append(c.out, `,"result":`...)
 	prefix := len(c.out)
-	c.req.ctx = c.dl.start(s.cfg.HandlerTimeout)
+	c.req.ctx = c.dl.start(s.running.clock() + int64(s.cfg.HandlerTimeout))
 	s.running.add(&c.dl)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	s.running.remove(&c.dl)
-	expired := c.dl.stop()
+	expired := c.dl.stop(s.running.now.Load())
 	c.req.ctx = nil
 	switch {
 	case panicked:
