@@ -14,13 +14,13 @@ import (
 
 // checkHeaders decides rows 3 to 5 from the request header: the status,
 // code and message of the refusal, or status 0.
-func (s *Server) checkHeaders(h *fasthttp.RequestHeader) (int, int, string) {
+func (s *Server) checkHeaders(h *fasthttp.RequestHeader, encErr error) (int, int, string) {
 	// fasthttp keeps Content-Type in a field of its own: absent and empty
 	// both read as empty.
 	if ct := h.ContentType(); len(ct) > 0 && !isJSONType(ct) {
 		return fasthttp.StatusUnsupportedMediaType, decode.CodeInvalidRequest, "Content-Type must be application/json"
 	}
-	if _, err := contentEncoding(h); err != nil {
+	if encErr != nil {
 		return fasthttp.StatusUnsupportedMediaType, decode.CodeInvalidRequest, "unsupported Content-Encoding"
 	}
 	if cl := h.ContentLength(); cl > 0 && int64(cl) > s.cfg.MaxBodyBytes {
@@ -62,12 +62,13 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
 		}
 		ctx.SetUserValue(userRated, true)
 	}
-	if st, _, _ := s.checkHeaders(h); st != 0 {
+	enc, encErr := contentEncoding(h)
+	if st, _, _ := s.checkHeaders(h, encErr); st != 0 {
 		return fasthttp.StatusExpectationFailed
 	}
 	// Room in the budget is checked, not kept: if the body never came the
 	// handler would not run to give it back. The handler reserves again.
-	reserve := s.reservation(h)
+	reserve := s.reservation(h, enc)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return fasthttp.StatusExpectationFailed
 	}
@@ -82,6 +83,10 @@ const userRated = "rpcedge.rated"
 // contentEncoding parses every Content-Encoding line of h as one list
 // (RFC 9110 §5.3): two lines "gzip" and "zstd" mean "gzip, zstd".
 func contentEncoding(h *fasthttp.RequestHeader) (decode.Encoding, error) {
+	first := h.Peek("Content-Encoding")
+	if first == nil {
+		return decode.Encoding{}, nil // no line at all: identity
+	}
 	lines := 0
 	var joined [256]byte
 	buf := joined[:0]
@@ -104,7 +109,7 @@ func contentEncoding(h *fasthttp.RequestHeader) (decode.Encoding, error) {
 		return decode.Encoding{}, err
 	}
 	if lines <= 1 {
-		return decode.ParseEncoding(h.Peek("Content-Encoding"))
+		return decode.ParseEncoding(first)
 	}
 	return decode.ParseEncoding(buf)
 }

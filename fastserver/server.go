@@ -346,12 +346,12 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		}
 	}
 	// Rows 3 to 5.
-	if st, code, msg := s.checkHeaders(h); st != 0 {
+	enc, encErr := contentEncoding(h)
+	if st, code, msg := s.checkHeaders(h, encErr); st != 0 {
 		return s.refuse(ctx, bodyPending, st, code, msg, 0)
 	}
-	enc, _ := contentEncoding(h)
 	// Row 6.
-	reserve := s.reservation(h)
+	reserve := s.reservation(h, enc)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return s.refuse(ctx, bodyPending, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
@@ -392,12 +392,10 @@ var nullJSON = []byte("null")
 // reservation is what a body reserves of the in-flight budget: what it
 // can grow to, its declared length, or the ceiling when it is chunked or
 // compressed.
-func (s *Server) reservation(h *fasthttp.RequestHeader) int64 {
+func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) int64 {
 	reserve := s.cfg.MaxBodyBytes
-	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve {
-		if enc, err := contentEncoding(h); err == nil && enc.IsIdentity() {
-			reserve = int64(cl)
-		}
+	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve && enc.IsIdentity() {
+		reserve = int64(cl)
 	}
 	return reserve
 }

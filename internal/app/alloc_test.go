@@ -1,0 +1,159 @@
+//go:build !race
+
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/valyala/fasthttp"
+)
+
+// memConn is a net.Conn over two buffers: fasthttp's ServeConn reads
+// pipelined requests from r until it is empty and writes answers to w.
+type memConn struct{ r, w bytes.Buffer }
+
+var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+
+func (c *memConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
+func (c *memConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
+func (c *memConn) Close() error                     { return nil }
+func (c *memConn) LocalAddr() net.Addr              { return memAddr }
+func (c *memConn) RemoteAddr() net.Addr             { return memAddr }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+// demoHTTP returns a fasthttp.Server around the whole demo server's
+// handler, configured as fastserver.New configures its own (streamed
+// bodies, one byte of prefetch, no default Content-Type), with metrics on.
+func demoHTTP(t testing.TB) *fasthttp.Server {
+	a, err := New(Options{Server: fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fasthttp.Server{
+		Handler:              a.Server().Handler(),
+		StreamRequestBody:    true,
+		MaxRequestBodySize:   1,
+		NoDefaultContentType: true,
+		ReadBufferSize:       8 << 10,
+	}
+}
+
+const batch = 16
+
+// echoRequests returns batches of pipelined tools/call echo requests with
+// varied ids and texts, under 2026-07-28 (all headers and _meta) when
+// modern, else with no MCP headers.
+func echoRequests(batches int, modern bool) (reqs [][]byte, texts []string) {
+	for b := 0; b < batches; b++ {
+		var buf bytes.Buffer
+		for i := 0; i < batch; i++ {
+			n := b*batch + i
+			id := strconv.Itoa(n * 7919)
+			if n%2 == 1 {
+				id = `"req-` + strconv.Itoa(n) + `"`
+			}
+			text := strings.Repeat("héllo ", 1+n%7) + strconv.Itoa(n)
+			texts = append(texts, text)
+			meta, hdr := "", ""
+			if modern {
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+				hdr = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n"
+			}
+			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}` + meta + `}}`
+			buf.WriteString("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n" + hdr +
+				"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+		}
+		reqs = append(reqs, buf.Bytes())
+	}
+	return reqs, texts
+}
+
+// TestAllocsPerEcho pins the allocations of tools/call echo through the
+// whole demo server — fasthttp's connection loop, the contract pipeline,
+// MCP's header checks, the schema check, the tool, metrics and the
+// answer. rpcedge's own code allocates nothing; the 1 left is fasthttp's
+// (requestStream.discard's io.CopyN after every streamed request), so it
+// is pinned and can only go down.
+func TestAllocsPerEcho(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		t.Run("2026-07-28="+strconv.FormatBool(modern), func(t *testing.T) {
+			srv := demoHTTP(t)
+			reqs, texts := echoRequests(8, modern)
+			conn := &memConn{}
+			run := func(i int) {
+				conn.w.Reset()
+				conn.r.Write(reqs[i%len(reqs)])
+				if err := srv.ServeConn(conn); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; i < 2*len(reqs); i++ {
+				run(i)
+				br := bufio.NewReader(&conn.w)
+				for j := 0; j < batch; j++ {
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						t.Fatalf("answer %d: %v", j, err)
+					}
+					b, _ := io.ReadAll(resp.Body)
+					want := `"text":"` + texts[(i%len(reqs))*batch+j] + `"`
+					if resp.StatusCode != 200 || !bytes.Contains(b, []byte(want)) {
+						t.Fatalf("answer %d: %d %s, want %s", j, resp.StatusCode, b, want)
+					}
+				}
+			}
+			i := 0
+			per := testing.AllocsPerRun(50, func() { run(i); i++ }) / batch
+			const pinned = 1
+			if per > pinned {
+				t.Errorf("%.2f allocations per request, pinned at %d", per, pinned)
+			}
+			t.Logf("%.2f allocations per request", per)
+		})
+	}
+}
+
+// BenchmarkServeConn measures tools/call echo through the whole demo
+// server without a network: the CPU cost of a request in rpcedge and
+// fasthttp, beside the floor: fasthttp answering a constant body.
+func BenchmarkServeConn(b *testing.B) {
+	for _, name := range []string{"floor", "rpcedge", "rpcedge-2026-07-28"} {
+		b.Run(name, func(b *testing.B) {
+			modern := name == "rpcedge-2026-07-28"
+			var srv *fasthttp.Server
+			if name == "floor" {
+				answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`)
+				srv = &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+					ctx.SetContentType("application/json")
+					ctx.SetBody(answer)
+				}}
+			} else {
+				srv = demoHTTP(b)
+			}
+			reqs, _ := echoRequests(8, modern)
+			conn := &memConn{}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				conn.w.Reset()
+				conn.r.Write(reqs[i%len(reqs)])
+				if err := srv.ServeConn(conn); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/request")
+		})
+	}
+}
