@@ -316,6 +316,9 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.metrics.inflight.Add(-1)
 	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
 	if s.cfg.AccessLog {
+		if label == "" {
+			label = "other"
+		}
 		s.log.Info("rpc", "endpoint", ep.path, "method", label, "status", status, "code", code,
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}

@@ -1,0 +1,190 @@
+//go:build !race
+
+package fastserver
+
+// Allocations per request through the whole server: fasthttp's
+// connection loop, the contract pipeline, a raw handler, metrics and the
+// answer, as fasthttp's own allocation_test.go measures ServeConn.
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// memConn is a net.Conn over two buffers: ServeConn reads pipelined
+// requests from r until it is empty and writes the answers to w.
+type memConn struct {
+	r bytes.Buffer
+	w bytes.Buffer
+}
+
+var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+
+func (c *memConn) Read(p []byte) (int, error)         { return c.r.Read(p) }
+func (c *memConn) Write(p []byte) (int, error)        { return c.w.Write(p) }
+func (c *memConn) Close() error                       { return nil }
+func (c *memConn) LocalAddr() net.Addr                { return memAddr }
+func (c *memConn) RemoteAddr() net.Addr               { return memAddr }
+func (c *memConn) SetDeadline(t time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(t time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(t time.Time) error { return nil }
+
+// allocBatch is the number of pipelined requests per ServeConn call.
+const allocBatch = 16
+
+// allocRequests returns batches of allocBatch pipelined requests made by
+// body(n), the n-th body.
+func allocRequests(batches int, body func(n int) string) [][]byte {
+	out := make([][]byte, batches)
+	for b := range out {
+		var buf bytes.Buffer
+		for i := range allocBatch {
+			buf.WriteString(post(pathRPC, body(b*allocBatch+i), "User-Agent: alloc-test", "Accept: application/json, text/event-stream"))
+		}
+		out[b] = buf.Bytes()
+	}
+	return out
+}
+
+// allocID returns a varied id: integers, strings, big integers.
+func allocID(n int) string {
+	switch n % 3 {
+	case 0:
+		return strconv.Itoa(n * 7919)
+	case 1:
+		return `"req-` + strconv.Itoa(n) + `"`
+	}
+	return "-" + strconv.Itoa(n) + "12345678901234567890"
+}
+
+// echoBody is a tools/call-shaped echo with varied ids and texts.
+func echoBody(n int) string {
+	text := strings.Repeat("hello ", 1+n%9) + strconv.Itoa(n)
+	return `{"jsonrpc":"2.0","id":` + allocID(n) + `,"method":"echo","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
+}
+
+// refusalBody is a mix of answers decided after the body is read: rows 8,
+// 10, 13, 14, 15, 17 and 16.
+func refusalBody(n int) string {
+	id := allocID(n)
+	switch n % 7 {
+	case 0:
+		return `"not an object ` + strconv.Itoa(n) + `"`
+	case 1:
+		return `{"jsonrpc":"1.0","id":` + id + `,"method":"echo"}`
+	case 2:
+		return `{"jsonrpc":"2.0","method":"echo","params":{"n":` + strconv.Itoa(n) + `}}`
+	case 3:
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"nosuch` + strconv.Itoa(n) + `"}`
+	case 4:
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":[` + strconv.Itoa(n) + `]}`
+	case 5:
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"a":1,"a":2}}`
+	}
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"refused"}`
+}
+
+func allocServer(t testing.TB) *Server {
+	var ms Methods
+	ms.HandleFunc("echo", func(r *Request, dst []byte) ([]byte, error) {
+		return append(dst, r.Msg.Params...), nil
+	})
+	s, err := New(Config{Logger: quietLogger}, testEndpoint(&ms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestAllocsPerRequest: a warm server answers with no heap allocation per
+// request, through fasthttp's connection loop, the contract pipeline, a
+// raw handler, metrics and the answer.
+func TestAllocsPerRequest(t *testing.T) {
+	cases := []struct {
+		name   string
+		body   func(int) string
+		status func(n int) int
+		pinned float64
+	}{
+		// TODO(lead): the target is 0. The 1 left is fasthttp's, not
+		// ours: after every streamed request its server loop calls
+		// requestStream.discard (streaming.go:167), whose io.CopyN makes
+		// an io.LimitReader that escapes (24 B), even when the handler
+		// read the body to its end. Pinned so that it can only go down.
+		{"echo", echoBody, func(int) int { return 200 }, 1},
+		{"refusals after the body", refusalBody, func(n int) int {
+			return [...]int{400, 400, 202, 404, 200, 200, 200}[n%7]
+		}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := allocServer(t)
+			batches := allocRequests(7, tc.body)
+			conn := &memConn{}
+			conn.r.Grow(64 << 10)
+			conn.w.Grow(64 << 10)
+			run := func(i int) {
+				conn.w.Reset()
+				conn.r.Write(batches[i%len(batches)])
+				if err := s.http.ServeConn(conn); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Warm up, and check that every request was answered right.
+			for i := range len(batches) * 2 {
+				run(i)
+				br := bufio.NewReader(&conn.w)
+				for j := range allocBatch {
+					hr, err := http.ReadResponse(br, nil)
+					if err != nil {
+						t.Fatalf("batch %d answer %d: %v", i, j, err)
+					}
+					body := new(bytes.Buffer)
+					body.ReadFrom(hr.Body)
+					n := (i%len(batches))*allocBatch + j
+					if hr.StatusCode != tc.status(n) {
+						t.Fatalf("request %d: %d %s", n, hr.StatusCode, body)
+					}
+				}
+			}
+			if st := s.Stats(); st.Entered != st.Answered || st.Entered != uint64(2*len(batches)*allocBatch) {
+				t.Fatalf("stats %+v", st)
+			}
+			i := 0
+			allocs := testing.AllocsPerRun(200, func() {
+				run(i)
+				i++
+			}) / allocBatch
+			t.Logf("%.3f allocations per request", allocs)
+			if allocs > tc.pinned {
+				t.Errorf("%.3f allocations per request, want at most %v", allocs, tc.pinned)
+			}
+		})
+	}
+}
+
+// BenchmarkServeConnEcho is the same path as a benchmark, for
+// -memprofile: go test -run '^$' -bench ServeConnEcho -memprofile m.out
+// -memprofilerate 1, then go tool pprof -sample_index=alloc_objects.
+func BenchmarkServeConnEcho(b *testing.B) {
+	s := allocServer(b)
+	batches := allocRequests(8, echoBody)
+	conn := &memConn{}
+	conn.r.Grow(64 << 10)
+	conn.w.Grow(64 << 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += allocBatch {
+		conn.w.Reset()
+		conn.r.Write(batches[(i/allocBatch)%len(batches)])
+		if err := s.http.ServeConn(conn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
