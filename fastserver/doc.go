@@ -1,0 +1,102 @@
+// Package fastserver serves JSON-RPC 2.0 endpoints over HTTP/1.1 with
+// github.com/valyala/fasthttp, answering every request with the status
+// line, JSON-RPC code, id and headers of rpcedge's wire contract.
+//
+//	var ms fastserver.Methods
+//	ms.HandleFunc("echo", func(r *fastserver.Request, dst []byte) ([]byte, error) {
+//		v, _ := decode.Lookup(r.Msg.Params, "text")
+//		return append(dst, v...), nil // the JSON result, appended
+//	})
+//	s, err := fastserver.New(fastserver.Config{}, ms.Endpoint("/rpc", decode.IDsJSONRPC))
+//	err = s.ListenAndServe() // 127.0.0.1:8080 unless Config.Addr says otherwise
+//
+// The mcp and a2a packages build richer Endpoints; cmd/rpcedge serves both.
+//
+// # The pipeline
+//
+// A POST to an endpoint runs the contract's checks in order, and the first
+// that fails decides the answer:
+//
+//	 1 Origin not allowed                      403 / -32600
+//	 2 rate limit reached                      429 / -32603, Retry-After, closed
+//	 3 Content-Type not application/json       415 / -32600
+//	 4 Content-Encoding not served             415 / -32600
+//	 5 Content-Length over the ceiling         413 / -32600
+//	 6 in-flight body budget spent             503 / -32603, Retry-After
+//	 7 the body, as it streams in: batch 400/-32600, syntax 400/-32700,
+//	   depth 400/-32600, ceiling 413/-32600 (the first in byte order)
+//	 8 not an object, 9 duplicate top-level name,
+//	10 envelope (jsonrpc, method, id type)     400 / -32600
+//	11 protocol version not served             Endpoint.Check
+//	12 headers disagree with the body          Endpoint.Check
+//	13 a notification                          202, no body, no Content-Type
+//	14 unknown method                          404 / -32601 (Route.Handler nil)
+//	15 params not an object                    200 / -32602 (unless Route.OwnParams)
+//	16 refused outright                        Route.Refuse
+//	17 duplicate names in params               200 / -32602 (unless Route.OwnParams)
+//	18 panic, failure, deadline                500 / -32603
+//	19 success                                 200, result
+//
+// Rows 1 to 9 answer "id": null; later rows echo the request's id when it
+// is present and of a type the endpoint accepts, verbatim. Rows 1 to 6 are
+// decided from the headers, before the body is read; a request with
+// Expect: 100-continue that they refuse gets 417 and never sends its body.
+// An answer decided before the body was read to its end (rows 1 to 7) is
+// written on the hijacked connection, which is then half-closed, drained
+// for a bounded time and size, and closed, so that the client sees the
+// answer rather than a reset.
+//
+// # Handlers
+//
+// A Handler appends its JSON result to the answer buffer (no copy, no
+// allocation); Typed wraps a function of typed params and result, decoded
+// and encoded with github.com/bytedance/sonic (case-sensitive names, exact
+// numbers, copied strings). An *Error returned by a handler is answered
+// with its code; any other error, a panic or a handler past the deadline
+// is answered 500 / -32603 and the server keeps serving. Handlers get a
+// context with the deadline (Request.Context), cancelled also when
+// shutdown's grace period ends.
+//
+// # Lifetimes
+//
+// A Request, its Msg and everything they return borrow from the request
+// being served: nothing may be kept after the handler returns. The dst a
+// handler appends to is the server's; the handler returns it extended.
+// Server methods are safe for concurrent use; a Methods registry is safe
+// for concurrent lookups once registration is over.
+//
+// # Operation
+//
+// GET /healthz answers "ok"; GET /metrics exposes Prometheus text
+// (requests by endpoint, method — registered names only, "other" for the
+// rest — status and code; latency and body-size histograms; requests in
+// flight; handler panics and timeouts). Other methods on an endpoint get
+// 405 with Allow: POST, OPTIONS; OPTIONS answers CORS preflights. Answers
+// of at least 1 KiB are compressed with zstd or gzip when Accept-Encoding
+// allows. There is no log line per request unless Config.AccessLog.
+// Shutdown stops accepting, lets accepted requests finish, and closes.
+//
+// # Security
+//
+// Every limit of Config has a safe default, and 0 means that default,
+// never "unlimited": a 1 MiB body ceiling on wire and decoded bytes,
+// enforced on the stream (fasthttp's MaxRequestBodySize does not hold for
+// streamed bodies, so fastserver keeps fasthttp's prefetch at one byte and
+// counts itself); nesting depth 1000; a 256 MiB in-flight body budget
+// across connections (chunked and compressed bodies reserve the ceiling);
+// a 10 s handler deadline; 8 KiB of headers; 10 s read and write and 60 s
+// idle timeouts; 10,000 connections. Origins are refused unless loopback or
+// configured, so a web page cannot drive a local agent server. The rate
+// limit, off by default, keys clients by peer address (IPv6 by /64) and
+// believes X-Forwarded-For only from configured proxies, in a table of
+// bounded size.
+//
+// # Allocations
+//
+// Once warm, fastserver allocates nothing per request: the per-request
+// state is pooled per endpoint, answers are built in place and swapped
+// into the response, metrics are counted on preallocated counters, and
+// handler deadlines come from one watchdog goroutine rather than a timer
+// per request. fasthttp's connection loop itself allocates 24 bytes after
+// each streamed request (the io.LimitReader of its requestStream.discard).
+package fastserver
