@@ -20,11 +20,16 @@ package decode
 //
 // zstd: the decoder is single-threaded (no goroutines) and refuses, from the
 // frame header and before allocating the window, a frame whose window is
-// over 8 MiB (ErrCorrupt: RFC 9659 forbids such frames in HTTP's zstd coding
-// and requires decoders to accept up to 8 MiB) and a single-segment frame
-// declaring more than 8 MiB of content (ErrTooLarge). The window cap is not
-// tied to the ceiling: a window larger than the ceiling costs memory but not
-// output, since the out meter stops at the ceiling anyway.
+// over the window cap and a single-segment frame declaring more content
+// than the cap (both ErrTooLarge: decoding them would take more memory than
+// the ceiling allows). The cap follows the ceiling: the
+// ceiling rounded up to a power of two, at least 1 MiB and at most 8 MiB
+// (RFC 9659's largest window for HTTP). A decoder allocates its whole
+// window at the first block however little it then outputs, so a cap tied
+// to the ceiling keeps a zstd body's memory within a small multiple of the
+// ceiling. Encoders that declare a larger window than their content needs
+// (klauspost's streaming Writer declares 8 MiB by default) must use
+// single-segment frames (EncodeAll) or a window of at most the cap.
 
 import (
 	"bufio"
@@ -38,11 +43,22 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstdMaxWindow is the largest zstd window accepted: RFC 9659 requires
-// decoders of the HTTP "zstd" coding to accept windows up to 8 MB and
-// forbids encoders to use larger ones. A frame declaring more is refused
-// (ErrCorrupt) before its window is allocated.
+// zstdMaxWindow is the largest zstd window ever accepted: RFC 9659 forbids
+// encoders of HTTP's "zstd" coding larger ones.
 const zstdMaxWindow = 8 << 20
+
+// zstdMinWindow is the smallest window cap, whatever the ceiling.
+const zstdMinWindow = 1 << 20
+
+// zstdWindowClass returns the index of the window cap for a ceiling (0 for
+// 1 MiB, 1 for 2 MiB, 2 for 4 MiB, 3 for 8 MiB) and the cap itself.
+func zstdWindowClass(limit int64) (int, int) {
+	class, w := 0, zstdMinWindow
+	for int64(w) < limit && w < zstdMaxWindow {
+		class, w = class+1, w<<1
+	}
+	return class, w
+}
 
 // coding is one content coding. The zero value is identity.
 type coding uint8
@@ -193,8 +209,16 @@ func (e Encoding) String() string {
 var (
 	gzipPool = sync.Pool{New: func() any { return new(gzipDec) }}
 	zlibPool = sync.Pool{New: newZlibDec}
-	zstdPool = sync.Pool{New: newZstdDec}
+	// zstdPools holds decoders by window cap: 1, 2, 4, 8 MiB.
+	zstdPools [4]sync.Pool
 )
+
+func init() {
+	for i := range zstdPools {
+		w := zstdMinWindow << i
+		zstdPools[i].New = func() any { return newZstdDec(w) }
+	}
+}
 
 type gzipDec struct {
 	br bufio.Reader
@@ -208,8 +232,9 @@ type zlibDec struct {
 }
 
 type zstdDec struct {
-	br bufio.Reader
-	zd *zstd.Decoder
+	br    bufio.Reader
+	zd    *zstd.Decoder
+	class int // the window cap, which picks the pool
 }
 
 // emptyZlib is a complete zlib stream of no bytes: zlib.NewReader reads a
@@ -224,18 +249,18 @@ func newZlibDec() any {
 	return &zlibDec{zr: zr, rs: zr.(zlib.Resetter)}
 }
 
-func newZstdDec() any {
+func newZstdDec(window int) *zstdDec {
 	zd, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1), // synchronous: no goroutines
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdMaxWindow),
-		zstd.WithDecoderMaxMemory(zstdMaxWindow),
+		zstd.WithDecoderMaxWindow(uint64(window)),
+		zstd.WithDecoderMaxMemory(uint64(window)),
 		zstd.WithDecodeBuffersBelow(0), // never buffer a whole input
 	)
 	if err != nil {
 		panic("decode: zstd reader: " + err.Error())
 	}
-	return &zstdDec{zd: zd}
+	return &zstdDec{zd: zd, class: window}
 }
 
 // Internal signals between the links of the chain. They never reach the
@@ -311,7 +336,7 @@ type stage struct {
 	err     error // the first error other than io.EOF
 }
 
-func (s *stage) acquire(c coding, in io.Reader) {
+func (s *stage) acquire(c coding, in io.Reader, limit int64) {
 	s.c = c
 	switch c {
 	case codingGzip:
@@ -321,7 +346,8 @@ func (s *stage) acquire(c coding, in io.Reader) {
 		s.zl = zlibPool.Get().(*zlibDec)
 		s.br = &s.zl.br
 	case codingZstd:
-		s.zs = zstdPool.Get().(*zstdDec)
+		class, _ := zstdWindowClass(limit)
+		s.zs = zstdPools[class].Get().(*zstdDec)
 		s.br = &s.zs.br
 	}
 	s.br.Reset(in)
@@ -340,7 +366,8 @@ func (s *stage) release() {
 		zlibPool.Put(s.zl)
 	case codingZstd:
 		_ = s.zs.zd.Reset(nil) // drops the input; cannot fail on an open decoder
-		zstdPool.Put(s.zs)
+		class, _ := zstdWindowClass(int64(s.zs.class))
+		zstdPools[class].Put(s.zs)
 	}
 	*s = stage{}
 }
@@ -483,7 +510,7 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 	// last one first.
 	in := io.Reader(&r.wire)
 	for i := range r.nstages {
-		r.st[i].acquire(enc.list[r.nstages-1-i], in)
+		r.st[i].acquire(enc.list[r.nstages-1-i], in, limit)
 		if i == 0 && r.nstages == 2 {
 			r.mid = meter{r: &r.st[0], limit: limit}
 			in = &r.mid
@@ -541,7 +568,8 @@ const (
 	reasonWireOver    = "wire bytes over the ceiling"
 	reasonDecodedOver = "decoded bytes over the ceiling"
 	reasonMidOver     = "bytes between the two codings over the ceiling"
-	reasonZstdSize    = "zstd: frame content size over the 8 MiB window cap"
+	reasonZstdSize    = "zstd: frame content size over the window cap"
+	reasonZstdWindow  = "zstd: frame window larger than the ceiling allows (the ceiling rounded up to a power of two, 1 to 8 MiB)"
 )
 
 type failure uint8
@@ -583,7 +611,7 @@ var corruptReasons = [numCodings][numFailures]string{
 		failTruncated: "zstd: truncated stream",
 		failTrailing:  "zstd: bytes after the end of the stream",
 		failDict:      "zstd: dictionaries not supported",
-		failWindow:    "zstd: window over 8 MiB or block over the window",
+		failWindow:    "zstd: window over the cap (the ceiling, at least 1 MiB, at most 8 MiB) or block over the window",
 	},
 }
 
@@ -624,6 +652,9 @@ func (r *BodyReader) settle(err error) error {
 func (r *BodyReader) corrupt(s *stage) error {
 	if s.c == codingZstd && s.err == zstd.ErrDecoderSizeExceeded {
 		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
+	}
+	if s.c == codingZstd && s.err == zstd.ErrWindowSizeExceeded {
+		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdWindow)
 	}
 	return r.fail(ErrCorrupt, CodeParseError, corruptReasons[s.c][classify(s.err)])
 }

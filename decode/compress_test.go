@@ -46,7 +46,9 @@ func compressWith(tb testing.TB, list string, data []byte) []byte {
 			w.Write(data)
 			w.Close()
 		case "zstd":
-			w, err := zstd.NewWriter(&buf)
+			// A streaming writer declares its window: keep it within the
+			// cap of the default ceiling (1 MiB).
+			w, err := zstd.NewWriter(&buf, zstd.WithWindowSize(1<<20))
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -536,12 +538,13 @@ func bombCases() []bombCase {
 	return []bombCase{
 		{"gzip 64 MiB zeros", "gzip", bombs()["gzip"], decode.ErrTooLarge, "decoded"},
 		{"deflate 64 MiB zeros", "deflate", bombs()["deflate"], decode.ErrTooLarge, "decoded"},
-		{"zstd 64 MiB zeros", "zstd", bombs()["zstd"], decode.ErrTooLarge, "decoded"},
+		{"zstd 64 MiB zeros (8 MiB window)", "zstd", bombs()["zstd"], decode.ErrTooLarge, "window"},
 		{"gzip of gzip 64 MiB zeros", "gzip, gzip", bombs()["gzip, gzip"], decode.ErrTooLarge, "decoded"},
-		{"zstd RLE 1 GiB, 8 MiB window", "zstd", zstdFrame(windowDescriptor(23), false, 0, 8192), decode.ErrTooLarge, "decoded"},
-		{"zstd window 2 GiB", "zstd", zstdFrame(windowDescriptor(31), false, 0, 8192), decode.ErrCorrupt, "window"},
-		{"zstd window 16 MiB", "zstd", zstdFrame(windowDescriptor(24), false, 0, 8192), decode.ErrCorrupt, "window"},
-		{"zstd window 3.75 TiB", "zstd", zstdFrame(0xff, false, 0, 8192), decode.ErrCorrupt, "window"},
+		{"zstd RLE 1 GiB, 1 MiB window", "zstd", zstdFrame(windowDescriptor(20), false, 0, 8192), decode.ErrTooLarge, "decoded"},
+		{"zstd RLE 1 GiB, 8 MiB window", "zstd", zstdFrame(windowDescriptor(23), false, 0, 8192), decode.ErrTooLarge, "window"},
+		{"zstd window 2 GiB", "zstd", zstdFrame(windowDescriptor(31), false, 0, 8192), decode.ErrTooLarge, "window"},
+		{"zstd window 16 MiB", "zstd", zstdFrame(windowDescriptor(24), false, 0, 8192), decode.ErrTooLarge, "window"},
+		{"zstd window 3.75 TiB", "zstd", zstdFrame(0xff, false, 0, 8192), decode.ErrTooLarge, "window"},
 		{"zstd content size 1 TiB", "zstd", zstdFrame(0, true, 1<<40, 8192), decode.ErrTooLarge, "content size"},
 	}
 }
@@ -582,29 +585,35 @@ func TestBodyReaderBombs(t *testing.T) {
 		}
 		// A window over the cap is refused from the frame header, before
 		// any window buffer exists, even with a new decoder.
-		if tt.sentinel == decode.ErrCorrupt && alloc >= 1<<20 {
+		if tt.reason == "window" && alloc >= 1<<20 {
 			t.Errorf("%s: %d bytes allocated, want < 1 MiB", tt.name, alloc)
 		}
 	}
 }
 
-// An 8 MiB window (RFC 9659's maximum) is accepted for a small body.
-func TestBodyReaderZstdWindow8MiB(t *testing.T) {
+// The zstd window cap follows the ceiling: a frame declaring an 8 MiB
+// window (RFC 9659's maximum, and what a streaming klauspost Writer
+// declares by default) is refused at the default 1 MiB ceiling before its
+// window is allocated, and accepted when the ceiling is 8 MiB. A
+// single-segment frame of a small body declares no more than its size.
+func TestBodyReaderZstdWindow(t *testing.T) {
 	data := textish(4, 300<<10)
-	enc, _ := zstd.NewWriter(nil, zstd.WithWindowSize(8<<20), zstd.WithSingleSegment(false))
-	wire := enc.EncodeAll(data, nil)
-	var br decode.BodyReader
-	got, err := decodeAll(t, &br, "zstd", wire, 0, 4096)
-	if err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("%d bytes, %v", len(got), err)
-	}
-	// A streaming writer declares its whole window (8 MiB by default).
 	var b bytes.Buffer
-	w, _ := zstd.NewWriter(&b)
+	w, _ := zstd.NewWriter(&b) // declares an 8 MiB window
 	w.Write(data)
 	w.Close()
-	if got, err = decodeAll(t, &br, "zstd", b.Bytes(), 0, 4096); err != nil || !bytes.Equal(got, data) {
-		t.Fatalf("streamed: %d bytes, %v", len(got), err)
+	var br decode.BodyReader
+	got, err := decodeAll(t, &br, "zstd", b.Bytes(), 0, 4096)
+	e := wantRefusal(t, err, decode.ErrTooLarge, len(got))
+	if len(got) != 0 || e.Code != decode.CodeInvalidRequest {
+		t.Errorf("8 MiB window at the default ceiling: %d bytes, %+v", len(got), e)
+	}
+	if got, err = decodeAll(t, &br, "zstd", b.Bytes(), 8<<20, 4096); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("8 MiB window at an 8 MiB ceiling: %d bytes, %v", len(got), err)
+	}
+	enc, _ := zstd.NewWriter(nil)
+	if got, err = decodeAll(t, &br, "zstd", enc.EncodeAll(data, nil), 0, 4096); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("single segment: %d bytes, %v", len(got), err)
 	}
 }
 

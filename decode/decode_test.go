@@ -1829,7 +1829,7 @@ func encodeWith(tb testing.TB, list string, body []byte) []byte {
 		case "deflate":
 			w = zlib.NewWriter(&b)
 		case "zstd":
-			zw, err := zstd.NewWriter(&b)
+			zw, err := zstd.NewWriter(&b, zstd.WithWindowSize(1<<20))
 			if err != nil {
 				tb.Fatal(err)
 			}
