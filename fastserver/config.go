@@ -51,10 +51,12 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxDepth is the nesting limit: 400 / -32600 past it. Default 1000.
 	MaxDepth int
-	// InflightBodyBytes bounds the body bytes held across all connections
-	// (each request reserves its Content-Length, or the ceiling when the
-	// length is not declared); when it is spent and no room frees within
-	// BudgetWait, 503 / -32603. Default 256 MiB.
+	// InflightBodyBytes bounds the body bytes held across all connections:
+	// a body without a coding reserves its bytes as they arrive (in 64 KiB
+	// steps; a small declared length at once), a compressed body twice the
+	// ceiling (the decoded size is unknown, and a decompressor holds a
+	// window). When it is spent and no room frees within BudgetWait,
+	// 503 / -32603. Default 256 MiB; at least twice MaxBodyBytes.
 	InflightBodyBytes int64
 	// BudgetWait is how long a request waits for room in the in-flight
 	// budget. Default 1 s.
@@ -191,8 +193,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.InflightBodyBytes < c.MaxBodyBytes && len(errs) == 0 {
-		errs = append(errs, fmt.Errorf("fastserver: Config.InflightBodyBytes (%d) is below MaxBodyBytes (%d): no body could ever be read", c.InflightBodyBytes, c.MaxBodyBytes))
+	if c.InflightBodyBytes < 2*c.MaxBodyBytes && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("fastserver: Config.InflightBodyBytes (%d) is below twice MaxBodyBytes (%d): a compressed body could never be read", c.InflightBodyBytes, c.MaxBodyBytes))
 	}
 	return c, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"context"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,8 +12,8 @@ import (
 //
 // A timer per request costs more than the rest of a small request (Reset
 // and Stop take the runtime's timer locks). Instead, every running handler
-// is linked into the server's list with its deadline read off a coarse
-// clock, and one watchdog goroutine ticks (every HandlerTimeout/20, at
+// (and every body being read, for Shutdown) is linked into the server's
+// list, a handler with its deadline read off a coarse clock, and one watchdog goroutine ticks (every HandlerTimeout/20, at
 // least 5 ms, at most 100 ms), advances the clock and cancels the
 // contexts whose deadline has passed. A deadline is therefore honoured
 // within one tick, and arming one costs a lock and a few stores.
@@ -28,6 +29,10 @@ type deadlineCtx struct {
 	done     chan struct{}
 	err      error
 	active   bool
+
+	// conn is the request's connection while its body is read, so that
+	// Shutdown can unblock a stalled upload; nil otherwise.
+	conn net.Conn
 
 	// links in the watchdog's list, under its mutex
 	prev, next *deadlineCtx
@@ -171,10 +176,14 @@ func (w *watchdog) remove(d *deadlineCtx) {
 	w.mu.Unlock()
 }
 
-// cancelAll cancels every running handler's context with err.
+// cancelAll cancels every running handler's context with err, and makes
+// the reads of bodies still arriving fail at once.
 func (w *watchdog) cancelAll(err error) {
 	w.mu.Lock()
 	for d := w.head; d != nil; d = d.next {
+		if d.conn != nil {
+			d.conn.SetReadDeadline(time.Now())
+		}
 		d.cancel(err)
 	}
 	w.mu.Unlock()

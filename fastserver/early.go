@@ -68,7 +68,7 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
 	}
 	// Room in the budget is checked, not kept: if the body never came the
 	// handler would not run to give it back. The handler reserves again.
-	reserve := s.reservation(h, enc)
+	reserve, _ := s.reservation(h, enc)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return fasthttp.StatusExpectationFailed
 	}

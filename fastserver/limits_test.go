@@ -387,9 +387,11 @@ func TestBudget(t *testing.T) {
 // Row 6 with Expect: 100-continue: 417 (§3: rows 1 to 6).
 func TestBudgetExpectContinue(t *testing.T) {
 	const max = 64 << 10
-	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: max, BudgetWait: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
+	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 2 * max, BudgetWait: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
 	a := startSlowUpload(t, addr, max)
-	waitFor(t, "an upload to hold the budget", func() bool { return s.budget.used.Load() == max })
+	b := startSlowUpload(t, addr, max)
+	defer b.finish()
+	waitFor(t, "two uploads to hold the budget", func() bool { return s.budget.used.Load() == 2*max })
 	c := dial(t, addr)
 	raw := post(pathRPC, valid, "Expect: 100-continue")
 	c.send(raw[:len(raw)-len(valid)])

@@ -149,6 +149,16 @@ func (s *Server) HandleGET(path string, h fasthttp.RequestHandler) error {
 // Config returns the server's configuration with defaults filled in.
 func (s *Server) Config() Config { return s.cfg }
 
+// stopping reports whether Shutdown has been called.
+func (s *Server) stopping() bool {
+	select {
+	case <-s.shutdown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stats returns the server's request counts.
 func (s *Server) Stats() Stats {
 	return Stats{Entered: s.entered.Load(), Answered: s.answered.Load()}
@@ -225,7 +235,7 @@ type call struct {
 	dec  decode.Decoder
 	msg  decode.Message
 	req  Request
-	body eofReader
+	body bodyReader
 	out  []byte
 	zbuf []byte
 	dl   deadlineCtx
@@ -240,18 +250,45 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 	return c
 }
 
-// eofReader notes whether the body was read to its end.
-type eofReader struct {
-	r   io.Reader
-	eof bool
-	n   int64 // wire bytes read
+// bodyReader reads the request body for the decoder: it notes whether the
+// body was read to its end and counts wire bytes, and for bodies without
+// a coding it reserves the in-flight budget as the bytes arrive (row 6),
+// in steps of budgetStep, so that a slow upload holds only what it sent.
+type bodyReader struct {
+	r        io.Reader
+	eof      bool
+	n        int64 // wire bytes read
+	grow     bool  // reserve as the bytes arrive
+	reserved int64 // bytes of the budget held
+	max      int64 // the ceiling: at most max+1 bytes are ever read
+	s        *Server
 }
 
-func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	e.n += int64(n)
+// budgetStep is how much of the in-flight budget a body reserves at a
+// time when its size is not known in advance.
+const budgetStep = 64 << 10
+
+// errBudget says the in-flight body budget had no room within BudgetWait.
+var errBudget = errors.New("fastserver: in-flight body budget spent")
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.grow {
+		if b.n >= b.reserved {
+			more := min(int64(budgetStep), b.max+1-b.reserved)
+			more = max(more, 1)
+			if !b.s.budget.acquire(more, b.s.cfg.BudgetWait) {
+				return 0, errBudget
+			}
+			b.reserved += more
+		}
+		if room := b.reserved - b.n; int64(len(p)) > room {
+			p = p[:room]
+		}
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
 	if err == io.EOF {
-		e.eof = true
+		b.eof = true
 	}
 	return n, err
 }
@@ -322,7 +359,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 		s.log.Info("rpc", "endpoint", ep.path, "method", label, "status", status, "code", code,
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}
-	c.body = eofReader{}
+	c.body = bodyReader{}
 	ep.calls.Put(c)
 	s.answered.Add(1)
 }
@@ -353,20 +390,30 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	if st, code, msg := s.checkHeaders(h, encErr); st != 0 {
 		return s.refuse(ctx, bodyPending, st, code, msg, 0)
 	}
-	// Row 6.
-	reserve := s.reservation(h, enc)
+	// Row 6: the first reservation; bodies without a coding reserve more
+	// as they arrive (bodyReader).
+	reserve, grow := s.reservation(h, enc)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return s.refuse(ctx, bodyPending, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
-	defer s.budget.release(reserve)
+	c.body = bodyReader{r: ctx.RequestBodyStream(), grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, s: s}
+	defer func() { s.budget.release(c.body.reserved) }()
 
-	// Rows 7 to 10.
-	c.body = eofReader{r: ctx.RequestBodyStream()}
+	// Rows 7 to 10, while Shutdown may unblock a stalled body.
 	m := &c.msg
+	c.dl.conn = ctx.Conn()
+	s.running.add(&c.dl)
 	err := c.dec.DecodeBody(&c.body, enc, m)
+	s.running.remove(&c.dl)
+	c.dl.conn = nil
 	if err != nil {
 		de, ok := err.(*decode.Error)
-		if !ok {
+		switch {
+		case err == errBudget:
+			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
+		case !ok && s.stopping():
+			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server shutting down", 0)
+		case !ok:
 			// The body could not be read (a broken chunk, a timeout, a
 			// client gone): answer if we still can, then close.
 			return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
@@ -392,15 +439,19 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 
 var nullJSON = []byte("null")
 
-// reservation is what a body reserves of the in-flight budget: what it
-// can grow to, its declared length, or the ceiling when it is chunked or
-// compressed.
-func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) int64 {
-	reserve := s.cfg.MaxBodyBytes
-	if cl := h.ContentLength(); cl >= 0 && int64(cl) < reserve && enc.IsIdentity() {
-		reserve = int64(cl)
+// reservation is what a body reserves of the in-flight budget before it is
+// read: a small body of known length all of it; a compressed body twice
+// the ceiling; any other body a first step, growing as it arrives.
+func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, grow bool) {
+	if !enc.IsIdentity() {
+		// The decoded size is unknown and a decompressor holds a window
+		// besides the output: twice the ceiling.
+		return 2 * s.cfg.MaxBodyBytes, false
 	}
-	return reserve
+	if cl := h.ContentLength(); cl >= 0 && cl <= budgetStep {
+		return int64(cl), false // small and known: all of it at once
+	}
+	return budgetStep, true
 }
 
 // dispatch decides rows 11 to 19 for a valid message in c.msg, whatever
@@ -459,7 +510,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	s.running.add(&c.dl)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	s.running.remove(&c.dl)
-	expired := c.dl.stop(s.running.now.Load())
+	expired := c.dl.stop(time.Now().UnixNano())
 	c.req.ctx = nil
 	switch {
 	case panicked:
