@@ -78,7 +78,7 @@ type Decoder struct {
 	// oneShot says the scanner holds the state of a Decode, not of
 	// Writes: the next Write or Finish starts afresh.
 	oneShot bool
-	br   BodyReader
+	br      BodyReader
 }
 
 // NewDecoder returns a Decoder with the given options, or an error if they
@@ -113,6 +113,29 @@ func (d *Decoder) Reset() {
 	d.buf = d.buf[:0]
 	d.bad = false
 	d.oneShot = false
+}
+
+// Grow makes room in d's body buffer for n bytes (at most the ceiling plus
+// one), so that a streamed body of known length is read into one buffer
+// of the right size instead of one that doubles. The room lasts until
+// Trim; Reset keeps it.
+func (d *Decoder) Grow(n int64) {
+	n = min(n, d.opts.maxBytes()+1)
+	if int64(cap(d.buf)) < n {
+		nb := make([]byte, len(d.buf), n)
+		copy(nb, d.buf)
+		d.buf = nb
+	}
+}
+
+// Trim drops d's body buffer if its capacity is over n bytes, so that a
+// pooled decoder does not keep the memory of the largest body it ever
+// read. It resets d.
+func (d *Decoder) Trim(n int) {
+	if cap(d.buf) > n {
+		d.buf = nil
+	}
+	d.Reset()
 }
 
 // Decode decodes the complete body into m. It returns nil for a request or

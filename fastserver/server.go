@@ -264,6 +264,11 @@ type bodyReader struct {
 	s        *Server
 }
 
+// keepBodyBuffer is the largest body buffer a pooled call keeps: larger
+// ones are dropped after their request, so that the pool does not hold the
+// memory of the largest bodies ever read.
+const keepBodyBuffer = 256 << 10
+
 // budgetStep is how much of the in-flight budget a body reserves at a
 // time when its size is not known in advance.
 const budgetStep = 64 << 10
@@ -360,6 +365,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}
 	c.body = bodyReader{}
+	c.dec.Trim(keepBodyBuffer)
 	ep.calls.Put(c)
 	s.answered.Add(1)
 }
@@ -398,6 +404,9 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	}
 	c.body = bodyReader{r: ctx.RequestBodyStream(), grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, s: s}
 	defer func() { s.budget.release(c.body.reserved) }()
+	if !grow && enc.IsIdentity() {
+		c.dec.Grow(reserve + 1) // one buffer: the declared size and the byte that finds EOF
+	}
 
 	// Rows 7 to 10, while Shutdown may unblock a stalled body.
 	m := &c.msg
@@ -440,16 +449,18 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 var nullJSON = []byte("null")
 
 // reservation is what a body reserves of the in-flight budget before it is
-// read: a small body of known length all of it; a compressed body twice
-// the ceiling; any other body a first step, growing as it arrives.
+// read: a body of known length all of it; a compressed body twice the ceiling; a chunked body a first step,
+// growing as it arrives.
 func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, grow bool) {
 	if !enc.IsIdentity() {
 		// The decoded size is unknown and a decompressor holds a window
 		// besides the output: twice the ceiling.
 		return 2 * s.cfg.MaxBodyBytes, false
 	}
-	if cl := h.ContentLength(); cl >= 0 && cl <= budgetStep {
-		return int64(cl), false // small and known: all of it at once
+	if cl := h.ContentLength(); cl >= 0 {
+		// Known (and not over the ceiling: row 5): all of it at once; the
+		// read timeout bounds how long a slow client can hold it.
+		return int64(cl), false
 	}
 	return budgetStep, true
 }
