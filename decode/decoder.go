@@ -229,7 +229,7 @@ func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 	max := d.opts.maxBytes()
 	empty := 0 // reads in a row that returned nothing
 	for {
-		if cap(d.buf)-len(d.buf) < 512 && int64(cap(d.buf)) <= max {
+		if len(d.buf) == cap(d.buf) && int64(cap(d.buf)) <= max {
 			d.grow(max)
 		}
 		// Read at most one byte past the ceiling.
