@@ -461,9 +461,9 @@ func (s *stage) trailing() error {
 // borrows one pooled decompressor per coding (unexported pools), each with a
 // 4 KiB input buffer: gzip and deflate about 43 KiB each (a 32 KiB window
 // plus tables); zstd about 50 KiB plus a buffer of the frame's window (the
-// content size for a small single-segment frame, 8 MiB for a streaming
-// encoder's frame: up to about 8.5 MiB in all), which the decompressor
-// keeps while it waits in the pool. With warm pools decoding allocates
+// content size for a small single-segment frame, else the declared window,
+// at most the window cap: the ceiling rounded up to a power of two, 1 to
+// 8 MiB), which the decompressor keeps while it waits in the pool. With warm pools decoding allocates
 // nothing per body (pinned in compress_alloc_test.go). Decoding work is
 // bounded by the ceiling: at most limit+1 bytes leave each layer.
 type BodyReader struct {
@@ -528,11 +528,12 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 //   - io.EOF at the end of a complete body;
 //   - an *Error wrapping ErrTooLarge when the wire bytes, the decoded bytes
 //     or the bytes between two stacked codings pass the ceiling, or when a
-//     zstd frame declares a content size over the 8 MiB window cap;
+//     zstd frame declares a window or a content size over the window cap
+//     (the ceiling rounded up to a power of two, 1 to 8 MiB);
 //   - an *Error wrapping ErrCorrupt when a compressed stream is broken: a
 //     bad header, a corrupt block, a checksum mismatch, a stream cut short
 //     at the end of src, bytes after the end of the stream, a preset
-//     dictionary, a zstd frame declaring a window over 8 MiB;
+//     dictionary;
 //   - an error from src other than io.EOF, unwrapped, as src returned it.
 //
 // An *Error has Offset = the decoded bytes returned so far (for a decoded
