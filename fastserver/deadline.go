@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -13,10 +12,11 @@ import (
 // A timer per request costs more than the rest of a small request (Reset
 // and Stop take the runtime's timer locks). Instead, every running handler
 // (and every body being read, for Shutdown) is linked into the server's
-// list, a handler with its deadline read off a coarse clock, and one watchdog goroutine ticks (every HandlerTimeout/20, at
-// least 5 ms, at most 100 ms), advances the clock and cancels the
+// list with its deadline, and one watchdog goroutine ticks (every
+// HandlerTimeout/20, at least 5 ms, at most 100 ms) and cancels the
 // contexts whose deadline has passed. A deadline is therefore honoured
-// within one tick, and arming one costs a lock and a few stores.
+// within one tick (when the watchdog gets a CPU), and arming one costs a
+// clock read, a lock and a few stores.
 
 // deadlineCtx is the context a handler runs under: a reusable
 // context.Context, so that giving handlers a deadline allocates nothing
@@ -98,12 +98,11 @@ func (d *deadlineCtx) Err() error {
 
 func (d *deadlineCtx) Value(any) any { return nil }
 
-// watchdog keeps the list of running handlers, the coarse clock, and
-// cancels the contexts whose deadline has passed.
+// watchdog keeps the list of running handlers and cancels the contexts
+// whose deadline has passed.
 type watchdog struct {
 	mu      sync.Mutex
 	head    *deadlineCtx
-	now     atomic.Int64 // unix nanoseconds, advanced every tick
 	tick    time.Duration
 	once    sync.Once
 	stopped chan struct{}
@@ -114,18 +113,12 @@ func newWatchdog(timeout time.Duration) *watchdog {
 	tick := timeout / 20
 	tick = max(tick, 5*time.Millisecond)
 	tick = min(tick, 100*time.Millisecond)
-	w := &watchdog{tick: tick, stopped: make(chan struct{})}
-	w.now.Store(time.Now().UnixNano())
-	return w
+	return &watchdog{tick: tick, stopped: make(chan struct{})}
 }
 
-// clock returns the coarse time, starting the watchdog on first use.
-func (w *watchdog) clock() int64 {
-	w.once.Do(func() {
-		w.now.Store(time.Now().UnixNano())
-		go w.run()
-	})
-	return w.now.Load()
+// ensure starts the watchdog goroutine on first use.
+func (w *watchdog) ensure() {
+	w.once.Do(func() { go w.run() })
 }
 
 func (w *watchdog) run() {
@@ -137,7 +130,6 @@ func (w *watchdog) run() {
 			return
 		case <-t.C:
 			now := time.Now().UnixNano()
-			w.now.Store(now)
 			w.mu.Lock()
 			for d := w.head; d != nil; d = d.next {
 				if d.deadline <= now {
