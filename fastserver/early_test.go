@@ -8,7 +8,6 @@ package fastserver
 import (
 	"bytes"
 	"compress/zlib"
-	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,11 +158,6 @@ func TestEarlyAnswerDrainBytes(t *testing.T) {
 	case <-time.After(ioTimeout):
 		t.Errorf("the client could write on forever: the drain is not bounded")
 	}
-}
-
-func isTimeout(err error) bool {
-	var ne interface{ Timeout() bool }
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // --- compressed bodies ---

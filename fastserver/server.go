@@ -422,6 +422,8 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 		case !ok && s.stopping():
 			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server shutting down", 0)
+		case !ok && isTimeout(err):
+			return s.refuse(ctx, true, fasthttp.StatusRequestTimeout, decode.CodeInvalidRequest, "the body did not arrive within the read timeout", 0)
 		case !ok:
 			// The body could not be read (a broken chunk, a timeout, a
 			// client gone): answer if we still can, then close.
@@ -621,4 +623,10 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, bodyPending bool, status, code
 	}
 	s.earlyAnswer(ctx, status, body)
 	return status, code
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
