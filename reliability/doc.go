@@ -26,7 +26,7 @@
 // minutes on two cores (the soak alone 30 s); -short takes well under a
 // minute. RPCEDGE_SOAK sets the soak's duration (RPCEDGE_SOAK=1h for the
 // hour-long run the README quotes). The figures these tests measure are
-// in RELIABILITY.md at the root of the repository.
+// in the README's Reliability section.
 //
 // # Security
 //
