@@ -53,7 +53,7 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
 		return fasthttp.StatusContinue
 	}
 	h := &ctx.Request.Header
-	if o := h.Peek("Origin"); o != nil && !s.origins.allowed(o) {
+	if o := peekHeader(h, "Origin"); o != nil && !s.origins.allowed(o) {
 		return fasthttp.StatusExpectationFailed
 	}
 	if s.rate != nil {
@@ -175,7 +175,7 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, body []byte) 
 
 // preflight answers OPTIONS on an endpoint (CORS).
 func (s *Server) preflight(ctx *fasthttp.RequestCtx) {
-	origin := ctx.Request.Header.Peek("Origin")
+	origin := peekHeader(&ctx.Request.Header, "Origin")
 	if origin == nil {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return

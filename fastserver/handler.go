@@ -75,11 +75,30 @@ func (r *Request) Header(name string) []byte {
 	if r.header == nil {
 		return nil
 	}
-	v := r.header.Peek(name)
-	if len(v) == 0 && isFieldHeader(name) {
+	return peekHeader(r.header, name)
+}
+
+// empty is what peekHeader returns for a header present with no value.
+var empty = []byte{}
+
+// peekHeader returns the value of the named header, a non-nil empty slice
+// for one present with an empty value, and nil for an absent one. fasthttp's
+// Peek alone may return nil for a present, empty header (it depends on
+// where the header landed in its reused storage), so a nil is checked with
+// PeekAll. For the headers fasthttp keeps in fields of their own, empty and
+// absent cannot be told apart and read as absent.
+func peekHeader(h *fasthttp.RequestHeader, name string) []byte {
+	v := h.Peek(name)
+	if len(v) > 0 {
+		return v
+	}
+	if isFieldHeader(name) {
 		return nil
 	}
-	return v
+	if v != nil || len(h.PeekAll(name)) > 0 {
+		return empty
+	}
+	return nil
 }
 
 // HasHeader reports whether the named header is present, even if empty.

@@ -374,7 +374,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 // (0 for none) for metrics; label is set to the method's metrics label.
 func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *string) (int, int) {
 	h := &ctx.Request.Header
-	origin := h.Peek("Origin")
+	origin := peekHeader(h, "Origin")
 	originOK := origin == nil || s.origins.allowed(origin)
 	if originOK && origin != nil {
 		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
