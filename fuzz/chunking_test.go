@@ -1,0 +1,267 @@
+package fuzz
+
+// FuzzChunking: the verdict of a body (sentinel, code, offset, reason, id
+// rule; for a valid message its kind, id, method and params) is the one a
+// one-shot Decode gives, however the body is cut into pieces — Write then
+// Finish, DecodeReader over a reader that returns the pieces, DecodeBody
+// over a gzip stream of the body — and with a ceiling drawn from the
+// input the crossing is refused at the same byte. A refusal decided while
+// the body streams in (a batch, a syntax error, depth, the ceiling) is
+// reported by the Write that brings the deciding byte, not later.
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// cutSizes turns the fuzz input's cut bytes into piece sizes covering n
+// bytes: each byte is a size of 0 to 63 (0: an empty Write), used in
+// turn; no cuts means one piece.
+func cutSizes(n int, cuts []byte) []int {
+	if len(cuts) == 0 {
+		return []int{n}
+	}
+	var sizes []int
+	progress := false
+	for i, total := 0, 0; total < n; i++ {
+		if i%len(cuts) == 0 {
+			if i > 0 && !progress {
+				cuts = []byte{1} // only empty pieces: go one byte at a time
+			}
+			progress = false
+		}
+		s := min(int(cuts[i%len(cuts)]%64), n-total)
+		sizes = append(sizes, s)
+		total += s
+		progress = progress || s > 0
+	}
+	return sizes
+}
+
+// pieceReader returns its pieces one Read at a time (a piece larger than
+// the buffer over several Reads); an empty piece is a Read of 0, nil.
+type pieceReader struct {
+	data  []byte
+	sizes []int
+	n     int // bytes handed out
+}
+
+func (r *pieceReader) Read(p []byte) (int, error) {
+	for len(r.sizes) > 0 {
+		s := r.sizes[0]
+		if s == 0 {
+			r.sizes = r.sizes[1:]
+			return 0, nil
+		}
+		k := min(s, len(p))
+		copy(p, r.data[r.n:r.n+k])
+		r.n += k
+		if k == s {
+			r.sizes = r.sizes[1:]
+		} else {
+			r.sizes[0] -= k
+		}
+		return k, nil
+	}
+	return 0, io.EOF
+}
+
+// verdict is what a decode produced, copied.
+type verdict struct {
+	err                    error // the sentinel, nil for a valid message
+	code                   int
+	off                    int64
+	reason                 string
+	echo                   bool
+	kind                   decode.Kind
+	id, method, params     string
+	idType                 decode.IDType
+	paramsType             decode.ParamsType
+	answerID               string
+	notDecodeError, hasErr bool
+}
+
+func verdictOf(m *decode.Message, err error) verdict {
+	v := verdict{
+		kind: m.Kind, id: string(m.ID), method: string(m.Method), params: string(m.Params),
+		idType: m.IDType, paramsType: m.ParamsType, answerID: string(m.AnswerID()), hasErr: err != nil,
+	}
+	var de *decode.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &de):
+		v.err, v.code, v.off, v.reason, v.echo = de.Err, de.Code, de.Offset, de.Reason, de.EchoID
+	default:
+		v.notDecodeError = true
+	}
+	return v
+}
+
+// streaming reports whether the refusal is decided while the body
+// arrives, before it is complete.
+func (v verdict) streaming() bool {
+	switch v.err {
+	case decode.ErrBatch, decode.ErrSyntax, decode.ErrDepth, decode.ErrTooLarge:
+		return true
+	}
+	return false
+}
+
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return w
+}}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzipWriters.Get().(*gzip.Writer)
+	w.Reset(&buf)
+	w.Write(b)
+	w.Close()
+	gzipWriters.Put(w)
+	return buf.Bytes()
+}
+
+func FuzzChunking(f *testing.F) {
+	cutPatterns := [][]byte{nil, {1}, {0, 1}, {7, 3}, {63}, {2, 0, 5, 11, 13}}
+	for i, b := range contractBodies() {
+		if len(b) > bigSeed && fuzzing() {
+			continue
+		}
+		f.Add([]byte(b), cutPatterns[i%len(cutPatterns)], uint16(0), i%2 == 0)
+		f.Add([]byte(b), cutPatterns[(i+1)%len(cutPatterns)], uint16(i+1), i%3 == 0)
+	}
+	for i, b := range corpusTexts(f) {
+		if len(b) > bigSeed && fuzzing() {
+			continue
+		}
+		f.Add(b, cutPatterns[i%len(cutPatterns)], uint16(i%5), false)
+	}
+	var d decode.Decoder
+	var m decode.Message
+	f.Fuzz(func(t *testing.T, in, cuts []byte, ceil uint16, mcpIDs bool) {
+		opts := decode.Options{}
+		if mcpIDs {
+			opts.IDs = decode.IDsMCP
+		}
+		if ceil != 0 {
+			// A ceiling near the body's length, so that it is crossed
+			// often: 1 to len(in)+8.
+			opts.MaxBytes = 1 + int64(ceil)%int64(len(in)+8)
+		}
+		max := opts.MaxBytes
+		if max == 0 {
+			max = decode.DefaultMaxBytes
+		}
+		if err := d.SetOptions(opts); err != nil {
+			t.Fatal(err)
+		}
+		want := verdictOf(&m, d.Decode(in, &m))
+		if want.notDecodeError || (want.hasErr && want.err == nil) {
+			t.Fatalf("Decode(%q) returned %v, not a *decode.Error", in, want)
+		}
+		sizes := cutSizes(len(in), cuts)
+
+		// Write ... Finish.
+		d.Reset()
+		var first error
+		firstAt := -1 // index of the piece whose Write refused first
+		pos := 0
+		for i, s := range sizes {
+			n, err := d.Write(in[pos : pos+s])
+			switch {
+			case first == nil && err != nil:
+				first, firstAt = err, i
+				if n > s {
+					t.Fatalf("Write returned n=%d for %d bytes", n, s)
+				}
+			case first != nil && (err == nil || n != 0):
+				t.Fatalf("Write after a refusal returned n=%d, %v; want 0 and the refusal again", n, err)
+			case first != nil && err.Error() != first.Error():
+				t.Fatalf("Write after a refusal returned %v, then %v", first, err)
+			case first == nil && n != s:
+				t.Fatalf("Write accepted %d of %d bytes without refusing", n, s)
+			}
+			pos += s
+		}
+		got := verdictOf(&m, d.Finish(&m))
+		if got != want {
+			t.Fatalf("input %q, cuts %v, options %+v:\n\tDecode      %+v\n\tWrite/Finish %+v", in, sizes, opts, want, got)
+		}
+		if first != nil && verdictOf(&m, first).off != want.off {
+			t.Fatalf("input %q, cuts %v: Write refused with %v, Decode with %+v", in, sizes, first, want)
+		}
+		// The refusal comes with the piece that brings the deciding
+		// byte: the byte at the offset (for the ceiling, byte max+1 at
+		// offset max); a body that ends too early is decided by Finish.
+		decidedAt := -1
+		if want.streaming() && want.off < int64(len(in)) {
+			for i, end := 0, 0; i < len(sizes); i++ {
+				end += sizes[i]
+				if int64(end) > want.off {
+					decidedAt = i
+					break
+				}
+			}
+		}
+		if firstAt != decidedAt {
+			t.Fatalf("input %q, cuts %v, options %+v: verdict %+v decided by piece %d, first refused by Write of piece %d", in, sizes, opts, want, decidedAt, firstAt)
+		}
+
+		// DecodeReader over the same pieces.
+		r := &pieceReader{data: in, sizes: append([]int(nil), sizes...)}
+		got = verdictOf(&m, d.DecodeReader(r, &m))
+		if got != want {
+			t.Fatalf("input %q, cuts %v, options %+v:\n\tDecode       %+v\n\tDecodeReader %+v", in, sizes, opts, want, got)
+		}
+		if int64(r.n) > max+1 {
+			t.Fatalf("DecodeReader read %d bytes with a ceiling of %d", r.n, max)
+		}
+		if decidedAt >= 0 {
+			end := 0
+			for _, s := range sizes[:decidedAt+1] {
+				end += s
+			}
+			if r.n > end {
+				t.Fatalf("input %q, cuts %v: DecodeReader read %d bytes, past the piece (ending at %d) that decided %+v", in, sizes, r.n, end, want)
+			}
+		}
+
+		// DecodeBody over a gzip stream of the body: the same verdict on
+		// the decoded bytes, as long as the wire bytes fit the ceiling.
+		if z := gzipped(in); int64(len(z)) <= max {
+			enc, _ := decode.ParseEncoding([]byte("gzip"))
+			zr := &pieceReader{data: z, sizes: cutSizes(len(z), cuts)}
+			got = verdictOf(&m, d.DecodeBody(zr, enc, &m))
+			if got.err != want.err || got.code != want.code || got.off != want.off || got.echo != want.echo ||
+				got.kind != want.kind || got.id != want.id || got.method != want.method || got.params != want.params {
+				t.Fatalf("input %q, options %+v:\n\tDecode             %+v\n\tDecodeBody (gzip) %+v", in, opts, want, got)
+			}
+		}
+
+		// The ceiling, against a decoder without it: the first max
+		// bytes decide as they would in a longer body.
+		if int64(len(in)) > max {
+			if err := d.SetOptions(decode.Options{IDs: opts.IDs, MaxBytes: int64(len(in)) + 1}); err != nil {
+				t.Fatal(err)
+			}
+			whole := verdictOf(&m, d.Decode(in, &m))
+			if want.err == decode.ErrTooLarge {
+				if want.off != max {
+					t.Fatalf("input %q: ErrTooLarge at %d with a ceiling of %d", in, want.off, max)
+				}
+				if whole.streaming() && whole.err != decode.ErrTooLarge && whole.off < max {
+					t.Fatalf("input %q, ceiling %d: refused as too large, but without the ceiling %+v comes first", in, max, whole)
+				}
+			} else if whole.err != want.err || whole.off != want.off || whole.code != want.code {
+				t.Fatalf("input %q, ceiling %d: %+v, but without the ceiling %+v", in, max, want, whole)
+			}
+		}
+	})
+}

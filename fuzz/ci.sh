@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# fuzz/ci.sh: the fuzz smoke of CI. It replays every seed corpus (the
+# testdata/fuzz/<Target>/ files, the shared corpora and the seeds in the
+# code) with a plain go test, then fuzzes each target for FUZZTIME (default
+# 15s). A failure fails CI and says where the crashing input was written.
+#
+# Usage: fuzz/ci.sh             (from anywhere; it works in its own directory)
+#        FUZZTIME=30s fuzz/ci.sh
+set -uo pipefail
+cd "$(dirname "$0")"
+
+FUZZTIME=${FUZZTIME:-15s}
+TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer)
+# Minimizing a new input stops the engine (0 execs/s) for up to
+# -fuzzminimizetime; keep it short so each target really fuzzes.
+MINIMIZE=${MINIMIZE:-5s}
+PARALLEL=${PARALLEL:-2}
+
+start=$SECONDS
+echo "--- fuzz: replaying the seed corpora (go test ./...)"
+if ! go test -count=1 ./...; then
+  echo
+  echo "FAIL: a seed input fails. If it is a crasher in testdata/fuzz/<Target>/, the bug it"
+  echo "records is back (or not fixed yet); rerun it with: cd fuzz && go test -run '<Target>/<file>' -v"
+  exit 1
+fi
+echo "--- fuzz: seeds replayed in $((SECONDS - start))s"
+
+failed=0
+for t in "${TARGETS[@]}"; do
+  t0=$SECONDS
+  log=$(mktemp)
+  go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" . >"$log" 2>&1
+  rc=$?
+  last=$(grep -E '^fuzz: elapsed: .*execs:' "$log" | tail -1)
+  if [ $rc -eq 0 ]; then
+    echo "--- $t: ok in $((SECONDS - t0))s; ${last#fuzz: }"
+  else
+    failed=1
+    echo "--- $t: FAIL after $((SECONDS - t0))s"
+    grep -v '^fuzz: elapsed' "$log" | tail -40
+    crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | tail -1)
+    if [ -n "$crasher" ]; then
+      echo
+      echo "The crashing input was written to fuzz/$crasher."
+      echo "Reproduce:  cd fuzz && go test -run '$t/$(basename "$crasher")' -v"
+      echo "Fix the bug, then commit fuzz/$crasher as a regression seed (git add fuzz/$crasher)."
+    fi
+  fi
+  rm -f "$log"
+done
+echo "--- fuzz: done in $((SECONDS - start))s"
+exit $failed
