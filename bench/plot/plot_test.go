@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRun feeds a made-up run through run and checks the summary.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	if d := os.Getenv("PLOT_TEST_DIR"); d != "" {
+		dir = d
+	}
+	var m strings.Builder
+	m.WriteString("rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong\n")
+	for rep := 1; rep <= 3; rep++ {
+		for _, s := range []struct {
+			name      string
+			rps, cpuS float64
+		}{{"rpcedge", 40000, 0.5}, {"mcp-go-sdk", 2000, 2.5}, {"floor", 50000, 0.5}} {
+			for _, c := range []string{"loadgen", "wrk"} {
+				fmt.Fprintf(&m, "%d %s %s %.0f %.0f 1500 %d 4000 %.2f 0\n", rep, s.name, c, s.rps+float64(rep), s.rps*3, 2000+rep, s.cpuS)
+			}
+		}
+	}
+	write := func(name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("matrix-raw.tsv", m.String())
+	write("rss.tsv", "server vmhwm_kib\nrpcedge 20480\nmcp-go-sdk 40960\nfloor 10240\n")
+	write("bench.txt", `goos: linux
+BenchmarkDecode/rpcedge/small         	 1000	       464 ns/op	 595 MB/s	 0 B/op	 0 allocs/op	 171 cpu-ns/op	 1610 cpu-MB/s
+BenchmarkDecode/rpcedge/small         	 1000	       470 ns/op	 590 MB/s	 0 B/op	 0 allocs/op	 175 cpu-ns/op	 1600 cpu-MB/s
+BenchmarkDecode/sonic/small           	 1000	      1100 ns/op	 249 MB/s	 320 B/op	 2 allocs/op	 407 cpu-ns/op	 678 cpu-MB/s
+BenchmarkServe/rpcedge-2         	   59004	     24205 ns/op	      5709 cpu-ns/op	      24 B/op	       1 allocs/op
+BenchmarkServe/floor-2           	   99076	     17154 ns/op	      3657 cpu-ns/op	       0 B/op	       0 allocs/op
+`)
+	if err := run(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| rpcedge | 40,002 (40,001–40,003) |",
+		"| floor | 0.80× (0.80–0.80) |",
+		"≥ 95 % of the floor's requests/s (loadgen) | 0.80× (0.80–0.80) | **missed**",
+		"≥ 10× the MCP Go SDK's requests/s (loadgen) | 20.0× (20.0–20.0) | met",
+		"| rpcedge | 24.2 µs (24.2 µs–24.2 µs) | 5.71 µs (5.71 µs–5.71 µs) | 2.05 µs |",
+		"| rpcedge | 173 ns (171 ns–175 ns) |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("matrix.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, png := range []string{"throughput.png", "p99.png", "cpu-per-request.png", "decode-ns.png", "decode-mbs.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", png, err)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# run.sh: the serving and decoding benchmarks of bench/, side by side, and
+# the loopback load matrix; results in bench/results/<UTC date>/.
+#
+#   bench/run.sh   # about 5 minutes (7-8 on a busy machine); bounded by 10
+#
+# 1. The load matrix: every server pinned to core 1 with GOMAXPROCS=1
+#    (rpcedge = cmd/rpcedge built from ../; the others = benchserver), the
+#    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
+#    answer) and wrk -t1 (a Lua script posting the small fixture), 64
+#    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
+#    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
+#    request from /proc/PID/stat, peak RSS from VmHWM.
+# 2. Profiles of rpcedge and the floor under loadgen (perf, flat, summed by
+#    component).
+# 3. Go benchmarks: BenchmarkDecode (-cpu 1, -benchtime 100ms) and
+#    BenchmarkServe, BenchmarkServe2026 (-benchtime 100ms), ROUNDS samples
+#    each (-count 6, taken as 6 interleaved rounds of -count 1 from one
+#    test binary, so drift on this shared machine hits every candidate
+#    alike), summarised by benchstat; then rpcedge's in-process allocation
+#    and CPU profiles (go tool pprof).
+# 4. bench/plot writes matrix.md and the PNG charts.
+#
+# Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6),
+# PORT_BASE (18470: ports PORT_BASE+1… must be free), BUDGET (570 s:
+# repetitions and rounds that would end after it are not started, and the
+# matrix keeps MATRIX_RESERVE, 200 s, for what follows it; every command
+# also has its own timeout). Needs taskset, two cores, and wrk (apt-get install -y wrk;
+# without it the wrk rows are skipped); perf is optional.
+set -euo pipefail
+
+REPS=${REPS:-5}
+DUR=${DUR:-3}
+ROUNDS=${ROUNDS:-6}
+CONNS=64
+PORT_BASE=${PORT_BASE:-18470}
+BUDGET=${BUDGET:-570}
+MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
+VERSION=2025-11-25
+BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+SERVERS=(rpcedge mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
+
+cd "$(dirname "$0")" # bench/
+DATE=$(date -u +%Y-%m-%d)
+OUT=results/$DATE
+rm -rf "$OUT/raw"
+mkdir -p "$OUT/raw"
+tmp=$(mktemp -d)
+declare -A PID
+
+cleanup() {
+	for name in "${!PID[@]}"; do
+		kill -TERM "${PID[$name]}" 2>/dev/null || true
+	done
+	for name in "${!PID[@]}"; do
+		wait "${PID[$name]}" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+log() { printf '[%4ds] %s\n' "$SECONDS" "$*" >&2; }
+
+command -v taskset >/dev/null || { echo "run.sh: taskset is missing" >&2; exit 2; }
+[ "$(nproc)" -ge 2 ] || { echo "run.sh: needs two cores" >&2; exit 2; }
+HAVE_WRK=1
+command -v wrk >/dev/null || { HAVE_WRK=0; log "wrk is missing (apt-get install -y wrk): wrk rows skipped"; }
+
+# 0. Build everything once, so every sample measures the same code.
+log "building"
+(cd .. && go build -o "$tmp/rpcedge" ./cmd/rpcedge && go build -o "$tmp/loadgen" ./cmd/loadgen)
+go build -o "$tmp/benchserver" ./servers/cmd/benchserver
+go build -o "$tmp/plot" ./plot
+go test -c -o "$tmp/bench.test" .
+SRC_SHA=$(cd .. && cat decode/*.go fastserver/*.go mcp/*.go | sha256sum | cut -c1-16)
+
+{
+	echo "Run of \`bench/run.sh\` (REPS=$REPS DUR=$DUR ROUNDS=$ROUNDS), $(date -u '+%Y-%m-%d %H:%M UTC'),"
+	echo "$(go version | cut -d' ' -f3-4), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+	echo "with uncommitted changes in the working tree; sha256 of \`cat decode/*.go fastserver/*.go mcp/*.go\`"
+	echo "at build time: \`$SRC_SHA…\`. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo
+	echo '```'
+	echo '$ lscpu | head -20'
+	lscpu | head -20
+	echo "\$ nproc"
+	nproc
+	echo '```'
+} >"$tmp/run-info.md"
+
+# 1. The load matrix.
+FIXTURE=../../shared/testdata/bench/small.json
+if [ -r "$FIXTURE" ]; then
+	BODY=$(tr -d '\n' <"$FIXTURE")
+else
+	log "$FIXTURE is missing: wrk posts the same shape, built here"
+	BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!!"}}}'
+fi
+cat >"$tmp/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = [[$BODY]]
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+wrk.headers["MCP-Protocol-Version"] = "$VERSION"
+wrk.headers["Mcp-Method"] = "tools/call"
+wrk.headers["Mcp-Name"] = "echo"
+done = function(s, latency, requests)
+  local e = s.errors
+  io.write(string.format("WRKSTATS %d %d %d %d %d %d\n", s.requests, s.duration,
+    latency:percentile(50), latency:percentile(99), latency:percentile(99.9),
+    e.status + e.connect + e.read + e.write + e.timeout))
+end
+LUA
+
+declare -A PORT
+i=0
+for name in "${SERVERS[@]}"; do
+	i=$((i + 1))
+	port=$((PORT_BASE + i))
+	PORT[$name]=$port
+	if [ "$name" = rpcedge ]; then
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+	else
+		GOMAXPROCS=1 taskset -c 1 "$tmp/benchserver" -name "$name" -addr "127.0.0.1:$port" -for 15m 2>"$tmp/$name.log" &
+	fi
+	PID[$name]=$!
+	for _ in $(seq 100); do
+		grep -q "listening on" "$tmp/$name.log" 2>/dev/null && break
+		kill -0 "${PID[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "listening on" "$tmp/$name.log" || { echo "run.sh: $name did not start:" >&2; cat "$tmp/$name.log" >&2; exit 1; }
+done
+HZ=$(getconf CLK_TCK)
+ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+
+run_loadgen() { # PORT SECONDS OUTFILE
+	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
+		-c "$CONNS" -d "$2s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
+		-json >"$3" 2>&1 || true
+}
+run_wrk() { # PORT SECONDS OUTFILE
+	timeout $(($2 + 20)) taskset -c 0 wrk -t1 -c"$CONNS" -d"$2s" -s "$tmp/post.lua" "http://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
+}
+
+# measure REP SERVER CLIENT: one run; appends a line to matrix-raw.tsv.
+measure() {
+	local rep=$1 name=$2 client=$3 pid=${PID[$2]} raw="$OUT/raw/$2-$3-$1.txt"
+	local t0 t1
+	t0=$(ticks "$pid")
+	"run_$client" "${PORT[$name]}" "$DUR" "$raw"
+	t1=$(ticks "$pid")
+	local cpu
+	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
+	if [ "$client" = loadgen ]; then
+		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
+			/^  "rps": /     { gsub(/[,]/, "", $2); rps = $2 }
+			/^  "answers": / { gsub(/[,]/, "", $2); n = $2 }
+			/^  "wrong": /   { gsub(/[,]/, "", $2); wrong = $2 }
+			/^  "latency_us": \{/ { lat = 1 }
+			lat && /"p50": /   { gsub(/[,]/, "", $2); p50 = $2 }
+			lat && /"p99": /   { gsub(/[,]/, "", $2); p99 = $2 }
+			lat && /"p99_9": / { gsub(/[,]/, "", $2); p999 = $2 }
+			lat && /^  \}/ { lat = 0 }
+			END {
+				if (rps == "") { rps = 0; n = 0; p50 = p99 = p999 = 0; wrong = 1 }
+				print rep, srv, "loadgen", rps, n, p50, p99, p999, cpu, wrong
+			}' "$raw" >>"$OUT/matrix-raw.tsv"
+	else
+		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
+			/^WRKSTATS / { n = $2; dur = $3 / 1e6; p50 = $4; p99 = $5; p999 = $6; errs = $7 }
+			END {
+				if (n == "" || dur == 0) { print rep, srv, "wrk", 0, 0, 0, 0, 0, cpu, 1; exit }
+				printf "%d %s wrk %.1f %d %d %d %d %s %d\n", rep, srv, n / dur, n, p50, p99, p999, cpu, errs
+			}' "$raw" >>"$OUT/matrix-raw.tsv"
+	fi
+	tail -1 "$OUT/matrix-raw.tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
+}
+
+log "warming up each server (1 s of loadgen)"
+for name in "${SERVERS[@]}"; do
+	run_loadgen "${PORT[$name]}" 1 "$tmp/warmup-$name.json"
+done
+
+echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >"$OUT/matrix-raw.tsv"
+CLIENTS=(loadgen)
+[ "$HAVE_WRK" = 1 ] && CLIENTS+=(wrk)
+for rep in $(seq "$REPS"); do
+	if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - ${#SERVERS[@]} * ${#CLIENTS[@]} * (DUR + 1))) ]; then
+		log "time budget reached: stopping after $((rep - 1)) repetitions"
+		echo "The matrix stopped after $((rep - 1)) of $REPS repetitions (time budget)." >>"$tmp/run-info.md"
+		break
+	fi
+	log "load matrix, repetition $rep of $REPS"
+	for name in "${SERVERS[@]}"; do
+		for client in "${CLIENTS[@]}"; do
+			measure "$rep" "$name" "$client"
+		done
+	done
+done
+echo "server vmhwm_kib" >"$OUT/rss.tsv"
+for name in "${SERVERS[@]}"; do
+	echo "$name $(awk '/^VmHWM:/ {print $2}' "/proc/${PID[$name]}/status")" >>"$OUT/rss.tsv"
+done
+
+# 2. Profiles: where rpcedge's time goes, beside the floor's. perf samples
+# the server's process (kernel included) for 4 s of a loadgen run; the
+# flat profile is then summed by component.
+perf_summary() { # REPORT: percent of samples by component, then the top symbols
+	awk '
+		/^ *[0-9.]+%/ {
+			p = $1; sub(/%/, "", p); sym = $3
+			if ($2 == "[k]") c = "kernel (network stack, scheduler, syscalls)"
+			else if (sym ~ /^__vdso/) c = "vDSO (clock_gettime)"
+			else if (sym ~ /^github.com\/valyala\/fasthttp/) c = "fasthttp"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/decode/) c = "rpcedge decode"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/mcp/) c = "rpcedge mcp"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/fastserver/) c = "rpcedge fastserver"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/bench/) c = "bench handler"
+			else if (sym ~ /^github.com\/VictoriaMetrics/) c = "metrics"
+			else if (sym ~ /^(runtime|internal\/runtime|gcBgMarkWorker|aeshash|memeqbody|indexbytebody)/ || sym ~ /^runtime\./) c = "Go runtime (scheduler, GC, memmove)"
+			else c = "other Go (bufio, sync, time, syscall, …)"
+			tot[c] += p; all += p
+		}
+		END {
+			printf "share of samples by component (%.1f%% of samples listed)\n", all
+			for (c in tot) printf "%6.1f%%  %s\n", tot[c], c | "sort -rn"
+		}' "$1"
+	echo
+	echo "top symbols:"
+	awk '/^ *[0-9.]+%/ && n++ < 40' "$1"
+}
+if command -v perf >/dev/null && perf record -o "$tmp/probe.data" true >/dev/null 2>&1; then
+	for name in rpcedge floor; do
+		log "perf profile of $name under loadgen"
+		run_loadgen "${PORT[$name]}" 6 "$tmp/prof-load.json" &
+		lg=$!
+		sleep 1
+		timeout 20 taskset -c 0 perf record -F 1999 -p "${PID[$name]}" -o "$tmp/$name.perf" -- sleep 4 >/dev/null 2>&1 || true
+		wait "$lg" || true
+		timeout 60 perf report -i "$tmp/$name.perf" --stdio --no-children --sort sym --percent-limit 0.05 2>/dev/null >"$tmp/$name.report" || true
+		perf_summary "$tmp/$name.report" >"$OUT/profile-$name-perf.txt"
+	done
+fi
+for name in "${SERVERS[@]}"; do
+	kill -TERM "${PID[$name]}" 2>/dev/null || true
+	wait "${PID[$name]}" 2>/dev/null || true
+	unset "PID[$name]"
+done
+# 3. Go benchmarks, interleaved rounds, after the matrix (which needs its
+# repetitions most); a round is not started when it would not end within
+# the budget (the next round is assumed to take as long as the last).
+: >"$OUT/bench.txt"
+last=60
+done_rounds=0
+for round in $(seq "$ROUNDS"); do
+	if [ $((SECONDS + last)) -gt $((BUDGET - 45)) ]; then
+		log "time budget reached: stopping after $done_rounds benchmark rounds"
+		echo "The Go benchmarks stopped after $done_rounds of $ROUNDS rounds (time budget)." >>"$tmp/run-info.md"
+		break
+	fi
+	log "go benchmarks, round $round of $ROUNDS"
+	t0=$SECONDS
+	timeout 120 "$tmp/bench.test" -test.run '^$' -test.bench '^BenchmarkDecode$' \
+		-test.benchtime 100ms -test.benchmem -test.cpu 1 >>"$OUT/bench.txt"
+	timeout 120 "$tmp/bench.test" -test.run '^$' -test.bench '^BenchmarkServe' \
+		-test.benchtime 100ms -test.benchmem >>"$OUT/bench.txt"
+	last=$((SECONDS - t0))
+	done_rounds=$round
+done
+if ! timeout 60 go run "$BENCHSTAT" "$OUT/bench.txt" >"$OUT/benchstat.txt" 2>"$tmp/benchstat.err"; then
+	log "benchstat failed: $(head -3 "$tmp/benchstat.err")"
+fi
+
+log "in-process profiles of rpcedge"
+timeout 60 "$tmp/bench.test" -test.run '^$' -test.bench '^BenchmarkServe$/^rpcedge$' -test.benchtime 5000x \
+	-test.memprofile "$tmp/mem.out" -test.memprofilerate 1 >/dev/null
+{
+	echo "# io.CopyN's callers (the one allocation per request):"
+	go tool pprof -sample_index=alloc_objects -peek 'io.CopyN$' "$tmp/bench.test" "$tmp/mem.out" 2>/dev/null | sed -n 8,14p
+	echo
+	go tool pprof -sample_index=alloc_objects -peek 'io.LimitReader|fastserver|rpcedge/mcp|rpcedge/decode' \
+		"$tmp/bench.test" "$tmp/mem.out" 2>/dev/null | head -60
+} >"$OUT/profile-rpcedge-allocs.txt" || true
+timeout 60 "$tmp/bench.test" -test.run '^$' -test.bench '^BenchmarkServe$/^rpcedge$' -test.benchtime 1s \
+	-test.cpuprofile "$tmp/cpu.out" >/dev/null
+go tool pprof -top -nodecount 40 "$tmp/bench.test" "$tmp/cpu.out" 2>/dev/null >"$OUT/profile-rpcedge-inprocess-cpu.txt" || true
+
+# 4. Summary and charts.
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Whole run: ${SECONDS} s." >>"$tmp/run-info.md"
+cp "$tmp/run-info.md" "$OUT/run-info.md"
+"$tmp/plot" -dir "$OUT"
+log "done: $OUT/matrix.md"

@@ -1,0 +1,117 @@
+package servers
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+)
+
+// newFloor is the floor of TARGETS.md: a fasthttp handler that answers a
+// fixed template with the request's id, and its arguments' text, spliced
+// in by a byte scan. It parses no JSON and checks nothing (it trusts its
+// input: the first "id": and the first "text":" are taken as they are),
+// so its cost is fasthttp's plus a constant; its answers still pass
+// cmd/loadgen's checks of a tools/call echo under MCP 2026-07-28. Like
+// internal/loadgen/floorserver, with resultType added, and without the
+// Server and Date headers.
+func newFloor() (Server, error) {
+	return fastServer{&fasthttp.Server{
+		Handler:               serveFloor,
+		NoDefaultContentType:  true,
+		NoDefaultServerHeader: true,
+		NoDefaultDate:         true,
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+	}}, nil
+}
+
+var (
+	floorIDKey   = []byte(`"id":`)
+	floorTextKey = []byte(`"text":"`)
+	floorHead    = []byte(`{"jsonrpc":"2.0","id":`)
+	floorMid     = []byte(`,"result":{"content":[{"type":"text","text":"`)
+	floorTail    = []byte(`"}],"resultType":"complete"}}`)
+)
+
+func serveFloor(ctx *fasthttp.RequestCtx) { floorAnswer(ctx, ctx.PostBody()) }
+
+// floorAnswer writes the floor's answer to body.
+func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
+	i := bytes.Index(body, floorIDKey)
+	if i < 0 {
+		ctx.SetStatusCode(fasthttp.StatusAccepted)
+		return
+	}
+	id := body[i+len(floorIDKey):]
+	j := 0
+	for j < len(id) && id[j] != ',' && id[j] != '}' {
+		j++
+	}
+	id = id[:j]
+	var text []byte
+	if k := bytes.Index(body, floorTextKey); k >= 0 {
+		text = body[k+len(floorTextKey):]
+		e := 0
+		for e < len(text) && text[e] != '"' {
+			if text[e] == '\\' {
+				e++
+			}
+			e++
+		}
+		text = text[:min(e, len(text))]
+	}
+	ctx.Response.Header.SetContentTypeBytes(ctJSON)
+	w := ctx.Response.BodyWriter()
+	w.Write(floorHead)
+	w.Write(id)
+	w.Write(floorMid)
+	w.Write(text)
+	w.Write(floorTail)
+}
+
+// newFloorStream is a diagnostic, not a candidate of the matrix: the
+// floor's handler behind fasthttp configured as fastserver.New configures
+// it (the body streamed with a one-byte prefetch and read to its end
+// through RequestBodyStream, the same buffer sizes, Server and Date
+// headers, TCP keep-alive). The difference between floor and floor-stream
+// is the cost of that configuration; the difference between floor-stream
+// and rpcedge is the cost of rpcedge's own code.
+func newFloorStream() (Server, error) {
+	return fastServer{&fasthttp.Server{
+		Handler:              serveFloorStream,
+		Name:                 "rpcedge",
+		ReadBufferSize:       8 << 10,
+		WriteBufferSize:      16 << 10,
+		ReadTimeout:          readTimeout,
+		WriteTimeout:         writeTimeout,
+		IdleTimeout:          idleTimeout,
+		MaxRequestBodySize:   1,
+		StreamRequestBody:    true,
+		NoDefaultContentType: true,
+		TCPKeepalive:         true,
+		CloseOnShutdown:      true,
+	}}, nil
+}
+
+var floorBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+func serveFloorStream(ctx *fasthttp.RequestCtx) {
+	bp := floorBufs.Get().(*[]byte)
+	body := (*bp)[:0]
+	r := ctx.RequestBodyStream()
+	for len(body) < maxBody {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		n, err := r.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+		if err != nil {
+			break
+		}
+	}
+	floorAnswer(ctx, body)
+	*bp = body
+	floorBufs.Put(bp)
+}
