@@ -338,7 +338,7 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 	switch {
 	case jsonrpc == nil:
 		return m.invalid(0, "jsonrpc member missing")
-	case !isVersion2(jsonrpc):
+	case !StringIs(jsonrpc, "2.0"):
 		return m.invalid(0, `jsonrpc is not "2.0"`)
 	case method == nil && hasResult:
 		return m.invalid(0, "a response where a request was expected")
@@ -363,20 +363,6 @@ func (m *Message) invalid(off int64, reason string) error {
 	m.Error.set(ErrEnvelope, CodeInvalidRequest, off, reason)
 	m.Error.EchoID = echo
 	return &m.Error
-}
-
-// isVersion2 reports whether the raw value v is the string "2.0", escapes
-// resolved.
-func isVersion2(v []byte) bool {
-	if string(v) == `"2.0"` {
-		return true
-	}
-	if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') < 0 || len(v) > 32 {
-		return false
-	}
-	var tmp [32]byte
-	u := appendUnescaped(tmp[:0], v[1:len(v)-1])
-	return string(u) == "2.0"
 }
 
 func idType(v []byte) IDType {
