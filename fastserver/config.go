@@ -29,6 +29,10 @@ const (
 	DefaultBudgetWait        = time.Second
 	DefaultDrainTimeout      = time.Second
 	DefaultDrainBytes        = 4 << 20
+	// ProxyHeaderXForwardedFor and ProxyHeaderForwarded are the values of
+	// Config.ProxyHeader.
+	ProxyHeaderXForwardedFor = "X-Forwarded-For"
+	ProxyHeaderForwarded     = "Forwarded"
 	// CompressMinBytes is the smallest answer that is compressed when the
 	// client's Accept-Encoding allows it.
 	CompressMinBytes = 1 << 10
@@ -76,10 +80,16 @@ type Config struct {
 	// RateClients bounds the table of clients, least recently seen
 	// evicted first. Default 100,000.
 	RateClients int
-	// TrustedProxies are the peers whose X-Forwarded-For is believed when
-	// keying the rate limit. Default none: the key is the peer address
-	// (IPv6 grouped by /64).
+	// TrustedProxies are the peers whose forwarding header is believed
+	// when keying the rate limit: the key is then the rightmost address
+	// of that header (all its lines combined) that is not a trusted proxy.
+	// Default none: the key is the peer address (IPv6 grouped by /64).
 	TrustedProxies []netip.Prefix
+	// ProxyHeader names the header the trusted proxies set:
+	// ProxyHeaderXForwardedFor (the default) or ProxyHeaderForwarded (RFC
+	// 7239's for= parameter). Only that one is read: a proxy that manages
+	// one header passes the other through from the client unchecked.
+	ProxyHeader string
 
 	// AllowedOrigins are origins allowed besides loopback ones
 	// ("https://app.example.com", exact, case-insensitive; "*" allows
@@ -170,6 +180,13 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	setInt("RateClients", &c.RateClients, DefaultRateClients)
+	switch c.ProxyHeader {
+	case "":
+		c.ProxyHeader = ProxyHeaderXForwardedFor
+	case ProxyHeaderXForwardedFor, ProxyHeaderForwarded:
+	default:
+		bad("ProxyHeader", c.ProxyHeader+" (want X-Forwarded-For or Forwarded)")
+	}
 	for _, p := range c.TrustedProxies {
 		if !p.IsValid() {
 			bad("TrustedProxies", p)

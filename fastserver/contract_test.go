@@ -677,7 +677,7 @@ func TestMetrics(t *testing.T) {
 		`rpcedge_requests_total{endpoint="/rpc",method="other",status="202",code="none"} 1`,
 		`rpcedge_requests_total{endpoint="/rpc",method="other",status="400",code="-32600"} 1`,
 		`rpcedge_requests_total{endpoint="/jr",method="echo",status="200",code="none"} 1`,
-		`rpcedge_handler_panics_total 1`,
+		`rpcedge_panics_total{where="handler"} 1`,
 		`rpcedge_requests_in_flight 0`,
 	} {
 		if !strings.Contains(text, line+"\n") {

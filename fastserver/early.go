@@ -6,18 +6,39 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
 )
 
-// checkHeaders decides rows 3 to 5 from the request header: the status,
+// framingError refuses a request whose body framing is not one the
+// contract's table takes (RFC 9112 §6), as nginx refuses it: obsolete line
+// folding 400; a transfer coding other than chunked 501 (fasthttp lets
+// "identity" through; it refuses the others itself, answered by
+// errorHandler); Transfer-Encoding beside Content-Length 400, so that no
+// two parsers can disagree on where the body ends. The status, and a
+// plain-text reason, or 0.
+func framingError(f *fields) (int, string) {
+	if f.folded {
+		return fasthttp.StatusBadRequest, "obsolete line folding is not accepted"
+	}
+	if te := f.get(fTransferEncoding); te != nil {
+		if !equalFoldASCII(te, "chunked") {
+			return fasthttp.StatusNotImplemented, "transfer coding not implemented"
+		}
+		if f.get(fContentLength) != nil {
+			return fasthttp.StatusBadRequest, "Content-Length and Transfer-Encoding together"
+		}
+	}
+	return 0, ""
+}
+
+// checkHeaders decides rows 3 to 5 from the header snapshot: the status,
 // code and message of the refusal, or status 0.
-func (s *Server) checkHeaders(h *fasthttp.RequestHeader, encErr error) (int, int, string) {
-	// fasthttp keeps Content-Type in a field of its own: absent and empty
-	// both read as empty.
-	if ct := h.ContentType(); len(ct) > 0 && !isJSONType(ct) {
+func (s *Server) checkHeaders(f *fields, h *fasthttp.RequestHeader, encErr error) (int, int, string) {
+	if ct := f.get(fContentType); ct != nil && (f.count(fContentType) > 1 || !isJSONType(ct)) {
 		return fasthttp.StatusUnsupportedMediaType, decode.CodeInvalidRequest, "Content-Type must be application/json"
 	}
 	if encErr != nil {
@@ -29,14 +50,45 @@ func (s *Server) checkHeaders(h *fasthttp.RequestHeader, encErr error) (int, int
 	return 0, 0, ""
 }
 
-// isJSONType reports whether a Content-Type value is application/json,
-// parameters allowed.
+// isJSONType reports whether a Content-Type value is application/json:
+// parameters are allowed, but a charset other than UTF-8 is not (JSON on
+// the wire is UTF-8, RFC 8259 §8.1).
 func isJSONType(ct []byte) bool {
+	params := []byte(nil)
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
+		ct, params = ct[:i], ct[i+1:]
 	}
 	ct = bytes.TrimSpace(ct)
-	return len(ct) == len("application/json") && bytes.EqualFold(ct, ctJSON)
+	if len(ct) != len("application/json") || !bytes.EqualFold(ct, ctJSON) {
+		return false
+	}
+	for len(params) > 0 {
+		p := params
+		if i := bytes.IndexByte(params, ';'); i >= 0 {
+			p, params = params[:i], params[i+1:]
+		} else {
+			params = nil
+		}
+		p = bytes.TrimSpace(p)
+		eq := bytes.IndexByte(p, '=')
+		if eq < 0 {
+			if len(p) == 0 {
+				continue
+			}
+			return false // a parameter without a value is malformed (RFC 9110 §5.6.6)
+		}
+		name, value := bytes.TrimSpace(p[:eq]), bytes.TrimSpace(p[eq+1:])
+		if !equalFoldASCII(name, "charset") {
+			continue
+		}
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if !equalFoldASCII(value, "utf-8") && !equalFoldASCII(value, "utf8") {
+			return false
+		}
+	}
+	return true
 }
 
 // expectHandler answers Expect: 100-continue: rows 1 to 6 are decided
@@ -44,7 +96,14 @@ func isJSONType(ct []byte) bool {
 // 100 Continue, so the client never sends the body. The rate-limit token
 // it takes is noted in a RequestCtx user value, so that the handler does
 // not take a second one.
-func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
+func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.panicked(stageExpect, v, "path", string(ctx.Path()))
+			status = fasthttp.StatusExpectationFailed
+		}
+	}()
+	at(stageExpect)
 	if !ctx.IsPost() {
 		return fasthttp.StatusContinue
 	}
@@ -53,17 +112,22 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
 		return fasthttp.StatusContinue
 	}
 	h := &ctx.Request.Header
-	if o := peekHeader(h, "Origin"); o != nil && !s.origins.allowed(o) {
+	var f fields
+	f.snapshot(h)
+	if st, _ := framingError(&f); st != 0 {
+		return fasthttp.StatusExpectationFailed
+	}
+	if o := f.get(fOrigin); o != nil && (f.count(fOrigin) > 1 || !s.origins.allowed(o)) {
 		return fasthttp.StatusExpectationFailed
 	}
 	if s.rate != nil {
-		if s.rate.take(ctx) > 0 {
+		if s.rate.take(ctx, &f) > 0 {
 			return fasthttp.StatusExpectationFailed
 		}
 		ctx.SetUserValue(userRated, true)
 	}
-	enc, encErr := contentEncoding(h)
-	if st, _, _ := s.checkHeaders(h, encErr); st != 0 {
+	enc, encErr := contentEncoding(&f)
+	if st, _, _ := s.checkHeaders(&f, h, encErr); st != 0 {
 		return fasthttp.StatusExpectationFailed
 	}
 	// Room in the budget is checked, not kept: if the body never came the
@@ -80,38 +144,17 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) int {
 // request's rate-limit token.
 const userRated = "rpcedge.rated"
 
-// contentEncoding parses every Content-Encoding line of h as one list
-// (RFC 9110 §5.3): two lines "gzip" and "zstd" mean "gzip, zstd".
-func contentEncoding(h *fasthttp.RequestHeader) (decode.Encoding, error) {
-	first := h.Peek("Content-Encoding")
-	if first == nil {
+// contentEncoding parses the Content-Encoding lines of the snapshot as
+// one list (RFC 9110 §5.3): two lines "gzip" and "zstd" mean "gzip, zstd".
+func contentEncoding(f *fields) (decode.Encoding, error) {
+	v := f.get(fContentEncoding)
+	if v == nil {
 		return decode.Encoding{}, nil // no line at all: identity
 	}
-	lines := 0
-	var joined [256]byte
-	buf := joined[:0]
-	var err error
-	h.VisitAll(func(k, v []byte) {
-		if !bytes.EqualFold(k, []byte("Content-Encoding")) {
-			return
-		}
-		if lines > 0 {
-			buf = append(buf, ',')
-		}
-		lines++
-		if len(buf)+len(v) > len(joined) {
-			err = errTooManyCodings
-			return
-		}
-		buf = append(buf, v...)
-	})
-	if err != nil {
-		return decode.Encoding{}, err
+	if len(v) > 256 {
+		return decode.Encoding{}, errTooManyCodings
 	}
-	if lines <= 1 {
-		return decode.ParseEncoding(first)
-	}
-	return decode.ParseEncoding(buf)
+	return decode.ParseEncoding(v)
 }
 
 var errTooManyCodings = errors.New("fastserver: Content-Encoding too long")
@@ -119,10 +162,22 @@ var errTooManyCodings = errors.New("fastserver: Content-Encoding too long")
 // errorHandler answers what fasthttp refuses before the handler runs:
 // 431 for an oversized header block, 408 for a read timeout, 400 for a
 // request it cannot parse. Plain text: there is no JSON-RPC message yet.
+//
+// A transfer coding fasthttp does not implement is 501 Not Implemented (RFC
+// 9112 §6.1, as nginx and Go's net/http answer it); Transfer-Encoding in
+// an HTTP/1.0 request is faulty framing, 400.
 func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.recoverPlain(ctx, stageError, v)
+		}
+	}()
+	at(stageError)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
 	switch {
+	case !errors.Is(err, fasthttp.ErrUnsupportedTransferEncoding) && strings.Contains(err.Error(), "unsupported transfer-encoding"):
+		ctx.Error("transfer coding not implemented", fasthttp.StatusNotImplemented)
 	case errors.As(err, &small):
 		ctx.Error("request header too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
 	case errors.As(err, &ne) && ne.Timeout():
@@ -132,20 +187,23 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 	}
 }
 
-// earlyAnswer writes status and body on the hijacked connection, then
-// half-closes it, drains what the client still sends for a bounded time
-// and size, and closes it. fasthttp writes nothing itself.
-func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, body []byte) {
+// earlyAnswer writes status and body (of media type ctype) on the
+// hijacked connection, then half-closes it, drains what the client still
+// sends for a bounded time and size, and closes it. fasthttp writes
+// nothing itself.
+func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, ctype, body []byte) {
 	var resp bytes.Buffer
 	resp.Grow(256 + len(body))
 	resp.WriteString("HTTP/1.1 ")
 	resp.WriteString(strconv.Itoa(status))
 	resp.WriteByte(' ')
 	resp.WriteString(fasthttp.StatusMessage(status))
-	resp.WriteString("\r\nServer: rpcedge\r\nContent-Type: application/json\r\nContent-Length: ")
+	resp.WriteString("\r\nServer: rpcedge\r\nContent-Type: ")
+	resp.Write(ctype)
+	resp.WriteString("\r\nContent-Length: ")
 	resp.WriteString(strconv.Itoa(len(body)))
 	resp.WriteString("\r\nConnection: close\r\n")
-	ctx.Response.Header.VisitAll(func(k, v []byte) {
+	for k, v := range ctx.Response.Header.All() {
 		switch string(k) {
 		case "Retry-After", "Access-Control-Allow-Origin", "Vary":
 			resp.Write(k)
@@ -153,14 +211,14 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, body []byte) 
 			resp.Write(v)
 			resp.WriteString("\r\n")
 		}
-	})
+	}
 	resp.WriteString("\r\n")
 	resp.Write(body)
 	raw := ctx.Conn()
 	wt, dt, db := s.cfg.WriteTimeout, s.cfg.DrainTimeout, s.cfg.DrainBytes
 	ctx.SetStatusCode(status)
 	ctx.HijackSetNoResponse(true)
-	ctx.Hijack(func(c net.Conn) {
+	ctx.Hijack(s.guardHijack(func(c net.Conn) {
 		c.SetWriteDeadline(time.Now().Add(wt))
 		if _, err := c.Write(resp.Bytes()); err != nil {
 			return
@@ -170,24 +228,26 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, body []byte) 
 		}
 		c.SetReadDeadline(time.Now().Add(dt))
 		io.CopyN(io.Discard, c, db)
-	})
+	}))
 }
 
 // preflight answers OPTIONS on an endpoint (CORS).
 func (s *Server) preflight(ctx *fasthttp.RequestCtx) {
-	origin := peekHeader(&ctx.Request.Header, "Origin")
+	var f fields
+	f.snapshot(&ctx.Request.Header)
+	origin := f.get(fOrigin)
 	if origin == nil {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	}
-	if !s.origins.allowed(origin) {
+	if f.count(fOrigin) > 1 || !s.origins.allowed(origin) {
 		ctx.SetStatusCode(fasthttp.StatusForbidden)
 		return
 	}
 	h := &ctx.Response.Header
 	h.SetBytesV("Access-Control-Allow-Origin", origin)
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-	if rh := ctx.Request.Header.Peek("Access-Control-Request-Headers"); len(rh) > 0 {
+	if rh := f.lookup("Access-Control-Request-Headers"); len(rh) > 0 {
 		h.SetBytesV("Access-Control-Allow-Headers", rh)
 	} else {
 		h.Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, Accept, Accept-Encoding, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, A2A-Version")

@@ -3,7 +3,6 @@ package fastserver
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -54,71 +53,60 @@ type Request struct {
 	Version int
 
 	header *fasthttp.RequestHeader
+	f      *fields // the header snapshot the server took, or nil
 	ctx    context.Context
 }
 
 // Reset prepares r for a call: the request header it came with, the
 // decoded message and the context the handler runs under (nil means
-// context.Background). The server calls it; tests of hooks and handlers
-// may too.
+// context.Background). The server calls its own equivalent; tests of hooks
+// and handlers call Reset with a header built in memory.
 func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx context.Context) {
 	r.Msg = m
 	r.Version = 0
 	r.header = header
+	r.f = nil
 	r.ctx = ctx
 }
 
-// Header returns the value of the named request header (case-insensitive
-// name), or nil when it is absent. The slice is valid until the handler
-// returns.
+// reset is Reset with the server's header snapshot.
+func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
+	r.Msg = m
+	r.Version = 0
+	r.header = f.hdr
+	r.f = f
+	r.ctx = ctx
+}
+
+// Header returns the value of the named request header field
+// (case-insensitive name): all of its lines in the header section joined
+// with ", " in order, as RFC 9110 §5.3 combines them; a non-nil empty
+// slice for a field present with an empty value; nil for an absent one.
+// Trailer fields after a chunked body are never returned. The slice is
+// valid until the handler returns.
+//
+// A field that holds one value (an origin, a media type, a version, a
+// method name, a token) is therefore never judged by its first line
+// alone: two lines read as "a, b", which no single value equals.
 func (r *Request) Header(name string) []byte {
+	if r.f != nil {
+		return r.f.lookup(name)
+	}
 	if r.header == nil {
 		return nil
 	}
-	return peekHeader(r.header, name)
+	f := new(fields)
+	f.snapshot(r.header)
+	return f.lookup(name)
 }
 
-// empty is what peekHeader returns for a header present with no value.
+// empty is the value of a field present with no value.
 var empty = []byte{}
 
-// peekHeader returns the value of the named header, a non-nil empty slice
-// for one present with an empty value, and nil for an absent one. fasthttp's
-// Peek alone may return nil for a present, empty header (it depends on
-// where the header landed in its reused storage), so a nil is checked with
-// PeekAll. For the headers fasthttp keeps in fields of their own, empty and
-// absent cannot be told apart and read as absent.
-func peekHeader(h *fasthttp.RequestHeader, name string) []byte {
-	v := h.Peek(name)
-	if len(v) > 0 {
-		return v
-	}
-	if isFieldHeader(name) {
-		return nil
-	}
-	if v != nil || len(h.PeekAll(name)) > 0 {
-		return empty
-	}
-	return nil
-}
-
-// HasHeader reports whether the named header is present, even if empty.
-// For the headers fasthttp keeps in fields of their own (Content-Type,
-// Content-Length, Host, User-Agent, Cookie, Transfer-Encoding,
-// Connection) an empty value cannot be told from an absent one and counts
-// as absent.
+// HasHeader reports whether the named header field is present, even if
+// empty.
 func (r *Request) HasHeader(name string) bool {
 	return r.Header(name) != nil
-}
-
-// isFieldHeader reports whether fasthttp keeps the header in a field of
-// its own, where Peek returns an empty value for an absent header.
-func isFieldHeader(name string) bool {
-	for _, f := range [...]string{"Content-Type", "Content-Length", "Host", "User-Agent", "Cookie", "Transfer-Encoding", "Connection"} {
-		if len(name) == len(f) && strings.EqualFold(name, f) {
-			return true
-		}
-	}
-	return false
 }
 
 // Host returns the request's Host header.

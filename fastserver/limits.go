@@ -122,10 +122,13 @@ type rateLimiter struct {
 	burst   float64
 	max     int
 	trusted []netip.Prefix
-	index   map[netip.Addr]int32
-	slots   []rlSlot
-	head    int32 // most recently seen
-	tail    int32 // least recently seen
+	// forwarded says the trusted proxies name the client in Forwarded
+	// (RFC 7239) rather than X-Forwarded-For.
+	forwarded bool
+	index     map[netip.Addr]int32
+	slots     []rlSlot
+	head      int32 // most recently seen
+	tail      int32 // least recently seen
 }
 
 type rlSlot struct {
@@ -135,40 +138,33 @@ type rlSlot struct {
 	prev, next int32
 }
 
-func newRateLimiter(rate float64, burst, max int, trusted []netip.Prefix) *rateLimiter {
+func newRateLimiter(rate float64, burst, max int, trusted []netip.Prefix, forwarded bool) *rateLimiter {
 	return &rateLimiter{
-		rate: rate, burst: float64(burst), max: max, trusted: trusted,
+		rate: rate, burst: float64(burst), max: max, trusted: trusted, forwarded: forwarded,
 		index: make(map[netip.Addr]int32), head: -1, tail: -1,
 	}
 }
 
-// clientKey returns the rate-limit key of a request: the peer address, or
-// the first untrusted address of X-Forwarded-For (read from the right)
-// when the peer is a trusted proxy; IPv6 grouped by /64.
-func (r *rateLimiter) clientKey(ctx *fasthttp.RequestCtx) netip.Addr {
+// clientKey returns the rate-limit key of a request: the peer address;
+// or, when the peer is a trusted proxy, the rightmost address of the
+// forwarding header (all of its lines combined, RFC 9110 §5.3) that is not
+// itself a trusted proxy. A client cannot choose its key by sending a line
+// of its own: the proxy appends the address it saw to the right of
+// whatever the client sent, and the walk stops at the first address that
+// is not a proxy. An element that is not an address ends the walk at the
+// last proxy read, so a client sending garbage shares its proxy's key.
+// IPv6 keys are grouped by /64.
+func (r *rateLimiter) clientKey(ctx *fasthttp.RequestCtx, f *fields) netip.Addr {
 	var peer netip.Addr
 	if ta, ok := ctx.RemoteAddr().(*net.TCPAddr); ok {
 		peer, _ = netip.AddrFromSlice(ta.IP)
 	}
 	peer = peer.Unmap()
 	if len(r.trusted) > 0 && r.isTrusted(peer) {
-		xff := ctx.Request.Header.Peek("X-Forwarded-For")
-		for len(xff) > 0 {
-			part := xff
-			if c := bytes.LastIndexByte(xff, ','); c >= 0 {
-				part, xff = xff[c+1:], xff[:c]
-			} else {
-				xff = nil
-			}
-			a, err := netip.ParseAddr(string(bytes.TrimSpace(part)))
-			if err != nil {
-				break
-			}
-			a = a.Unmap()
-			peer = a
-			if !r.isTrusted(a) {
-				break
-			}
+		if r.forwarded {
+			peer = r.walk(peer, f.get(fForwarded), forwardedFor)
+		} else {
+			peer = r.walk(peer, f.get(fXForwardedFor), plainAddr)
 		}
 	}
 	if peer.Is6() {
@@ -177,6 +173,79 @@ func (r *rateLimiter) clientKey(ctx *fasthttp.RequestCtx) netip.Addr {
 		}
 	}
 	return peer
+}
+
+// walk reads a comma-separated forwarding list from the right, starting
+// from the trusted peer, and returns the first address that is not a
+// trusted proxy (or the last proxy, when the list runs out or an element
+// is not an address). parse extracts an element's address.
+func (r *rateLimiter) walk(peer netip.Addr, list []byte, parse func([]byte) (netip.Addr, bool)) netip.Addr {
+	for len(list) > 0 {
+		elem := list
+		if c := bytes.LastIndexByte(list, ','); c >= 0 {
+			elem, list = list[c+1:], list[:c]
+		} else {
+			list = nil
+		}
+		a, ok := parse(bytes.TrimSpace(elem))
+		if !ok {
+			break
+		}
+		peer = a.Unmap()
+		if !r.isTrusted(peer) {
+			break
+		}
+	}
+	return peer
+}
+
+// plainAddr parses an X-Forwarded-For element: an IP address, possibly
+// with a port ("192.0.2.1:4711", "[2001:db8::1]:4711").
+func plainAddr(b []byte) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(string(b)); err == nil {
+		return a, true
+	}
+	if ap, err := netip.ParseAddrPort(string(b)); err == nil {
+		return ap.Addr(), true
+	}
+	return netip.Addr{}, false
+}
+
+// forwardedFor parses an RFC 7239 Forwarded element
+// (for=192.0.2.60;proto=http;by=203.0.113.43) and returns its for=
+// address; "unknown" and obfuscated identifiers are not addresses.
+func forwardedFor(b []byte) (netip.Addr, bool) {
+	for len(b) > 0 {
+		pair := b
+		if i := bytes.IndexByte(b, ';'); i >= 0 {
+			pair, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		pair = bytes.TrimSpace(pair)
+		eq := bytes.IndexByte(pair, '=')
+		if eq < 0 || !equalFoldASCII(bytes.TrimSpace(pair[:eq]), "for") {
+			continue
+		}
+		v := bytes.TrimSpace(pair[eq+1:])
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if len(v) > 0 && v[0] == '[' {
+			end := bytes.IndexByte(v, ']')
+			if end < 0 {
+				return netip.Addr{}, false
+			}
+			a, err := netip.ParseAddr(string(v[1:end]))
+			return a, err == nil && a.Is6()
+		}
+		if c := bytes.IndexByte(v, ':'); c >= 0 {
+			v = v[:c] // an IPv4 address with a port
+		}
+		a, err := netip.ParseAddr(string(v))
+		return a, err == nil && a.Is4()
+	}
+	return netip.Addr{}, false
 }
 
 func (r *rateLimiter) isTrusted(a netip.Addr) bool {
@@ -190,8 +259,8 @@ func (r *rateLimiter) isTrusted(a netip.Addr) bool {
 
 // take spends one token of the request's client. It returns 0 when the
 // request may go on, else the whole seconds until a token is available.
-func (r *rateLimiter) take(ctx *fasthttp.RequestCtx) int {
-	key := r.clientKey(ctx)
+func (r *rateLimiter) take(ctx *fasthttp.RequestCtx, f *fields) int {
+	key := r.clientKey(ctx, f)
 	now := time.Now().UnixNano()
 	r.mu.Lock()
 	defer r.mu.Unlock()

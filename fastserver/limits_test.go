@@ -157,7 +157,7 @@ func keyCtx(peer string, xff string) *fasthttp.RequestCtx {
 
 func TestClientKey(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:ffff::/48")}
-	r := newRateLimiter(1, 1, 10, trusted)
+	r := newRateLimiter(1, 1, 10, trusted, false)
 	cases := []struct{ peer, xff, key string }{
 		{"192.0.2.1", "", "192.0.2.1"},
 		{"192.0.2.1", "198.51.100.7", "192.0.2.1"},
@@ -174,14 +174,14 @@ func TestClientKey(t *testing.T) {
 		{"2001:db8:ffff:1::1", "198.51.100.8", "198.51.100.8"},
 	}
 	for _, tc := range cases {
-		if got := r.clientKey(keyCtx(tc.peer, tc.xff)); got != netip.MustParseAddr(tc.key) {
+		if got := r.keyOf(keyCtx(tc.peer, tc.xff)); got != netip.MustParseAddr(tc.key) {
 			t.Errorf("clientKey(peer %s, XFF %q) = %s, want %s", tc.peer, tc.xff, got, tc.key)
 		}
 	}
 	// Garbage in X-Forwarded-For never lets the client pick an arbitrary
 	// key: the key is the proxy or an address from the header.
 	for _, xff := range []string{"garbage", "198.51.100.7, garbage", "unknown, 10.0.0.1", ",,,"} {
-		got := r.clientKey(keyCtx("10.1.2.3", xff))
+		got := r.keyOf(keyCtx("10.1.2.3", xff))
 		if !got.IsValid() {
 			t.Errorf("clientKey(XFF %q) is not an address", xff)
 		}
@@ -190,8 +190,8 @@ func TestClientKey(t *testing.T) {
 
 // The client table is bounded; the least recently seen client is evicted.
 func TestRateLimiterEviction(t *testing.T) {
-	r := newRateLimiter(1e-6, 1, 3, nil)
-	take := func(ip string) int { return r.take(keyCtx(ip, "")) }
+	r := newRateLimiter(1e-6, 1, 3, nil, false)
+	take := func(ip string) int { return r.takeCtx(keyCtx(ip, "")) }
 	for _, ip := range []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"} {
 		if w := take(ip); w != 0 {
 			t.Fatalf("first request of %s limited (%d)", ip, w)
@@ -236,9 +236,9 @@ func TestRateLimiterEviction(t *testing.T) {
 		t.Errorf("recency list: %d entries, head %d, tail %d", seen, r.head, r.tail)
 	}
 
-	one := newRateLimiter(1e-6, 1, 1, nil)
+	one := newRateLimiter(1e-6, 1, 1, nil, false)
 	for i := range 10 {
-		if w := one.take(keyCtx("192.0.2."+strconv.Itoa(i), "")); w != 0 {
+		if w := one.takeCtx(keyCtx("192.0.2."+strconv.Itoa(i), "")); w != 0 {
 			t.Fatalf("with a table of 1, each new client starts full; got wait %d", w)
 		}
 	}
@@ -247,14 +247,14 @@ func TestRateLimiterEviction(t *testing.T) {
 // The limiter from many goroutines (for -race): the table stays within its
 // bound and its recency list consistent.
 func TestRateLimiterConcurrent(t *testing.T) {
-	r := newRateLimiter(1000, 5, 10, nil)
+	r := newRateLimiter(1000, 5, 10, nil, false)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 500 {
-				r.take(keyCtx("192.0.2."+strconv.Itoa((g*31+i)%50), ""))
+				r.takeCtx(keyCtx("192.0.2."+strconv.Itoa((g*31+i)%50), ""))
 			}
 		}()
 	}
@@ -272,19 +272,19 @@ func TestRateLimiterConcurrent(t *testing.T) {
 }
 
 func TestRateLimiterRefill(t *testing.T) {
-	r := newRateLimiter(20, 2, 10, nil)
+	r := newRateLimiter(20, 2, 10, nil, false)
 	ctx := keyCtx("192.0.2.1", "")
-	if r.take(ctx) != 0 || r.take(ctx) != 0 {
+	if r.takeCtx(ctx) != 0 || r.takeCtx(ctx) != 0 {
 		t.Fatal("burst of 2")
 	}
-	if w := r.take(ctx); w != 1 {
+	if w := r.takeCtx(ctx); w != 1 {
 		t.Fatalf("third take: wait %d, want 1 (whole seconds, at least 1)", w)
 	}
 	time.Sleep(120 * time.Millisecond) // 20/s: more than 2 tokens back, capped at the burst
-	if r.take(ctx) != 0 || r.take(ctx) != 0 {
+	if r.takeCtx(ctx) != 0 || r.takeCtx(ctx) != 0 {
 		t.Fatal("the bucket should have refilled to its burst")
 	}
-	if r.take(ctx) == 0 {
+	if r.takeCtx(ctx) == 0 {
 		t.Fatal("the bucket must not refill past its burst")
 	}
 }
@@ -766,4 +766,18 @@ func TestShutdownUnderLoad(t *testing.T) {
 		nc.Close()
 		t.Errorf("the listener still accepts after Shutdown")
 	}
+}
+
+// keyOf is clientKey with the header snapshot the server would take.
+func (r *rateLimiter) keyOf(ctx *fasthttp.RequestCtx) netip.Addr {
+	var f fields
+	f.snapshot(&ctx.Request.Header)
+	return r.clientKey(ctx, &f)
+}
+
+// takeCtx is take with the header snapshot the server would take.
+func (r *rateLimiter) takeCtx(ctx *fasthttp.RequestCtx) int {
+	var f fields
+	f.snapshot(&ctx.Request.Header)
+	return r.take(ctx, &f)
 }

@@ -40,7 +40,7 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 	defer s.running.stop()
 	bw := bufio.NewWriter(w)
 	c := s.newCall(ep.IDs)
-	var h fasthttp.RequestHeader // no headers on a stream
+	var h fields // no headers on a stream
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -16,16 +16,18 @@ import (
 //	rpcedge_request_duration_seconds{endpoint}            histogram
 //	rpcedge_request_body_bytes{endpoint}                  histogram (wire bytes read)
 //	rpcedge_requests_in_flight                            gauge
-//	rpcedge_handler_panics_total                          counter
+//	rpcedge_panics_total{where}                           counter
 //	rpcedge_handler_timeouts_total                        counter
 //
 // method is a registered method's name or "other" (unregistered names
 // never become labels); code is the JSON-RPC error code or "none" for a
-// result or a 202.
+// result or a 202. where names the stage a recovered panic happened in:
+// route, headers, body, decode, dispatch, handler, answer, compress,
+// metrics, early, expect or error.
 type serverMetrics struct {
 	set      *metrics.Set
 	inflight atomic.Int64
-	panics   *metrics.Counter
+	panics   [numStages]*metrics.Counter
 	timeouts *metrics.Counter
 	latency  map[*endpoint]*metrics.PrometheusHistogram
 	size     map[*endpoint]*metrics.PrometheusHistogram
@@ -51,7 +53,9 @@ func newServerMetrics(eps map[string]*endpoint) *serverMetrics {
 		counters: make(map[counterKey]*metrics.Counter),
 	}
 	m.set.NewGauge("rpcedge_requests_in_flight", func() float64 { return float64(m.inflight.Load()) })
-	m.panics = m.set.NewCounter("rpcedge_handler_panics_total")
+	for st := range numStages {
+		m.panics[st] = m.set.NewCounter(`rpcedge_panics_total{where="` + st.String() + `"}`)
+	}
 	m.timeouts = m.set.NewCounter("rpcedge_handler_timeouts_total")
 	for path, ep := range eps {
 		q := strconv.Quote(path)

@@ -1,13 +1,13 @@
 package fastserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,7 +99,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	}
 	s.origins = newOrigins(cfg.AllowedOrigins)
 	if cfg.RateLimit > 0 {
-		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies)
+		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
 	}
 	s.budget.limit = cfg.InflightBodyBytes
 	s.running = newWatchdog(cfg.HandlerTimeout)
@@ -231,14 +231,19 @@ func (f fasthttpLogger) Printf(format string, args ...any) {
 
 // call is the per-request state, pooled.
 type call struct {
-	s    *Server
-	dec  decode.Decoder
-	msg  decode.Message
-	req  Request
-	body bodyReader
-	out  []byte
-	zbuf []byte
-	dl   deadlineCtx
+	s       *Server
+	dec     decode.Decoder
+	msg     decode.Message
+	req     Request
+	f       fields // the header snapshot
+	body    bodyReader
+	mem     bytes.Reader // the body when fasthttp holds it in memory
+	out     []byte
+	zbuf    []byte
+	dl      deadlineCtx
+	stage   stage // where the request is, for the panic guard
+	pending bool  // the body may still be arriving on the connection
+	early   bool  // an early answer took the connection
 }
 
 func (s *Server) newCall(ids decode.IDPolicy) *call {
@@ -257,6 +262,7 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 type bodyReader struct {
 	r        io.Reader
 	eof      bool
+	inRead   bool  // inside r.Read, for the panic guard
 	n        int64 // wire bytes read
 	grow     bool  // reserve as the bytes arrive
 	reserved int64 // bytes of the budget held
@@ -290,11 +296,15 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 			p = p[:room]
 		}
 	}
+	b.inRead = true
+	at(stageBody)
 	n, err := b.r.Read(p)
+	b.inRead = false
 	b.n += int64(n)
 	if err == io.EOF {
 		b.eof = true
 	}
+	at(stageDecode)
 	return n, err
 }
 
@@ -309,10 +319,19 @@ var (
 // serve routes a request.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
-	if ep := s.endpoints[string(path)]; ep != nil {
+	ep := s.endpoints[string(path)]
+	if ep != nil && ctx.IsPost() {
+		s.serveRPC(ctx, ep) // guarded on its own
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.recoverPlain(ctx, stageRoute, v)
+		}
+	}()
+	at(stageRoute)
+	if ep != nil {
 		switch {
-		case ctx.IsPost():
-			s.serveRPC(ctx, ep)
 		case ctx.IsOptions():
 			s.preflight(ctx)
 		default:
@@ -347,14 +366,22 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	ctx.SetBody(strOK)
 }
 
-// serveRPC runs the contract's checks in order for one POST.
+// serveRPC runs the contract's checks in order for one POST. A panic
+// anywhere in it costs this request only (recoverRPC).
 func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.entered.Add(1)
 	start := time.Now()
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
+	c.stage, c.pending, c.early = stageHeaders, false, false
+	defer func() {
+		if v := recover(); v != nil {
+			s.recoverRPC(ctx, ep, c, v)
+		}
+	}()
 	label := ""
 	status, code := s.runRPC(ctx, ep, c, &label)
+	c.enter(stageMetrics)
 	s.metrics.inflight.Add(-1)
 	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
 	if s.cfg.AccessLog {
@@ -365,6 +392,8 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}
 	c.body = bodyReader{}
+	c.mem.Reset(nil)
+	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
 	ep.calls.Put(c)
 	s.answered.Add(1)
@@ -374,35 +403,54 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 // (0 for none) for metrics; label is set to the method's metrics label.
 func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *string) (int, int) {
 	h := &ctx.Request.Header
-	origin := peekHeader(h, "Origin")
-	originOK := origin == nil || s.origins.allowed(origin)
+	f := &c.f
+	c.enter(stageHeaders)
+	f.snapshot(h) // before any body byte: trailers never count
+	stream := ctx.RequestBodyStream()
+	if stream == nil {
+		// No body on the wire (RFC 9112 §6.3: neither Content-Length nor
+		// Transfer-Encoding means length zero), or a fasthttp.Server of
+		// the caller's own that read the body into memory.
+		c.mem.Reset(ctx.PostBody())
+		stream = &c.mem
+	} else {
+		c.pending = h.ContentLength() != 0
+	}
+	origin := f.get(fOrigin)
+	originOK := origin == nil || (f.count(fOrigin) == 1 && s.origins.allowed(origin))
 	if originOK && origin != nil {
 		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
 		ctx.Response.Header.Add("Vary", "Origin")
 	}
-	bodyPending := h.ContentLength() != 0 && h.ContentLength() != -2
+	// Framing the table does not take.
+	if st, msg := framingError(f); st != 0 {
+		s.earlyAnswer(ctx, st, strTextPlain, []byte(msg))
+		c.early = true
+		return st, 0
+	}
 	// Row 1.
 	if !originOK {
-		return s.refuse(ctx, bodyPending, fasthttp.StatusForbidden, decode.CodeInvalidRequest, "origin not allowed", 0)
+		return s.refuse(ctx, c, fasthttp.StatusForbidden, decode.CodeInvalidRequest, "origin not allowed", 0)
 	}
 	// Row 2 (unless expectHandler took the token).
 	if s.rate != nil && ctx.UserValue(userRated) == nil {
-		if wait := s.rate.take(ctx); wait > 0 {
-			return s.refuse(ctx, true, fasthttp.StatusTooManyRequests, decode.CodeInternalError, "rate limit reached", wait)
+		if wait := s.rate.take(ctx, f); wait > 0 {
+			c.pending = true // the body is never read: always answer early
+			return s.refuse(ctx, c, fasthttp.StatusTooManyRequests, decode.CodeInternalError, "rate limit reached", wait)
 		}
 	}
 	// Rows 3 to 5.
-	enc, encErr := contentEncoding(h)
-	if st, code, msg := s.checkHeaders(h, encErr); st != 0 {
-		return s.refuse(ctx, bodyPending, st, code, msg, 0)
+	enc, encErr := contentEncoding(f)
+	if st, code, msg := s.checkHeaders(f, h, encErr); st != 0 {
+		return s.refuse(ctx, c, st, code, msg, 0)
 	}
 	// Row 6: the first reservation; bodies without a coding reserve more
 	// as they arrive (bodyReader).
 	reserve, grow := s.reservation(h, enc)
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
-		return s.refuse(ctx, bodyPending, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
+		return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
-	c.body = bodyReader{r: ctx.RequestBodyStream(), grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, s: s}
+	c.body = bodyReader{r: stream, grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, s: s}
 	defer func() { s.budget.release(c.body.reserved) }()
 	if !grow && enc.IsIdentity() {
 		c.dec.Grow(reserve + 1) // one buffer: the declared size and the byte that finds EOF
@@ -412,6 +460,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	m := &c.msg
 	c.dl.conn = ctx.Conn()
 	s.running.add(&c.dl)
+	c.enter(stageDecode)
 	err := c.dec.DecodeBody(&c.body, enc, m)
 	s.running.remove(&c.dl)
 	c.dl.conn = nil
@@ -419,27 +468,30 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		de, ok := err.(*decode.Error)
 		switch {
 		case err == errBudget:
-			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
+			return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 		case !ok && s.stopping():
-			return s.refuse(ctx, true, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server shutting down", 0)
+			return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server shutting down", 0)
 		case !ok && isTimeout(err):
-			return s.refuse(ctx, true, fasthttp.StatusRequestTimeout, decode.CodeInvalidRequest, "the body did not arrive within the read timeout", 0)
+			return s.refuse(ctx, c, fasthttp.StatusRequestTimeout, decode.CodeInvalidRequest, "the body did not arrive within the read timeout", 0)
 		case !ok:
 			// The body could not be read (a broken chunk, a timeout, a
 			// client gone): answer if we still can, then close.
-			return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
+			return s.refuse(ctx, c, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
 		}
 		if !c.body.eof {
-			return s.refuse(ctx, true, de.HTTPStatus(), de.Code, de.Reason, 0)
+			return s.refuse(ctx, c, de.HTTPStatus(), de.Code, de.Reason, 0)
 		}
 		return s.answerError(ctx, c, de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
 	}
 	if !c.body.eof {
 		// The decoder stops at EOF; anything else is a bug in a reader.
-		return s.refuse(ctx, true, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
+		return s.refuse(ctx, c, fasthttp.StatusBadRequest, decode.CodeParseError, "the body could not be read", 0)
 	}
+	c.pending = false
 
-	status, code := s.dispatch(c, ep, h, label)
+	c.enter(stageDispatch)
+	status, code := s.dispatch(c, ep, f, label)
+	c.enter(stageAnswer)
 	if status == fasthttp.StatusAccepted {
 		ctx.SetStatusCode(status)
 		return status, 0
@@ -470,11 +522,11 @@ func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) (re
 // dispatch decides rows 11 to 19 for a valid message in c.msg, whatever
 // the transport: it leaves the answer in c.out and returns its status
 // and code (202 and no answer for a notification).
-func (s *Server) dispatch(c *call, ep *endpoint, h *fasthttp.RequestHeader, label *string) (int, int) {
+func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int, int) {
 	m := &c.msg
 	// Rows 11 and 12.
 	r := &c.req
-	r.Reset(h, m, nil)
+	r.reset(f, m, nil)
 	if ep.Check != nil {
 		if e := ep.Check(r); e != nil {
 			id := m.AnswerID()
@@ -508,6 +560,7 @@ func (s *Server) dispatch(c *call, ep *endpoint, h *fasthttp.RequestHeader, labe
 		}
 	}
 	// Rows 18 and 19.
+	c.stage = stageHandler
 	return s.invoke(c, route.Handler)
 }
 
@@ -570,10 +623,10 @@ func (s *Server) callHandler(h Handler, r *Request, dst []byte) (out []byte, err
 	defer func() {
 		if v := recover(); v != nil {
 			panicked = true
-			s.metrics.panics.Inc()
-			s.log.Error("handler panicked", "method", string(r.Msg.Method), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.panicked(stageHandler, v, "method", string(r.Msg.Method))
 		}
 	}()
+	at(stageHandler)
 	out, err = h.ServeRPC(r, dst)
 	return out, err, false
 }
@@ -591,8 +644,9 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.SetContentTypeBytes(ctJSON)
 	if len(c.out) >= CompressMinBytes {
-		if ae := ctx.Request.Header.Peek("Accept-Encoding"); len(ae) > 0 {
+		if ae := c.f.get(fAcceptEncoding); len(ae) > 0 {
 			if zenc := pickEncoding(ae); zenc != encIdentity {
+				c.enter(stageCompress)
 				if z, ok := compressAnswer(c.zbuf[:0], c.out, zenc); ok {
 					c.zbuf = c.out
 					c.out = z
@@ -606,22 +660,22 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
 }
 
 // refuse answers a refusal decided before or while the body is read. When
-// the body may not have been read to its end, the answer is written on the
-// hijacked connection, which is then half-closed, drained for a bounded
-// time and size, and closed: the client sees the answer, not a reset.
-// retryAfter > 0 adds Retry-After in seconds.
-func (s *Server) refuse(ctx *fasthttp.RequestCtx, bodyPending bool, status, code int, msg string, retryAfter int) (int, int) {
+// the body may not have been read to its end (c.pending), the answer is
+// written on the hijacked connection, which is then half-closed, drained
+// for a bounded time and size, and closed: the client sees the answer, not
+// a reset. retryAfter > 0 adds Retry-After in seconds.
+func (s *Server) refuse(ctx *fasthttp.RequestCtx, c *call, status, code int, msg string, retryAfter int) (int, int) {
 	if retryAfter > 0 {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(retryAfter))
 	}
-	body := decode.AppendError(nil, nullJSON, code, msg, nil)
-	if !bodyPending {
-		ctx.SetStatusCode(status)
-		ctx.Response.Header.SetContentTypeBytes(ctJSON)
-		ctx.SetBody(body)
+	if !c.pending {
+		c.error(status, nullJSON, code, msg, nil)
+		s.writeJSON(ctx, c, status)
 		return status, code
 	}
-	s.earlyAnswer(ctx, status, body)
+	c.enter(stageEarly)
+	c.early = true
+	s.earlyAnswer(ctx, status, ctJSON, decode.AppendError(nil, nullJSON, code, msg, nil))
 	return status, code
 }
 

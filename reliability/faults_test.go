@@ -172,8 +172,8 @@ func TestHandlerFaults(t *testing.T) {
 
 	// Logged.
 	out := logs.String()
-	if n := strings.Count(out, `msg="handler panicked"`); n != panics {
-		t.Errorf("%d \"handler panicked\" log lines, want %d", n, panics)
+	if n := strings.Count(out, `msg="panic serving a request" where=handler`); n != panics {
+		t.Errorf("%d \"panic serving a request\" where=handler log lines, want %d", n, panics)
 	}
 	if n := strings.Count(out, `msg="handler passed its deadline"`); n != late {
 		t.Errorf("%d \"handler passed its deadline\" log lines, want %d", n, late)
@@ -191,8 +191,8 @@ func TestHandlerFaults(t *testing.T) {
 		t.Fatalf("GET /metrics: %d", metrics.status)
 	}
 	m := string(metrics.body)
-	if got := metricValue(t, m, `rpcedge_handler_panics_total`); got != panics {
-		t.Errorf("rpcedge_handler_panics_total %d, want %d", got, panics)
+	if got := metricValue(t, m, regexp.QuoteMeta(`rpcedge_panics_total{where="handler"}`)); got != panics {
+		t.Errorf(`rpcedge_panics_total{where="handler"} %d, want %d`, got, panics)
 	}
 	per := conns * rounds
 	for _, f := range faults {

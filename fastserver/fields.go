@@ -1,0 +1,324 @@
+package fastserver
+
+import (
+	"bytes"
+
+	"github.com/valyala/fasthttp"
+)
+
+// NOTE: one snapshot of the header section per request.
+//
+// The contract judges a field that holds one value (Origin, Content-Type,
+// the protocol headers, Authorization) by all of its lines combined with
+// ", " in order (RFC 9110 §5.3), and lets no trailer field take part in any
+// check (RFC 9110 §6.5.1). fasthttp keeps some fields in fields of its own
+// (it drops an identical second Content-Type line, and answers Peek with
+// the first line of the rest) and merges chunked trailers into the request
+// header once the body is read. So the rows never ask fasthttp: before
+// the body is read, the server walks the header section exactly as it
+// came off the wire (RequestHeader.RawHeaders) once, and keeps, for every
+// field a row or an endpoint reads, the combined value of its lines. A
+// field that came in one line is a subslice of the raw block; only a
+// repeated field is copied, into a per-request buffer that is reused.
+// Fields outside the table are found by the same walk on demand.
+
+// field indexes the fields the pipeline and the endpoints read.
+type field uint8
+
+const (
+	fOrigin field = iota
+	fContentType
+	fContentLength
+	fContentEncoding
+	fTransferEncoding
+	fExpect
+	fAccept
+	fAcceptEncoding
+	fAuthorization
+	fXForwardedFor
+	fForwarded
+	fMCPProtocolVersion
+	fMCPMethod
+	fMCPName
+	fMCPSessionID
+	fA2AVersion
+	fLastEventID
+	numFields
+)
+
+// fieldNames are the canonical names, in field order.
+var fieldNames = [numFields]string{
+	fOrigin:             "Origin",
+	fContentType:        "Content-Type",
+	fContentLength:      "Content-Length",
+	fContentEncoding:    "Content-Encoding",
+	fTransferEncoding:   "Transfer-Encoding",
+	fExpect:             "Expect",
+	fAccept:             "Accept",
+	fAcceptEncoding:     "Accept-Encoding",
+	fAuthorization:      "Authorization",
+	fXForwardedFor:      "X-Forwarded-For",
+	fForwarded:          "Forwarded",
+	fMCPProtocolVersion: "MCP-Protocol-Version",
+	fMCPMethod:          "Mcp-Method",
+	fMCPName:            "Mcp-Name",
+	fMCPSessionID:       "Mcp-Session-Id",
+	fA2AVersion:         "A2A-Version",
+	fLastEventID:        "Last-Event-ID",
+}
+
+// lookupField returns the index of a field name (case-insensitive), or
+// numFields when the table does not hold it.
+func lookupField[T string | []byte](name T) field {
+	// Candidates by length, then one case-insensitive compare.
+	var cands [3]field
+	var n int
+	switch len(name) {
+	case 6:
+		cands, n = [3]field{fOrigin, fExpect, fAccept}, 3
+	case 8:
+		cands, n = [3]field{fMCPName}, 1
+	case 9:
+		cands, n = [3]field{fForwarded}, 1
+	case 10:
+		cands, n = [3]field{fMCPMethod}, 1
+	case 11:
+		cands, n = [3]field{fA2AVersion}, 1
+	case 12:
+		cands, n = [3]field{fContentType}, 1
+	case 13:
+		cands, n = [3]field{fAuthorization, fLastEventID}, 2
+	case 14:
+		cands, n = [3]field{fContentLength, fMCPSessionID}, 2
+	case 15:
+		cands, n = [3]field{fAcceptEncoding, fXForwardedFor}, 2
+	case 16:
+		cands, n = [3]field{fContentEncoding}, 1
+	case 17:
+		cands, n = [3]field{fTransferEncoding}, 1
+	case 20:
+		cands, n = [3]field{fMCPProtocolVersion}, 1
+	}
+	for _, f := range cands[:n] {
+		if equalFoldASCII(name, fieldNames[f]) {
+			return f
+		}
+	}
+	return numFields
+}
+
+// equalFoldASCII compares an ASCII name case-insensitively.
+func equalFoldASCII[T string | []byte](a T, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// fields is the snapshot of one request's header section. The zero value
+// holds no field. A fields is reused from request to request; its values
+// borrow from the request's header block and from buf, and are valid
+// until the handler returns.
+type fields struct {
+	val   [numFields][]byte // nil: absent; non-nil, maybe empty: present
+	lines [numFields]uint8  // how many lines the field came in (saturating)
+	// folded says a line of the section began with a space or a tab:
+	// obsolete line folding (RFC 9112 §5.2), which the server refuses.
+	folded bool
+	raw    []byte // the header section as received, or nil
+	hdr    *fasthttp.RequestHeader
+	buf    []byte // combined values of repeated fields
+}
+
+// reset forgets the previous request's fields.
+func (f *fields) reset() {
+	f.val = [numFields][]byte{}
+	f.lines = [numFields]uint8{}
+	f.folded = false
+	f.raw = nil
+	f.hdr = nil
+	f.buf = f.buf[:0]
+}
+
+// snapshot takes the fields of h, before any byte of the body is read.
+// It reads the header section as received; a header built in memory
+// (no raw section) is read through fasthttp, line by line.
+func (f *fields) snapshot(h *fasthttp.RequestHeader) {
+	f.reset()
+	f.hdr = h
+	raw := h.RawHeaders()
+	if len(raw) == 0 {
+		f.fromHeader(h)
+		return
+	}
+	f.raw = raw
+	repeated := false
+	for rest := raw; len(rest) > 0; {
+		name, value, next, ok := nextLine(rest)
+		rest = next
+		if !ok {
+			f.folded = true
+			continue
+		}
+		i := lookupField(name)
+		if i == numFields {
+			continue
+		}
+		if f.val[i] == nil {
+			f.val[i] = value
+		} else {
+			repeated = true
+		}
+		if f.lines[i] < 255 {
+			f.lines[i]++
+		}
+	}
+	if repeated {
+		for i := range f.val {
+			if f.lines[i] > 1 {
+				f.val[i] = f.combine(fieldNames[i])
+			}
+		}
+	}
+}
+
+// fromHeader fills the snapshot from a header that has no raw section
+// (built in memory, as tests of hooks do).
+func (f *fields) fromHeader(h *fasthttp.RequestHeader) {
+	for k, v := range h.All() {
+		i := lookupField(k)
+		if i == numFields {
+			continue
+		}
+		if f.val[i] == nil {
+			f.val[i] = v[:len(v):len(v)]
+			if v == nil {
+				f.val[i] = empty
+			}
+		} else {
+			start := len(f.buf)
+			f.buf = append(f.buf, f.val[i]...)
+			f.buf = append(f.buf, ", "...)
+			f.buf = append(f.buf, v...)
+			f.val[i] = f.buf[start:len(f.buf):len(f.buf)]
+		}
+		if f.lines[i] < 255 {
+			f.lines[i]++
+		}
+	}
+}
+
+// combine returns all lines of the named field joined with ", " in
+// order, copied into f.buf. Earlier values in f.buf stay valid: buf only
+// grows by appending within its capacity or by moving to a new array,
+// leaving the old one to the slices that point into it.
+func (f *fields) combine(name string) []byte {
+	start := len(f.buf)
+	first := true
+	for rest := f.raw; len(rest) > 0; {
+		n, v, next, ok := nextLine(rest)
+		rest = next
+		if !ok || !equalFoldASCII(n, name) {
+			continue
+		}
+		if !first {
+			f.buf = append(f.buf, ", "...)
+		}
+		first = false
+		f.buf = append(f.buf, v...)
+	}
+	if first {
+		return nil
+	}
+	if len(f.buf) == start {
+		return empty
+	}
+	return f.buf[start:len(f.buf):len(f.buf)]
+}
+
+// get returns the combined value of field i: nil when absent, a non-nil
+// (maybe empty) slice when present.
+func (f *fields) get(i field) []byte { return f.val[i] }
+
+// count returns how many lines field i came in.
+func (f *fields) count(i field) int { return int(f.lines[i]) }
+
+// lookup returns the combined value of any field by name.
+func (f *fields) lookup(name string) []byte {
+	if i := lookupField(name); i != numFields {
+		return f.val[i]
+	}
+	if f.raw == nil {
+		if f.hdr == nil {
+			return nil
+		}
+		return f.combineHeader(name)
+	}
+	return f.combine(name)
+}
+
+// combineHeader is combine for a header without a raw section.
+func (f *fields) combineHeader(name string) []byte {
+	start := len(f.buf)
+	first := true
+	for k, v := range f.hdr.All() {
+		if !equalFoldASCII(k, name) {
+			continue
+		}
+		if !first {
+			f.buf = append(f.buf, ", "...)
+		}
+		first = false
+		f.buf = append(f.buf, v...)
+	}
+	if first {
+		return nil
+	}
+	if len(f.buf) == start {
+		return empty
+	}
+	return f.buf[start:len(f.buf):len(f.buf)]
+}
+
+// nextLine splits the first line off a raw header section: the field
+// name, its value without surrounding spaces and tabs, and the rest.
+// ok is false for a line that is not a field line: a continuation line
+// (obsolete folding), or one without a colon. The empty line that ends
+// the section ends the walk (rest is nil).
+func nextLine(b []byte) (name, value, rest []byte, ok bool) {
+	end := bytes.IndexByte(b, '\n')
+	line := b
+	if end >= 0 {
+		line, rest = b[:end], b[end+1:]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(line) == 0 {
+		return nil, nil, nil, true // the end of the section
+	}
+	if line[0] == ' ' || line[0] == '\t' {
+		return nil, nil, rest, false
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return nil, nil, rest, false
+	}
+	name, value = line[:colon], line[colon+1:]
+	for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+		value = value[1:]
+	}
+	for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
+		value = value[:len(value)-1]
+	}
+	return name, value[:len(value):len(value)], rest, true
+}
