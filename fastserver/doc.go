@@ -46,6 +46,62 @@
 // for a bounded time and size, and closed, so that the client sees the
 // answer rather than a reset.
 //
+// # Framing: what the body stream is
+//
+// fasthttp hands a request over in one of these states (fastserver sets
+// StreamRequestBody with a one-byte prefetch), and each gets a definite
+// answer:
+//
+//	neither Content-Length nor Transfer-Encoding   no stream; the body has length zero (RFC 9112 §6.3)
+//	                                               and is answered as an empty body: 400 / -32700,
+//	                                               or an earlier row (403, 415, ...); HTTP/1.1 and
+//	                                               HTTP/1.0 keep-alive connections go on
+//	Content-Length: 0                               a stream that ends at once: the same
+//	Content-Length: N                               a stream of N bytes, its first byte prefetched;
+//	                                               a connection that ends before N bytes is an
+//	                                               incomplete body (RFC 9112 §8): 400 / -32700
+//	Transfer-Encoding: chunked                      a stream of the chunks' data; chunk extensions
+//	                                               are skipped; trailer fields are merged into
+//	                                               fasthttp's header after the last chunk, and no
+//	                                               check reads them (see "Header fields")
+//	Expect: 100-continue (HTTP/1.1)                 rows 1 to 6 decide before the body: 417, or
+//	                                               100 Continue and then one of the above
+//	a fasthttp.Server that does not stream          no stream; the body in memory (Handler)
+//
+// Framing fasthttp refuses before the handler (two Content-Length lines,
+// a signed or spaced length, Transfer-Encoding on HTTP/1.0, a second
+// Transfer-Encoding line) is answered 400 in plain text by the error
+// handler, and a transfer coding it does not implement 501 (RFC 9112
+// §6.1, as nginx and net/http answer). Of what it lets through,
+// fastserver refuses what nginx refuses: Transfer-Encoding: identity 501,
+// Transfer-Encoding beside Content-Length 400 (a smuggling vector: RFC
+// 9112 §6.1 allows refusing it), and obsolete line folding 400 (RFC 9112
+// §5.2); each in plain text, with the connection closed.
+//
+// # Header fields
+//
+// Before any byte of the body is read, the server takes one snapshot of
+// the header section exactly as it came off the wire, in one pass: every
+// field a row reads is the combination of all its lines, joined with ", "
+// in order (RFC 9110 §5.3). A field that holds one value (Origin,
+// Content-Type, the protocol headers, Authorization) therefore fails its
+// row when it comes in two lines, even two that agree; and trailer fields
+// take part in no check (RFC 9110 §6.5.1). Request.Header reads the same
+// snapshot. Behind trusted proxies the rate-limit key is the rightmost
+// address of the forwarding header (X-Forwarded-For, or RFC 7239
+// Forwarded: Config.ProxyHeader) that is not itself a trusted proxy.
+//
+// # Panics
+//
+// fasthttp recovers no panic. fastserver recovers in every function
+// fasthttp calls (the handler, the Expect and error handlers, the early
+// answer's hijacked connection): a panic anywhere in a request's path is
+// logged once with its stack, counted in rpcedge_panics_total{where}, and
+// answered 500 / -32603 ("id": null) when nothing was written yet, with
+// the connection closed; the request's body budget, deadline and pooled
+// state are released or dropped. A handler's own panic is answered with
+// the request's id. No panic ends the process.
+//
 // # Handlers
 //
 // A Handler appends its JSON result to the answer buffer (no copy, no
@@ -70,7 +126,7 @@
 // GET /healthz answers "ok"; GET /metrics exposes Prometheus text
 // (requests by endpoint, method — registered names only, "other" for the
 // rest — status and code; latency and body-size histograms; requests in
-// flight; handler panics and timeouts). Other methods on an endpoint get
+// flight; panics by stage and handler timeouts). Other methods on an endpoint get
 // 405 with Allow: POST, OPTIONS; OPTIONS answers CORS preflights. Answers
 // of at least 1 KiB are compressed with zstd or gzip when Accept-Encoding
 // allows. There is no log line per request unless Config.AccessLog.

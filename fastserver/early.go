@@ -84,7 +84,7 @@ func isJSONType(ct []byte) bool {
 		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
 			value = value[1 : len(value)-1]
 		}
-		if !equalFoldASCII(value, "utf-8") && !equalFoldASCII(value, "utf8") {
+		if !equalFoldASCII(value, "utf-8") {
 			return false
 		}
 	}

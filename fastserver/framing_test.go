@@ -200,3 +200,20 @@ func TestFramingExpectNoBody(t *testing.T) {
 		t.Fatalf("answer %s, want 417", r.StatusLine)
 	}
 }
+
+// A body that ends (the client half-closes) before its Content-Length is
+// incomplete (RFC 9112 §8), even when the bytes that came are a valid
+// message: 400 / -32700, never an answer to the shorter message.
+func TestFramingTruncatedBody(t *testing.T) {
+	_, addr := serve(t, Config{})
+	valid := `{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}`
+	for _, extra := range []int{1, 100, 5000} {
+		c := dial(t, addr)
+		c.send("POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+			strconv.Itoa(len(valid)+extra) + "\r\n\r\n" + valid)
+		c.c.CloseWrite()
+		r := c.read()
+		want{400, -32700, "null", "", ""}.check(t, r)
+		c.expectGone()
+	}
+}

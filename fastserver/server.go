@@ -267,7 +267,10 @@ type bodyReader struct {
 	grow     bool  // reserve as the bytes arrive
 	reserved int64 // bytes of the budget held
 	max      int64 // the ceiling: at most max+1 bytes are ever read
-	s        *Server
+	// length is the declared Content-Length, or -1: a body that ends
+	// before it is incomplete (RFC 9112 §8), never a shorter message.
+	length int64
+	s      *Server
 }
 
 // keepBodyBuffer is the largest body buffer a pooled call keeps: larger
@@ -302,7 +305,11 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	b.inRead = false
 	b.n += int64(n)
 	if err == io.EOF {
-		b.eof = true
+		if b.length >= 0 && b.n < b.length {
+			err = io.ErrUnexpectedEOF // the connection ended inside the body
+		} else {
+			b.eof = true
+		}
 	}
 	at(stageDecode)
 	return n, err
@@ -450,7 +457,11 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
 		return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
-	c.body = bodyReader{r: stream, grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, s: s}
+	length := int64(-1)
+	if c.pending {
+		length = int64(max(h.ContentLength(), -1))
+	}
+	c.body = bodyReader{r: stream, grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, length: length, s: s}
 	defer func() { s.budget.release(c.body.reserved) }()
 	if !grow && enc.IsIdentity() {
 		c.dec.Grow(reserve + 1) // one buffer: the declared size and the byte that finds EOF

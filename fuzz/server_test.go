@@ -37,9 +37,8 @@ package fuzz
 // send a control character in a header (fasthttp answers a plain 400).
 // Rows 2 and 6 (rate limit, in-flight budget) are off or out of reach
 // here; 429 and 503 are accepted as the non-JSON-RPC answers they may be.
-// A Content-Type that is present but empty counts as absent: fasthttp
-// keeps Content-Type in a field of its own and cannot tell the two apart
-// (a deliberate choice of fastserver/early.go).
+// A Content-Type that is present but empty is refused at row 3 like any
+// other value that is not application/json (contract §2).
 
 import (
 	"bytes"
@@ -191,12 +190,35 @@ func originAllowed(o string) int {
 	return 1
 }
 
-// isJSONMediaType: application/json, parameters allowed.
+// isJSONMediaType is row 3: application/json, parameters allowed, but a
+// charset other than UTF-8 is refused (RFC 8259 §8.1), and so is a
+// parameter that is not name=value (RFC 9110 §5.6.6; empty ones are fine).
 func isJSONMediaType(ct string) bool {
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
+	typ, params, _ := strings.Cut(ct, ";")
+	if !strings.EqualFold(strings.Trim(typ, " \t"), "application/json") {
+		return false
 	}
-	return strings.EqualFold(strings.Trim(ct, " \t"), "application/json")
+	for _, p := range strings.Split(params, ";") {
+		p = strings.Trim(p, " \t")
+		if p == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(p, "=")
+		if !ok {
+			return false
+		}
+		if !strings.EqualFold(strings.Trim(name, " \t"), "charset") {
+			continue
+		}
+		value = strings.Trim(value, " \t")
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if !strings.EqualFold(value, "utf-8") {
+			return false
+		}
+	}
+	return true
 }
 
 // parseCodings is row 4: the codings a Content-Encoding value stacks
@@ -476,7 +498,7 @@ func checkServer(t *testing.T, srv *testServer, in serverInput) {
 			return // either way
 		}
 	}
-	if in.flags&flagCT != 0 && strings.Trim(in.ct, " \t") != "" && !isJSONMediaType(in.ct) {
+	if in.flags&flagCT != 0 && !isJSONMediaType(in.ct) {
 		want(415, -32600, nullID, "row 3 (Content-Type)")
 		return
 	}
