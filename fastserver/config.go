@@ -27,6 +27,8 @@ const (
 	DefaultMaxConns          = 10000
 	DefaultShutdownGrace     = 10 * time.Second
 	DefaultBudgetWait        = time.Second
+	DefaultMinBodyRate       = 1 << 10
+	DefaultMinBodyRateGrace  = 5 * time.Second
 	DefaultDrainTimeout      = time.Second
 	DefaultDrainBytes        = 4 << 20
 	// ProxyHeaderXForwardedFor and ProxyHeaderForwarded are the values of
@@ -55,16 +57,29 @@ type Config struct {
 	MaxBodyBytes int64
 	// MaxDepth is the nesting limit: 400 / -32600 past it. Default 1000.
 	MaxDepth int
-	// InflightBodyBytes bounds the body bytes held across all connections:
-	// a body without a coding reserves its bytes as they arrive (in 64 KiB
-	// steps; a small declared length at once), a compressed body twice the
-	// ceiling (the decoded size is unknown, and a decompressor holds a
-	// window). When it is spent and no room frees within BudgetWait,
-	// 503 / -32603. Default 256 MiB; at least twice MaxBodyBytes.
+	// InflightBodyBytes bounds the body bytes held across all connections.
+	// A body is charged as its bytes arrive, never its declared length up
+	// front: a body without a coding its wire bytes, in steps from 4 KiB
+	// doubling to 64 KiB (a declared length up to 64 KiB at once); a
+	// compressed body 128 KiB for its decompressors and then twice its
+	// decoded bytes, in the same steps. A stalled upload therefore holds
+	// at most about twice what it sent. When a step finds no room within
+	// BudgetWait, 503 / -32603. Default 256 MiB; at least twice
+	// MaxBodyBytes.
 	InflightBodyBytes int64
 	// BudgetWait is how long a request waits for room in the in-flight
 	// budget. Default 1 s.
 	BudgetWait time.Duration
+	// MinBodyRate is the slowest a body may arrive, in bytes per second
+	// averaged since the request began, once MinBodyRateGrace has passed:
+	// a slower one is cut off, 408 / -32600, and its connection closed
+	// (Kestrel's MinRequestBodyDataRate). Default 1 KiB/s; it is checked on
+	// the watchdog's tick (at most 100 ms). ReadTimeout still bounds the
+	// whole request.
+	MinBodyRate int64
+	// MinBodyRateGrace is how long a body may take before MinBodyRate
+	// applies. Default 5 s.
+	MinBodyRateGrace time.Duration
 	// HandlerTimeout is the handler deadline: 500 / -32603 past it.
 	// Default 10 s.
 	HandlerTimeout time.Duration
@@ -164,6 +179,8 @@ func (c Config) withDefaults() (Config, error) {
 	setInt("MaxDepth", &c.MaxDepth, DefaultMaxDepth)
 	setI64("InflightBodyBytes", &c.InflightBodyBytes, DefaultInflightBodyBytes)
 	setDur("BudgetWait", &c.BudgetWait, DefaultBudgetWait)
+	setI64("MinBodyRate", &c.MinBodyRate, DefaultMinBodyRate)
+	setDur("MinBodyRateGrace", &c.MinBodyRateGrace, DefaultMinBodyRateGrace)
 	setDur("HandlerTimeout", &c.HandlerTimeout, DefaultHandlerTimeout)
 	if c.RateLimit < 0 || c.RateLimit != c.RateLimit {
 		bad("RateLimit", c.RateLimit)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,8 +32,15 @@ type deadlineCtx struct {
 	active   bool
 
 	// conn is the request's connection while its body is read, so that
-	// Shutdown can unblock a stalled upload; nil otherwise.
+	// Shutdown can unblock a stalled upload and the watchdog can cut off
+	// one slower than the minimum data rate; nil otherwise.
 	conn net.Conn
+	// bodyStart is when the request began (unix nanoseconds) while its
+	// body is read, else 0; bodyBytes the wire bytes read so far; slow is
+	// set when the watchdog cut the body off for its rate.
+	bodyStart int64
+	bodyBytes atomic.Int64
+	slow      atomic.Bool
 
 	// links in the watchdog's list, under its mutex
 	prev, next *deadlineCtx
@@ -104,16 +112,33 @@ type watchdog struct {
 	mu      sync.Mutex
 	head    *deadlineCtx
 	tick    time.Duration
+	rate    int64 // minimum body data rate, bytes per second
+	grace   int64 // before the rate applies, nanoseconds
 	once    sync.Once
 	stopped chan struct{}
 	quit    sync.Once
 }
 
-func newWatchdog(timeout time.Duration) *watchdog {
+func newWatchdog(timeout time.Duration, rate int64, grace time.Duration) *watchdog {
 	tick := timeout / 20
 	tick = max(tick, 5*time.Millisecond)
 	tick = min(tick, 100*time.Millisecond)
-	return &watchdog{tick: tick, stopped: make(chan struct{})}
+	return &watchdog{tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{})}
+}
+
+// tooSlow reports whether d's body, begun at d.bodyStart with n bytes in
+// by now, has fallen below the minimum data rate: past the grace period,
+// and fewer bytes than the rate asks for the time since the request began
+// (Kestrel's MinRequestBodyDataRate).
+func (w *watchdog) tooSlow(d *deadlineCtx, now int64) bool {
+	if d.conn == nil || d.bodyStart == 0 || w.rate <= 0 {
+		return false
+	}
+	elapsed := now - d.bodyStart
+	if elapsed <= w.grace {
+		return false
+	}
+	return d.bodyBytes.Load() < int64(float64(elapsed)/1e9*float64(w.rate))
 }
 
 // ensure starts the watchdog goroutine on first use.
@@ -132,6 +157,10 @@ func (w *watchdog) run() {
 			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for d := w.head; d != nil; d = d.next {
+				if w.tooSlow(d, now) && !d.slow.Load() {
+					d.slow.Store(true)
+					d.conn.SetReadDeadline(time.Now())
+				}
 				if d.deadline <= now {
 					d.cancel(context.DeadlineExceeded)
 				}

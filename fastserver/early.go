@@ -132,11 +132,18 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 	}
 	// Room in the budget is checked, not kept: if the body never came the
 	// handler would not run to give it back. The handler reserves again.
-	reserve, _ := s.reservation(h, enc)
-	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
-		return fasthttp.StatusExpectationFailed
+	reserve, _ := s.firstReservation(h, enc)
+	if enc.IsIdentity() {
+		if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
+			return fasthttp.StatusExpectationFailed
+		}
+		s.budget.release(reserve)
+	} else {
+		if !s.budget.acquireState(reserve, s.cfg.BudgetWait) {
+			return fasthttp.StatusExpectationFailed
+		}
+		s.budget.releaseState(reserve)
 	}
-	s.budget.release(reserve)
 	return fasthttp.StatusContinue
 }
 

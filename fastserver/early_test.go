@@ -274,35 +274,50 @@ func TestClientGoneMidBody(t *testing.T) {
 }
 
 // Row 6 bounds the body bytes held. A compressed body is held decoded (up
-// to the ceiling), whatever its Content-Length: its reservation must
-// cover the ceiling, or a few small gzip uploads hold many times the
-// budget.
+// to the ceiling), whatever its Content-Length: it is charged for its
+// decompressor and twice its decoded bytes as they are produced. One that
+// has sent only its first bytes holds only the decompressor's share;
+// decompressors may hold a quarter of the budget, after which a
+// compressed request waits and gets 503 while one without a coding is
+// still served.
 func TestBudgetCompressedBodies(t *testing.T) {
 	const max = 64 << 10
-	// A compressed body reserves twice the ceiling (its decoded size is
-	// unknown and its decompressor holds a window): two of them spend a
-	// budget of four ceilings.
 	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 4 * max, BudgetWait: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"s":"` + strings.Repeat("a", max-100) + `"}}`)
 	gz := gzipped(t, msg)
-	var held []*conn
-	for range 2 {
-		c := dial(t, addr)
-		raw := post(pathRPC, string(gz), "Content-Encoding: gzip")
-		c.send(raw[:len(raw)-20]) // all but the gzip trailer: the handler holds the decoded body
-		held = append(held, c)
+
+	// Only the first bytes sent: the decompressors' share, no more.
+	early := dial(t, addr)
+	raw := post(pathRPC, string(gz), "Content-Encoding: gzip")
+	head := len(raw) - len(gz)
+	early.send(raw[:head+10])
+	waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if used := s.budget.used.Load(); used > codingState+decodedFactor*firstStep {
+		t.Errorf("a compressed upload that sent 10 bytes holds %d bytes of the budget, want at most %d", used, codingState+decodedFactor*firstStep)
 	}
-	waitFor(t, "both uploads to be in their handlers", func() bool { return s.Stats().Entered == 2 })
-	time.Sleep(100 * time.Millisecond)
-	r := roundTrip(t, addr, post(pathRPC, valid))
+	early.c.Close()
+	waitFor(t, "the reservation to be released", func() bool { return s.budget.used.Load() == 0 })
+
+	// All but the gzip trailer: the handler holds the decoded body.
+	held := dial(t, addr)
+	held.send(raw[:len(raw)-20])
+	waitFor(t, "the decoded body to be charged", func() bool { return s.budget.used.Load() >= codingState+decodedFactor*int64(len(msg)) })
+	if used := s.budget.used.Load(); used > codingState+decodedFactor*(max+1) {
+		t.Errorf("the upload holds %d bytes, more than its decompressors and twice the ceiling (%d)", used, codingState+decodedFactor*(max+1))
+	}
+	// The decompressors' quarter of the budget is taken: a second
+	// compressed request waits and gets 503; a body without a coding still
+	// finds room.
+	r := roundTrip(t, addr, post(pathRPC, string(gzipped(t, []byte(valid))), "Content-Encoding: gzip"))
 	if r.Status != 503 {
-		t.Errorf("two compressed uploads that decode to %d bytes each hold %d bytes of a %d-byte budget; a third request got %s, want 503",
+		t.Errorf("a compressed upload that decodes to %d bytes holds %d bytes of a %d-byte budget; a second compressed request got %s, want 503",
 			len(msg), s.budget.used.Load(), 4*max, r.StatusLine)
 	}
-	for _, c := range held {
-		c.send(string(gz[len(gz)-20:]))
-		want{200, 0, "1", "", ""}.check(t, c.read())
-	}
+	want{200, 0, "7", `{"a":1}`, ""}.check(t, roundTrip(t, addr, post(pathRPC, valid)))
+	held.send(string(gz[len(gz)-20:]))
+	want{200, 0, "1", "", ""}.check(t, held.read())
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
 }
 
 // Compressed bodies that fail: on the decoded bytes, where the failure is

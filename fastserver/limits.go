@@ -12,10 +12,15 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// budget bounds the body bytes held across all requests (row 6).
+// budget bounds the body bytes held across all requests (row 6). The
+// state of decompressors, charged up front for every compressed body
+// whatever it has sent, may hold at most a quarter of it, so that stalled
+// compressed uploads can never lock out bodies without a coding.
 type budget struct {
-	limit int64
-	used  atomic.Int64
+	limit      int64
+	used       atomic.Int64
+	stateLimit int64
+	state      atomic.Int64
 }
 
 func (b *budget) try(n int64) bool {
@@ -30,15 +35,43 @@ func (b *budget) try(n int64) bool {
 	}
 }
 
+// tryState reserves n bytes for decompressor state: within the state
+// quarter and within the whole budget.
+func (b *budget) tryState(n int64) bool {
+	for {
+		u := b.state.Load()
+		if u+n > b.stateLimit {
+			return false
+		}
+		if b.state.CompareAndSwap(u, u+n) {
+			break
+		}
+	}
+	if !b.try(n) {
+		b.state.Add(-n)
+		return false
+	}
+	return true
+}
+
 // acquire reserves n bytes, waiting up to wait for room.
 func (b *budget) acquire(n int64, wait time.Duration) bool {
-	if b.try(n) {
+	return b.wait(n, wait, b.try)
+}
+
+// acquireState reserves n bytes of decompressor state, waiting up to wait.
+func (b *budget) acquireState(n int64, wait time.Duration) bool {
+	return b.wait(n, wait, b.tryState)
+}
+
+func (b *budget) wait(n int64, wait time.Duration, try func(int64) bool) bool {
+	if try(n) {
 		return true
 	}
 	deadline := time.Now().Add(wait)
 	for pause := time.Millisecond; time.Now().Before(deadline); {
 		time.Sleep(pause)
-		if b.try(n) {
+		if try(n) {
 			return true
 		}
 		if pause < 20*time.Millisecond {
@@ -49,6 +82,12 @@ func (b *budget) acquire(n int64, wait time.Duration) bool {
 }
 
 func (b *budget) release(n int64) { b.used.Add(-n) }
+
+// releaseState gives back n bytes of decompressor state.
+func (b *budget) releaseState(n int64) {
+	b.state.Add(-n)
+	b.used.Add(-n)
+}
 
 // origins decides row 1.
 type origins struct {

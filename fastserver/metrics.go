@@ -16,8 +16,10 @@ import (
 //	rpcedge_request_duration_seconds{endpoint}            histogram
 //	rpcedge_request_body_bytes{endpoint}                  histogram (wire bytes read)
 //	rpcedge_requests_in_flight                            gauge
+//	rpcedge_inflight_body_bytes                           gauge (the body budget held, row 6)
 //	rpcedge_panics_total{where}                           counter
 //	rpcedge_handler_timeouts_total                        counter
+//	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
 //
 // method is a registered method's name or "other" (unregistered names
 // never become labels); code is the JSON-RPC error code or "none" for a
@@ -29,8 +31,10 @@ type serverMetrics struct {
 	inflight atomic.Int64
 	panics   [numStages]*metrics.Counter
 	timeouts *metrics.Counter
-	latency  map[*endpoint]*metrics.PrometheusHistogram
-	size     map[*endpoint]*metrics.PrometheusHistogram
+	// slowBodies counts bodies cut off for their data rate.
+	slowBodies *metrics.Counter
+	latency    map[*endpoint]*metrics.PrometheusHistogram
+	size       map[*endpoint]*metrics.PrometheusHistogram
 
 	mu       sync.RWMutex
 	counters map[counterKey]*metrics.Counter
@@ -57,6 +61,7 @@ func newServerMetrics(eps map[string]*endpoint) *serverMetrics {
 		m.panics[st] = m.set.NewCounter(`rpcedge_panics_total{where="` + st.String() + `"}`)
 	}
 	m.timeouts = m.set.NewCounter("rpcedge_handler_timeouts_total")
+	m.slowBodies = m.set.NewCounter("rpcedge_slow_bodies_total")
 	for path, ep := range eps {
 		q := strconv.Quote(path)
 		m.latency[ep] = m.set.NewPrometheusHistogram("rpcedge_request_duration_seconds{endpoint=" + q + "}")

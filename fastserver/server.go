@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -102,8 +101,10 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
 	}
 	s.budget.limit = cfg.InflightBodyBytes
-	s.running = newWatchdog(cfg.HandlerTimeout)
+	s.budget.stateLimit = cfg.InflightBodyBytes / 4
+	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
 	s.metrics = newServerMetrics(s.endpoints)
+	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
 	}
@@ -237,7 +238,11 @@ type call struct {
 	req     Request
 	f       fields // the header snapshot
 	body    bodyReader
-	mem     bytes.Reader // the body when fasthttp holds it in memory
+	dz      decodedReader // the decoding layer of a compressed body
+	first   int64         // the first reservation of the body budget
+	state   bool          // first is decompressor state
+	start   time.Time     // when the request's handler was entered
+	mem     bytes.Reader  // the body when fasthttp holds it in memory
 	out     []byte
 	zbuf    []byte
 	dl      deadlineCtx
@@ -253,66 +258,6 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 	}
 	c.dl.init()
 	return c
-}
-
-// bodyReader reads the request body for the decoder: it notes whether the
-// body was read to its end and counts wire bytes, and for bodies without
-// a coding it reserves the in-flight budget as the bytes arrive (row 6),
-// in steps of budgetStep, so that a slow upload holds only what it sent.
-type bodyReader struct {
-	r        io.Reader
-	eof      bool
-	inRead   bool  // inside r.Read, for the panic guard
-	n        int64 // wire bytes read
-	grow     bool  // reserve as the bytes arrive
-	reserved int64 // bytes of the budget held
-	max      int64 // the ceiling: at most max+1 bytes are ever read
-	// length is the declared Content-Length, or -1: a body that ends
-	// before it is incomplete (RFC 9112 §8), never a shorter message.
-	length int64
-	s      *Server
-}
-
-// keepBodyBuffer is the largest body buffer a pooled call keeps: larger
-// ones are dropped after their request, so that the pool does not hold the
-// memory of the largest bodies ever read.
-const keepBodyBuffer = 256 << 10
-
-// budgetStep is how much of the in-flight budget a body reserves at a
-// time when its size is not known in advance.
-const budgetStep = 64 << 10
-
-// errBudget says the in-flight body budget had no room within BudgetWait.
-var errBudget = errors.New("fastserver: in-flight body budget spent")
-
-func (b *bodyReader) Read(p []byte) (int, error) {
-	if b.grow {
-		if b.n >= b.reserved {
-			more := min(int64(budgetStep), b.max+1-b.reserved)
-			more = max(more, 1)
-			if !b.s.budget.acquire(more, b.s.cfg.BudgetWait) {
-				return 0, errBudget
-			}
-			b.reserved += more
-		}
-		if room := b.reserved - b.n; int64(len(p)) > room {
-			p = p[:room]
-		}
-	}
-	b.inRead = true
-	at(stageBody)
-	n, err := b.r.Read(p)
-	b.inRead = false
-	b.n += int64(n)
-	if err == io.EOF {
-		if b.length >= 0 && b.n < b.length {
-			err = io.ErrUnexpectedEOF // the connection ended inside the body
-		} else {
-			b.eof = true
-		}
-	}
-	at(stageDecode)
-	return n, err
 }
 
 var (
@@ -380,7 +325,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	start := time.Now()
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
-	c.stage, c.pending, c.early = stageHeaders, false, false
+	c.stage, c.pending, c.early, c.start = stageHeaders, false, false, start
 	defer func() {
 		if v := recover(); v != nil {
 			s.recoverRPC(ctx, ep, c, v)
@@ -399,6 +344,8 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
 	}
 	c.body = bodyReader{}
+	c.dz.ch = charge{}
+	c.first = 0
 	c.mem.Reset(nil)
 	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
@@ -451,30 +398,37 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	if st, code, msg := s.checkHeaders(f, h, encErr); st != 0 {
 		return s.refuse(ctx, c, st, code, msg, 0)
 	}
-	// Row 6: the first reservation; bodies without a coding reserve more
-	// as they arrive (bodyReader).
-	reserve, grow := s.reservation(h, enc)
-	if !s.budget.acquire(reserve, s.cfg.BudgetWait) {
+	// Row 6: the first reservation; the rest as the bytes arrive.
+	reserve, whole := s.firstReservation(h, enc)
+	acquire := s.budget.acquire
+	if !enc.IsIdentity() {
+		acquire = s.budget.acquireState
+	}
+	if !acquire(reserve, s.cfg.BudgetWait) {
 		return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 	}
+	c.first = reserve
+	c.state = !enc.IsIdentity()
+	defer s.releaseBody(c)
 	length := int64(-1)
 	if c.pending {
 		length = int64(max(h.ContentLength(), -1))
 	}
-	c.body = bodyReader{r: stream, grow: grow, reserved: reserve, max: s.cfg.MaxBodyBytes, length: length, s: s}
-	defer func() { s.budget.release(c.body.reserved) }()
-	if !grow && enc.IsIdentity() {
-		c.dec.Grow(reserve + 1) // one buffer: the declared size and the byte that finds EOF
-	}
 
-	// Rows 7 to 10, while Shutdown may unblock a stalled body.
+	// Rows 7 to 10, under the data-rate watchdog, and while Shutdown may
+	// unblock a stalled body.
 	m := &c.msg
 	c.dl.conn = ctx.Conn()
+	c.dl.bodyStart = c.start.UnixNano()
+	c.dl.bodyBytes.Store(0)
+	c.dl.slow.Store(false)
+	s.running.ensure()
 	s.running.add(&c.dl)
 	c.enter(stageDecode)
-	err := c.dec.DecodeBody(&c.body, enc, m)
+	err := s.readBody(c, stream, enc, whole, length)
 	s.running.remove(&c.dl)
 	c.dl.conn = nil
+	c.dl.bodyStart = 0
 	if err != nil {
 		de, ok := err.(*decode.Error)
 		switch {
@@ -482,6 +436,9 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 			return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server busy: in-flight body budget spent", 1)
 		case !ok && s.stopping():
 			return s.refuse(ctx, c, fasthttp.StatusServiceUnavailable, decode.CodeInternalError, "server shutting down", 0)
+		case !ok && isTimeout(err) && c.dl.slow.Load():
+			s.metrics.slowBodies.Inc()
+			return s.refuse(ctx, c, fasthttp.StatusRequestTimeout, decode.CodeInvalidRequest, "the body arrived slower than the minimum data rate", 0)
 		case !ok && isTimeout(err):
 			return s.refuse(ctx, c, fasthttp.StatusRequestTimeout, decode.CodeInvalidRequest, "the body did not arrive within the read timeout", 0)
 		case !ok:
@@ -512,23 +469,6 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 }
 
 var nullJSON = []byte("null")
-
-// reservation is what a body reserves of the in-flight budget before it is
-// read: a body of known length all of it; a compressed body twice the ceiling; a chunked body a first step,
-// growing as it arrives.
-func (s *Server) reservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, grow bool) {
-	if !enc.IsIdentity() {
-		// The decoded size is unknown and a decompressor holds a window
-		// besides the output: twice the ceiling.
-		return 2 * s.cfg.MaxBodyBytes, false
-	}
-	if cl := h.ContentLength(); cl >= 0 {
-		// Known (and not over the ceiling: row 5): all of it at once; the
-		// read timeout bounds how long a slow client can hold it.
-		return int64(cl), false
-	}
-	return budgetStep, true
-}
 
 // dispatch decides rows 11 to 19 for a valid message in c.msg, whatever
 // the transport: it leaves the answer in c.out and returns its status

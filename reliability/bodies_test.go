@@ -308,10 +308,11 @@ func TestChunkedCeilingPlusOne(t *testing.T) {
 }
 
 // TestInflightBudget runs 200 concurrent uploads of about 1 MiB against
-// a 64 MiB in-flight budget. Each request reserves its Content-Length;
-// the excess waits BudgetWait and gets 503 + Retry-After. Every upload
-// gets one of the two answers, the peak heap stays near the budget, and
-// the server still serves.
+// a 64 MiB in-flight budget. Each request is charged its body bytes as
+// they arrive; a step that finds no room waits BudgetWait and gets 503 +
+// Retry-After. Every upload gets one of the two answers, the peak heap
+// stays within a small multiple of the budget, and the server still
+// serves.
 func TestInflightBudget(t *testing.T) {
 	uploads, budget := 200, int64(64<<20)
 	if testing.Short() {
@@ -364,11 +365,12 @@ func TestInflightBudget(t *testing.T) {
 	if ok.Load() == 0 {
 		t.Errorf("no upload was served")
 	}
-	// The decoder holds at most the ceiling per admitted request and the
-	// budget admits at most budget/ceiling of them at a time; the garbage
-	// collector lets the heap grow to twice the live data (GOGC=100).
-	if limit := uint64(2 * budget); !raceEnabled && peak > limit {
-		t.Errorf("heap in use rose by %s, over 2× the budget (%s)", fmtBytes(peak), fmtBytes(limit))
+	// The budget is charged for the decoders' live buffers as the bytes
+	// arrive; the buffers they outgrew are garbage until the collector
+	// runs, and the collector lets the heap grow past the live data
+	// (GOGC=100): three times the budget.
+	if limit := uint64(3 * budget); !raceEnabled && peak > limit {
+		t.Errorf("heap in use rose by %s, over 3× the budget (%s)", fmtBytes(peak), fmtBytes(limit))
 	}
 	want{200, 0, "7"}.check(t, roundTrip(t, addr, post("/mcp", echoCall(7, "still here"))))
 }
@@ -426,9 +428,10 @@ func upload(addr string, raw []byte, i int, ready *sync.WaitGroup, all <-chan st
 // TestBudgetCompressed holds 48 stalled uploads (24 under -short) open
 // against a 16 MiB in-flight budget and measures the heap they cost, which
 // must stay under twice the budget (the garbage collector's headroom).
-// A request reserves its Content-Length, twice the ceiling when its body
-// is compressed (the decoded size is unknown and a decompressor holds a
-// window), and a chunked body what has arrived.
+// A body is charged as it arrives: its buffer; a compressed one also its
+// decompressors' state up front (a zstd one its window, which the decoder
+// allocates at the first block), within a quarter of the budget, and
+// twice its decoded bytes.
 //
 //   - identity: 1 MiB declared and nearly all sent; the budget admits 16.
 //   - gzip: 1 KiB on the wire that decodes to nearly 1 MiB, held by the

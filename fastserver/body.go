@@ -1,0 +1,322 @@
+package fastserver
+
+import (
+	"errors"
+	"io"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
+)
+
+// NOTE: the in-flight body budget, charged as the bytes arrive.
+//
+// Row 6 bounds the body bytes held across all connections. A body is
+// charged for what it holds, when it holds it: never its declared length,
+// nor a compressed body's possible size, up front — or a few hundred
+// connections that send headers and one byte would spend the whole budget
+// and lock every POST out. So:
+//
+//   - an identity body is charged the decoder's buffer as the bytes
+//     arrive: the buffer starts at firstStep and doubles when full, and
+//     its next size is charged before the byte that fills it is handed
+//     over, so the decoder never allocates what the budget has not
+//     granted; the charge never passes what arrived plus as much again,
+//     so a stalled upload holds at most twice what it sent (and at least
+//     firstStep);
+//   - a declared length of at most budgetStep is reserved whole and read
+//     into one buffer (the step is then its length);
+//   - a compressed body is charged codingState for each of its (at most
+//     two) decompressors up front, and with a zstd layer the window its
+//     decoder allocates at the first block; this state may hold at most
+//     a quarter of the budget, so that stalled compressed uploads never
+//     lock out bodies without a coding; and twice its decoded bytes as they are produced (the
+//     decoder's buffer and the decompressor's history), in the same
+//     steps; its wire bytes pass through the decompressor's fixed buffer
+//     and are not charged again.
+//
+// A step that finds no room within BudgetWait fails the read with
+// errBudget: 503 / -32603 with Retry-After. Whatever a body holds is
+// released when its request ends, however it ends.
+//
+// The buffers a body outgrew are garbage until the next collection: the
+// heap that bodies hold stays within about three times the budget (live
+// buffers, outgrown ones, the collector's headroom;
+// reliability.TestInflightBudget measures it). Under overload, bodies
+// charged as they arrive share the budget: more of them start and fewer
+// finish than when each reserved its whole length, which is the price of
+// not letting a stalled one hold what it never sent.
+//
+// The data rate. A body that arrives slower than Config.MinBodyRate
+// (averaged since the request began) once Config.MinBodyRateGrace has
+// passed is cut off: the watchdog (deadline.go), which already visits
+// every body being read on each tick, sets the connection's read deadline
+// to now, and the request is answered 408 / -32600 and closed. This is
+// Kestrel's MinRequestBodyDataRate (240 B/s after a 5 s grace by default;
+// the contract's default is 1 KiB/s); nginx's client_body_timeout bounds
+// only the pause between two reads, which a client sending a byte every
+// few seconds never reaches. fasthttp's ReadTimeout still bounds the
+// whole request, headers and body. No per-peer bound on concurrent
+// uploads is added: with the budget charged as above, even MaxConns
+// stalled uploads hold at most MaxConns × firstStep (40 MiB at the
+// defaults), and a per-peer bound would refuse clients behind one NAT or
+// proxy.
+
+const (
+	// keepBodyBuffer is the largest body buffer a pooled call keeps:
+	// larger ones are dropped after their request, so that the pool does
+	// not hold the memory of the largest bodies ever read.
+	keepBodyBuffer = 256 << 10
+	// budgetStep is the largest step, and the largest declared length
+	// reserved whole.
+	budgetStep = 64 << 10
+	// firstStep is the first step of a body charged as it arrives.
+	firstStep = 4 << 10
+	// codingState is what one decompressor is charged for its state.
+	codingState = 64 << 10
+	// decodedFactor is the budget charged per decoded byte of a
+	// compressed body.
+	decodedFactor = 2
+)
+
+// errBudget says the in-flight body budget had no room within BudgetWait.
+var errBudget = errors.New("fastserver: in-flight body budget spent")
+
+// charge reserves the budget for one stream of a body, in steps.
+type charge struct {
+	s        *Server
+	reserved int64 // budget bytes held
+	units    int64 // units read (wire or decoded bytes)
+	factor   int64 // budget bytes per unit
+	limit    int64 // units never reserved past: the ceiling + 1
+}
+
+// cover reserves until the charge covers need units (need is at most the
+// limit), in one acquisition.
+func (ch *charge) cover(need int64) error {
+	if ch.reserved >= need*ch.factor {
+		return nil
+	}
+	more := need*ch.factor - ch.reserved
+	if !ch.s.budget.acquire(more, ch.s.cfg.BudgetWait) {
+		return errBudget
+	}
+	ch.reserved += more
+	return nil
+}
+
+// room returns how many more units may be read now, reserving the next
+// step when none is left.
+func (ch *charge) room() (int64, error) {
+	if left := ch.reserved/ch.factor - ch.units; left > 0 {
+		return left, nil
+	}
+	step := min(max(firstStep, ch.reserved/ch.factor), budgetStep)
+	step = max(min(step, ch.limit-ch.units), 1)
+	if !ch.s.budget.acquire(step*ch.factor, ch.s.cfg.BudgetWait) {
+		return 0, errBudget
+	}
+	ch.reserved += step * ch.factor
+	return ch.reserved/ch.factor - ch.units, nil
+}
+
+// bodyReader reads the request body off the connection for the decoder:
+// it notes whether the body was read to its end, counts wire bytes (also
+// for the data-rate watchdog), and charges them to the budget when the
+// body is charged in steps.
+type bodyReader struct {
+	r      io.Reader
+	eof    bool
+	inRead bool  // inside r.Read, for the panic guard
+	n      int64 // wire bytes read
+	steps  bool  // charge the wire bytes in steps
+	wire   charge
+	// length is the declared Content-Length, or -1: a body that ends
+	// before it is incomplete (RFC 9112 §8), never a shorter message.
+	length int64
+	dl     *deadlineCtx // publishes n to the watchdog
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	if b.steps {
+		// p is the free end of the decoder's buffer, which doubles when
+		// full: charge the buffer, and charge its next size before
+		// handing over the byte that fills it, so that the decoder never
+		// allocates what the budget has not granted. Never more than
+		// what arrived plus as much again (and at least firstStep).
+		size := b.n + int64(cap(p))
+		need := min(size, b.n+max(b.n, firstStep))
+		if len(p) == cap(p) && size < b.wire.limit {
+			if len(p) > 1 {
+				p = p[:len(p)-1] // stop one byte short of full
+			} else {
+				need = 2 * size
+			}
+		}
+		if err := b.wire.cover(min(need, b.wire.limit)); err != nil {
+			return 0, err
+		}
+		if room := b.wire.reserved - b.n; int64(len(p)) > room {
+			p = p[:max(room, 1)]
+		}
+	}
+	b.inRead = true
+	at(stageBody)
+	n, err := b.r.Read(p)
+	b.inRead = false
+	b.n += int64(n)
+	b.wire.units += int64(n)
+	if b.dl != nil && n > 0 {
+		b.dl.bodyBytes.Store(b.n)
+	}
+	if err == io.EOF {
+		if b.length >= 0 && b.n < b.length {
+			err = io.ErrUnexpectedEOF // the connection ended inside the body
+		} else {
+			b.eof = true
+		}
+	}
+	at(stageDecode)
+	return n, err
+}
+
+// decodedReader undoes a body's content codings and charges the decoded
+// bytes to the budget as they are produced.
+type decodedReader struct {
+	zr decode.BodyReader
+	ch charge
+}
+
+func (d *decodedReader) Read(p []byte) (int, error) {
+	room, err := d.ch.room()
+	if err != nil {
+		return 0, err
+	}
+	if int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := d.zr.Read(p)
+	d.ch.units += int64(n)
+	return n, err
+}
+
+// firstReservation is what a body reserves before any byte of it is
+// read (row 6): a declared length up to budgetStep whole (whole reports
+// so); a compressed body the state of its decompressors; any other body
+// one first step.
+func (s *Server) firstReservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, whole bool) {
+	if !enc.IsIdentity() {
+		l := layers[enc]
+		state := codingState * int64(l.n)
+		if l.zstd {
+			// klauspost's zstd decoder allocates its window at the first
+			// block, whatever the frame holds: the window the ceiling
+			// allows is charged up front.
+			state += zstdWindow(s.cfg.MaxBodyBytes)
+		}
+		return state, false
+	}
+	if cl := h.ContentLength(); cl >= 0 && cl <= budgetStep {
+		return int64(cl), true
+	}
+	return firstStep, false
+}
+
+// readBody decodes the body of the request in c (rows 7 to 10), charging
+// the budget as it goes; c.body.wire and c.dz.ch hold what was reserved
+// besides the first reservation.
+func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole bool, length int64) error {
+	m := &c.msg
+	c.body = bodyReader{
+		r: stream, length: length, dl: &c.dl,
+		steps: enc.IsIdentity() && !whole,
+		wire:  charge{s: s, factor: 1, limit: s.cfg.MaxBodyBytes + 1},
+	}
+	if c.body.steps {
+		// The first reservation is the first step.
+		c.body.wire.reserved, c.first = c.first, 0
+	}
+	if enc.IsIdentity() {
+		if whole {
+			c.dec.Grow(length + 1) // one buffer: the declared size and the byte that finds EOF
+		}
+		return c.dec.DecodeReader(&c.body, m)
+	}
+	c.dz.ch = charge{s: s, factor: decodedFactor, limit: s.cfg.MaxBodyBytes + 1}
+	if err := c.dz.zr.Reset(&c.body, enc, s.cfg.MaxBodyBytes); err != nil {
+		*m = decode.Message{Kind: decode.KindInvalid}
+		return refusal(m, err)
+	}
+	err := c.dec.DecodeReader(&c.dz, m)
+	c.dz.zr.Close()
+	if e, ok := err.(*decode.Error); ok && e != &m.Error {
+		// A refusal of the decoding layer (wire ceiling, corrupt stream,
+		// decoded ceiling): decode.Decoder.DecodeBody's rule.
+		return refusal(m, err)
+	}
+	return err
+}
+
+// refusal records a refusal of the decoding layer in m, as
+// decode.Decoder.DecodeBody does: the message was never read as valid, so
+// its answer carries "id": null.
+func refusal(m *decode.Message, err error) error {
+	e, ok := err.(*decode.Error)
+	if !ok {
+		return err
+	}
+	m.Error = *e
+	m.Error.EchoID = false
+	return &m.Error
+}
+
+// layers describes every Encoding: how many decompressors it stacks and
+// whether one is zstd.
+var layers = func() map[decode.Encoding]struct {
+	n    int
+	zstd bool
+} {
+	m := make(map[decode.Encoding]struct {
+		n    int
+		zstd bool
+	})
+	names := []string{"identity", "gzip", "x-gzip", "deflate", "zstd"}
+	for _, a := range names {
+		for _, b := range names {
+			e, err := decode.ParseEncoding([]byte(a + ", " + b))
+			if err != nil {
+				continue
+			}
+			n := 0
+			for _, x := range []string{a, b} {
+				if x != "identity" {
+					n++
+				}
+			}
+			m[e] = struct {
+				n    int
+				zstd bool
+			}{n, a == "zstd" || b == "zstd"}
+		}
+	}
+	return m
+}()
+
+// zstdWindow is the largest window decode lets a zstd frame declare at
+// ceiling max: max rounded up to a power of two, 1 to 8 MiB.
+func zstdWindow(max int64) int64 {
+	w := int64(1 << 20)
+	for w < max && w < 8<<20 {
+		w <<= 1
+	}
+	return w
+}
+
+// releaseBody gives back what c holds of the budget.
+func (s *Server) releaseBody(c *call) {
+	if c.state {
+		s.budget.releaseState(c.first)
+	} else {
+		s.budget.release(c.first)
+	}
+	s.budget.release(c.body.wire.reserved + c.dz.ch.reserved)
+}
