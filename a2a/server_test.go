@@ -95,6 +95,15 @@ func TestVersionHeader(t *testing.T) {
 		}
 	}
 
+	// Two A2A-Version lines are one combined value, never the first line
+	// alone (contract §2): "1.0, 1.0" is no version served.
+	var two fasthttp.RequestHeader
+	two.Add(VersionHeader, "1.0")
+	two.Add(VersionHeader, "1.0")
+	if a := callHeader(t, s, &two, req("SendMessage", msg10)); a.status != 400 || a.code != -32009 || a.data != `{"supported":["1.0","0.3"],"requested":"1.0, 1.0"}` {
+		t.Errorf("two A2A-Version lines: %+v, want 400 / -32009 naming \"1.0, 1.0\"", a)
+	}
+
 	// Notifications: refused by a bad header too, else 202.
 	if a := call(t, s, "9.9", `{"jsonrpc":"2.0","method":"SendMessage"}`); a.status != 400 || a.code != -32009 {
 		t.Errorf("notification with a bad version: %+v", a)

@@ -117,8 +117,9 @@ type Config struct {
 	// ReadTimeout, WriteTimeout and IdleTimeout close slow or idle
 	// connections. Defaults 10 s, 10 s, 60 s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	// MaxConns bounds concurrent connections: past it a plain 503 and
-	// the connection is closed. Default 10,000.
+	// MaxConns bounds the connections open at once, those draining after
+	// an early answer included: past it a plain 503 and the connection is
+	// closed. Default 10,000.
 	MaxConns int
 	// ShutdownGrace bounds how long Shutdown waits for requests in
 	// flight. Default 10 s.

@@ -17,6 +17,7 @@ import (
 //	rpcedge_request_body_bytes{endpoint}                  histogram (wire bytes read)
 //	rpcedge_requests_in_flight                            gauge
 //	rpcedge_inflight_body_bytes                           gauge (the body budget held, row 6)
+//	rpcedge_connections_open                              gauge (early answers draining included)
 //	rpcedge_panics_total{where}                           counter
 //	rpcedge_handler_timeouts_total                        counter
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)

@@ -30,6 +30,7 @@ type Server struct {
 	metrics   *serverMetrics
 	log       *slog.Logger
 
+	open     atomic.Int64  // connections open, hijacked ones included
 	entered  atomic.Uint64 // POST requests whose handler was entered
 	answered atomic.Uint64 // of those, the ones answered
 	serving  atomic.Bool
@@ -105,6 +106,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
 	s.metrics = newServerMetrics(s.endpoints)
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
+	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
 	}
@@ -184,7 +186,7 @@ func (s *Server) ListenAndServe() error {
 // clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
-	err := s.http.Serve(ln)
+	err := s.http.Serve(&capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns)})
 	select {
 	case <-s.shutdown:
 		return nil
@@ -475,6 +477,10 @@ var nullJSON = []byte("null")
 // and code (202 and no answer for a notification).
 func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int, int) {
 	m := &c.msg
+	// A registered method is labelled by its name from here on, also when
+	// rows 11 to 13 answer it (metrics never label by a name they do not
+	// list).
+	*label = ep.labels[string(m.Method)]
 	// Rows 11 and 12.
 	r := &c.req
 	r.reset(f, m, nil)

@@ -51,6 +51,15 @@ func TestHeaderRules(t *testing.T) {
 		{"empty version header", hdr{HeaderProtocolVersion, ""}, call(echoArgs), 400, badVer},
 		{"unserved version on a notification", hdr{HeaderProtocolVersion, "1.0"}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 400, badVer},
 		{"unserved version before a header mismatch", hdr{HeaderProtocolVersion, "1.0", HeaderMethod, "other"}, call(echoArgs), 400, badVer},
+		// Repeated lines are one combined value (RFC 9110 §5.3; contract
+		// §2): never judged by the first line alone.
+		{"two version lines that agree", hdr{HeaderProtocolVersion, "2025-11-25", HeaderProtocolVersion, "2025-11-25"}, call(echoArgs), 400, badVer},
+		{"two version lines, the first served", hdr{HeaderProtocolVersion, "2025-11-25", HeaderProtocolVersion, "1999-01-01"}, call(echoArgs), 400, badVer},
+		{"2026: two Mcp-Method lines, the first matching", v26("tools/call", HeaderMethod, "tools/list", HeaderName, "echo"), call(echoArgs + "," + meta26), 400, mismatch},
+		{"2026: two Mcp-Method lines that agree", v26("tools/call", HeaderMethod, "tools/call", HeaderName, "echo"), call(echoArgs + "," + meta26), 400, mismatch},
+		{"2026: two Mcp-Name lines, the first matching", v26("tools/call", HeaderName, "echo", HeaderName, "add"), call(echoArgs + "," + meta26), 400, mismatch},
+		{"2025: two Mcp-Name lines that agree", v25(HeaderName, "echo", HeaderName, "echo"), call(echoArgs), 400, mismatch},
+		{"2025: two Mcp-Method lines on a notification", v25(HeaderMethod, "notifications/initialized", HeaderMethod, "notifications/initialized"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 400, mismatch},
 
 		// 2026-07-28: _meta.
 		{"2026: complete request", v26("tools/call", HeaderName, "echo"), call(echoArgs + "," + meta26), 200, ok},

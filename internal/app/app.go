@@ -208,6 +208,9 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 		return nil
 	})
+	fs.StringVar(&c.ProxyHeader, "proxy-header", fastserver.ProxyHeaderXForwardedFor, "the header the trusted proxies name the client in: X-Forwarded-For or Forwarded (RFC 7239)")
+	fs.Int64Var(&c.MinBodyRate, "min-body-rate", fastserver.DefaultMinBodyRate, "slowest a request body may arrive, bytes per second since the request began; slower is cut off (408)")
+	fs.DurationVar(&c.MinBodyRateGrace, "min-body-rate-grace", fastserver.DefaultMinBodyRateGrace, "how long a body may take before -min-body-rate applies")
 	fs.Func("allow-origin", "an origin allowed besides loopback ones (scheme://host[:port], or *); repeatable, or comma-separated", func(v string) error {
 		for _, part := range strings.Split(v, ",") {
 			if part = strings.TrimSpace(part); part != "" {
@@ -250,6 +253,8 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("-burst needs -rate")
 	case c.MaxConns <= 0:
 		return errors.New("-max-conns must be positive")
+	case c.MinBodyRate <= 0 || c.MinBodyRateGrace <= 0:
+		return errors.New("-min-body-rate and -min-body-rate-grace must be positive")
 	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:
 		return errors.New("timeouts and -grace must be positive")
 	}

@@ -1,0 +1,77 @@
+package fastserver
+
+import (
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// NOTE: the connection cap counts every open connection.
+//
+// fasthttp's Concurrency counts the connections its workers serve. A
+// connection taken for an early answer (rows 1 to 7 with a body still
+// arriving) leaves the workers for a goroutine of its own, which writes
+// the answer and then drains the client's remaining bytes for up to
+// DrainTimeout: an attacker that provokes early answers on many
+// connections would hold them outside the cap. So Serve wraps the
+// listener: every accepted connection counts until it is closed, however
+// it is served, and one accepted past MaxConns gets a plain 503 and is
+// closed at once, as fasthttp answers past its own limit.
+
+// capListener bounds the connections open at once.
+type capListener struct {
+	net.Listener
+	open *atomic.Int64
+	max  int64
+}
+
+// over503 is the answer past the cap.
+var over503 = func() []byte {
+	const body = "server busy: too many open connections"
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nServer: rpcedge\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + body)
+}()
+
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			c.Write(over503)
+			c.Close()
+			continue
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetKeepAlive(true)
+		}
+		return &capConn{Conn: c, open: l.open}, nil
+	}
+}
+
+// capConn is an accepted connection, counted until it is closed.
+type capConn struct {
+	net.Conn
+	open   *atomic.Int64
+	closed atomic.Bool
+}
+
+func (c *capConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// CloseWrite half-closes the connection when the underlying one can (an
+// early answer needs it: the client then sees the answer, not a reset).
+func (c *capConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
