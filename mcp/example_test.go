@@ -101,16 +101,44 @@ func ExampleCall_SetError() {
 	// {"content":[{"type":"text","text":"cannot divide by zero"}],"isError":true}
 }
 
-func ExampleServer_AddTool_unsupportedKeyword() {
+func ExampleServer_AddTool_library() {
 	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+	// uniqueItems is outside the compiled subset: the JSON Schema library
+	// checks this schema, and a failure is answered as the subset's are.
+	schema := `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["tags"]}`
 	err := s.AddTool(mcp.Tool{
-		Name:        "search",
-		InputSchema: `{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+$"}}}`,
-		Handler:     mcp.ToolFunc(func(c *mcp.Call) error { return nil }),
+		Name:        "tag",
+		InputSchema: schema,
+		Handler: mcp.ToolFunc(func(c *mcp.Call) error {
+			c.AddText(string(c.Arg("tags")))
+			return nil
+		}),
 	})
-	fmt.Println(err)
+	fmt.Println(err, mcp.SchemaFastPath(schema))
+	ep := s.Endpoint()
+	call(ep, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tag","arguments":{"tags":["a","b"]}}}`)
+	call(ep, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tag","arguments":{"tags":["a","a"]}}}`)
 	// Output:
-	// mcp: tool "search": input schema at /properties/q/pattern: keyword "pattern" is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, additionalProperties)
+	// <nil> false
+	// {"content":[{"type":"text","text":"[\"a\",\"b\"]"}]}
+	// error: fastserver: -32602 invalid arguments: arguments.tags items at 0 and 1 are equal
+}
+
+func ExampleServer_AddSchemaDocument() {
+	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+	h := mcp.ToolFunc(func(c *mcp.Call) error { return nil })
+	schema := `{"type":"object","properties":{"to":{"$ref":"https://schemas.example.com/address.json"}}}`
+
+	// Nothing is fetched: a $ref to a document not supplied is refused.
+	fmt.Println(s.AddTool(mcp.Tool{Name: "send", InputSchema: schema, Handler: h}))
+
+	// Supplied, it resolves.
+	s.AddSchemaDocument("https://schemas.example.com/address.json",
+		`{"type":"string","format":"email","maxLength":254}`)
+	fmt.Println(s.AddTool(mcp.Tool{Name: "mail", InputSchema: schema, Handler: h}))
+	// Output:
+	// mcp: tool "send": input schema: mcp: a $ref names a document that was not supplied (nothing is fetched): https://schemas.example.com/address.json (supply it with Server.AddSchemaDocument)
+	// <nil>
 }
 
 func ExampleServer_Endpoint_discover() {

@@ -185,8 +185,13 @@ func TestSchemaValidate(t *testing.T) {
 			{`{"x":[1,2,3]}`, ""}, {`{"x":[]}`, ""}, {`{"x":"not an array"}`, ""},
 			{`{"x":[1,2.5]}`, "arguments.x[1]"}, {`{"x":[[1]]}`, "arguments.x[0]"},
 		}},
-		{"deep duplicates each validated", `{"type":"object","properties":{"o":{"properties":{"k":{"type":"string"}}}}}`, []check{
-			{`{"o":{"k":"a","k":"b"}}`, ""}, {`{"o":{"k":"a","k":1}}`, "arguments.o.k"}, {`{"o":{"k":1,"k":"a"}}`, "arguments.o.k"},
+		{"deep duplicates: the last occurrence is judged", `{"type":"object","properties":{"o":{"properties":{"k":{"type":"string"}}}}}`, []check{
+			{`{"o":{"k":"a","k":"b"}}`, ""}, {`{"o":{"k":"a","k":1}}`, "arguments.o.k"}, {`{"o":{"k":1,"k":"a"}}`, ""},
+			{`{"o":{"k":1,"\u006b":"a"}}`, ""}, {`{"o":{"k":"a","\u006b":1}}`, "arguments.o.k"},
+		}},
+		{"deep duplicates and enum", `{"type":"object","properties":{"o":{"enum":[{"a":1,"b":2}]}}}`, []check{
+			{`{"o":{"a":1,"b":2}}`, ""}, {`{"o":{"a":0,"b":2,"a":1}}`, ""}, {`{"o":{"a":1,"b":2,"a":0}}`, "arguments.o"},
+			{`{"o":{"a":1,"a":1}}`, "arguments.o"},
 		}},
 		{"escaped property names", `{"type":"object","properties":{"a\"b":{"type":"string"},"é":{"type":"integer"}},"additionalProperties":false}`, []check{
 			{`{"a\"b":"s","\u00e9":1,"é":2}`, ""}, {`{"a\u0022b":1}`, `arguments.a"b`}, {`{"\u00e9":"s"}`, "arguments.é"},
