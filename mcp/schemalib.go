@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -154,11 +155,26 @@ var printer = message.NewPrinter(language.English)
 // it ("items[2].name").
 func libraryFailure(ve *jsonschema.ValidationError, inst any) *fieldError {
 	for len(ve.Causes) > 0 {
+		if _, ok := ve.ErrorKind.(*kind.PropertyNames); ok {
+			break // its causes judge the name, not a value
+		}
 		ve = ve.Causes[0]
 	}
 	loc := ve.InstanceLocation
 	msg := ve.ErrorKind.LocalizedString(printer)
 	switch k := ve.ErrorKind.(type) {
+	case *kind.PropertyNames:
+		// The library reports propertyNames at the root of the instance
+		// (it judges the name as an instance of its own): find the object
+		// that holds the name.
+		if len(loc) == 0 {
+			loc, _ = holderOf(inst, k.Property, nil)
+		}
+		loc = append(loc[:len(loc):len(loc)], k.Property)
+		msg = "is a member name the schema does not allow (propertyNames)"
+		if len(ve.Causes) > 0 {
+			msg += ": " + ve.Causes[0].ErrorKind.LocalizedString(printer)
+		}
 	case *kind.Required:
 		if len(k.Missing) > 0 {
 			loc = append(loc[:len(loc):len(loc)], k.Missing[0])
@@ -245,4 +261,32 @@ func instanceOf(v []byte) (any, *fieldError) {
 		return v[0] == 't', nil
 	}
 	return nil, nil
+}
+
+// holderOf returns the location of the first object in inst, depth
+// first with member names in order, that has a member called name.
+func holderOf(inst any, name string, at []string) ([]string, bool) {
+	switch v := inst.(type) {
+	case map[string]any:
+		if _, ok := v[name]; ok {
+			return at, true
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if loc, ok := holderOf(v[k], name, append(at[:len(at):len(at)], k)); ok {
+				return loc, true
+			}
+		}
+	case []any:
+		for i, x := range v {
+			if loc, ok := holderOf(x, name, append(at[:len(at):len(at)], strconv.Itoa(i))); ok {
+				return loc, true
+			}
+		}
+	}
+	return nil, false
 }
