@@ -111,8 +111,8 @@ func TestTypedTools(t *testing.T) {
 		{"add", `{"a":-9223372036854775808,"b":0}`, "-9223372036854775808", ""},
 		{"add", `{"a":1.0,"b":1e2}`, "101", ""}, // JSON Schema integers
 		{"add", `{"a":-2.50e1,"b":0.0}`, "-25", ""},
-		{"add", `{"a":1.5,"b":1}`, "", "arguments.a"},                  // the schema: not an integer
-		{"add", `{"a":9223372036854775808,"b":1}`, "", "arguments.a"},  // beyond int64: sonic refuses
+		{"add", `{"a":1.5,"b":1}`, "", "arguments.a"},                 // the schema: not an integer
+		{"add", `{"a":9223372036854775808,"b":1}`, "", "arguments.a"}, // beyond int64: sonic refuses
 		{"add", `{"a":1,"b":12345678901234567890123}`, "", "arguments.b"},
 		{"add", `{"a":1}`, "", "arguments.b"},
 		{"add", `{"a":1,"b":2,"c":3}`, "", "arguments.c"}, // additionalProperties false
