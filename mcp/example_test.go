@@ -208,5 +208,5 @@ func ExampleAddTool_structured() {
 	call(ep, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"Go"}}}`)
 	// Output:
 	// {"content":[{"type":"text","text":"{\"key\":\"go\",\"value\":\"gopher\",\"found\":true}"}],"structuredContent":{"key":"go","value":"gopher","found":true}}
-	// error: fastserver: -32602 invalid arguments: arguments.key 'Go' does not match pattern '^[a-z]+$'
+	// error: fastserver: -32602 invalid arguments: arguments.key does not match pattern '^[a-z]+$'
 }

@@ -11,7 +11,8 @@ package mcp
 // "integer" means a number with no fractional part, so 1.0 and 1e2
 // qualify), properties, required, enum, items (one schema for every
 // element), minimum and maximum (inclusive, compared as exact decimals),
-// minLength and maxLength (in Unicode code points, escapes resolved) and
+// minLength and maxLength (in Unicode code points, escapes resolved),
+// pattern (Go's regexp, unanchored, on the unescaped text) and
 // additionalProperties (a boolean or a schema). Boolean schemas (true,
 // false) may stand wherever a schema may.
 //
@@ -23,16 +24,18 @@ package mcp
 // Any other keyword is a registration error, never silently ignored: a
 // schema that says more than this package checks must not pass calls the
 // tool's author meant to refuse. Notably unsupported: $ref and $defs,
-// allOf/anyOf/oneOf/not, if/then/else, const, pattern, multipleOf,
+// allOf/anyOf/oneOf/not, if/then/else, const, multipleOf,
 // exclusiveMinimum/exclusiveMaximum, minItems/maxItems, uniqueItems,
 // prefixItems, contains, patternProperties, propertyNames,
 // dependentRequired, min/maxProperties, unevaluated*, x-mcp-header (its
 // Mcp-Param-* headers are not validated) and any other x-* extension.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -73,6 +76,7 @@ type schema struct {
 	min, max *decimal
 	minLen   int // -1: no bound
 	maxLen   int // -1: no bound
+	pattern  *regexp.Regexp
 }
 
 type property struct {
@@ -209,6 +213,17 @@ func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 			} else {
 				s.max = &d
 			}
+		case "pattern":
+			if !isString(val) {
+				return nil, &schemaError{ptr: at, msg: "pattern must be a string"}
+			}
+			// Go's regexp (RE2 syntax, linear time): the library's engine
+			// too, so both paths match alike.
+			re, err := regexp.Compile(string(decode.AppendUnquoted(nil, val)))
+			if err != nil {
+				return nil, &schemaError{ptr: at, msg: "pattern is not a valid regular expression: " + err.Error()}
+			}
+			s.pattern = re
 		case "minLength", "maxLength":
 			n, ok := nonNegativeInt(val)
 			if !ok {
@@ -232,7 +247,7 @@ func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 			}
 		default:
 			if !annotations[key] {
-				return nil, &schemaError{ptr: at, msg: fmt.Sprintf("keyword %q is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, additionalProperties)", key)}
+				return nil, &schemaError{ptr: at, msg: fmt.Sprintf("keyword %q is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, pattern, additionalProperties)", key)}
 			}
 		}
 		if err != nil {
@@ -471,6 +486,9 @@ func (s *schema) check(v []byte, set *nameSet) *fieldError {
 				return &fieldError{msg: "must be at most " + strconv.Itoa(s.maxLen) + " characters long"}
 			}
 		}
+		if s.pattern != nil && !matchString(s.pattern, v) {
+			return &fieldError{msg: "does not match pattern '" + s.pattern.String() + "'"}
+		}
 	case kindNumber:
 		if s.min != nil || s.max != nil {
 			d := parseDecimal(v)
@@ -598,4 +616,15 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 func isLast(obj []byte, name string, value []byte) bool {
 	last, n := decode.Lookup(obj, name)
 	return n <= 1 || len(last) == 0 || len(value) == 0 || &last[0] == &value[0]
+}
+
+// matchString reports whether re matches the text of the raw JSON string
+// v. Text without escapes is matched in place; escaped text is resolved
+// first (into a stack buffer when it is short).
+func matchString(re *regexp.Regexp, v []byte) bool {
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return re.Match(raw)
+	}
+	return re.Match(decode.AppendUnquoted(nil, v))
 }

@@ -83,4 +83,21 @@ func TestSchemaAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per call, want 0", allocs)
 	}
+
+	// pattern on text without escapes (the lookup tool's key).
+	ts, err := compileToolSchema(`{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`, "lookup", "input", nil, false)
+	if err != nil || ts.fast == nil {
+		t.Fatalf("pattern not on the compiled path: %v", err)
+	}
+	keys := [][]byte{[]byte(`{"key":"go"}`), []byte(`{"key":"gopher"}`), []byte(`{"key":"abcdefghijklmnopqrstuvwxyz"}`)}
+	i = 0
+	allocs = testing.AllocsPerRun(2000, func() {
+		if e := ts.validateArguments(keys[i%len(keys)]); e != nil {
+			panic(e.msg)
+		}
+		i++
+	})
+	if allocs != 0 {
+		t.Fatalf("pattern: %v allocations per call, want 0", allocs)
+	}
 }

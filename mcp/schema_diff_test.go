@@ -142,6 +142,9 @@ func (g *schemaGen) schema(depth int) string {
 	if g.r.IntN(6) == 0 {
 		kw = append(kw, `"format":"email"`, `"description":"d"`)
 	}
+	if g.r.IntN(5) == 0 {
+		kw = append(kw, `"pattern":`+g.pick([]string{`"^a"`, `"b$"`, `"^[a-z]*$"`, `"é"`, `"\u00e9|😀"`, `"^.{2}$"`, `"\\d"`}))
+	}
 	g.r.Shuffle(len(kw), func(i, j int) { kw[i], kw[j] = kw[j], kw[i] })
 	return "{" + strings.Join(kw, ",") + "}"
 }
