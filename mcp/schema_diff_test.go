@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -225,5 +226,43 @@ func TestSchemaDifferentialRandom(t *testing.T) {
 	t.Logf("%d schemas, %d instances compared", schemas, cases)
 	if schemas < n/2 {
 		t.Errorf("only %d of %d generated schemas compiled on the fast path", schemas, n)
+	}
+}
+
+// TestLibraryConcurrent calls tools served by the library from many
+// goroutines at once (run it with -race): compiled schemas are shared,
+// read-only, by every call.
+func TestLibraryConcurrent(t *testing.T) {
+	s, err := New(Info{Name: "t", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddTool(Tool{Name: "u", InputSchema: `{"type":"object","properties":{"tags":{"type":"array","uniqueItems":true,"items":{"$ref":"#/$defs/tag"}}},"$defs":{"tag":{"type":"string","minLength":1}}}`,
+		Handler: ToolFunc(func(c *Call) error { c.AddText("ok"); return nil })})
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	done := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				args := fmt.Sprintf(`{"tags":["a%d","b%d"]}`, g, i)
+				want := 0
+				if i%3 == 0 {
+					args, want = fmt.Sprintf(`{"tags":["a%d","a%d"]}`, i, i), decode.CodeInvalidParams
+				}
+				if a := exchange(t, ep, h25, req("tools/call", `"name":"u","arguments":`+args)); a.Code != want {
+					done <- fmt.Sprintf("%s: %+v", args, a)
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
+		}
 	}
 }
