@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")"
 
 FUZZTIME=${FUZZTIME:-15s}
-TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzRawHTTP)
+TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzRawHTTP FuzzSchemaDifferential)
 # Minimizing a new input stops the engine (0 execs/s) for up to
 # -fuzzminimizetime; keep it short so each target really fuzzes.
 MINIMIZE=${MINIMIZE:-5s}

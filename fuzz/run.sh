@@ -19,7 +19,7 @@ DURATION=$1
 shift
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer)
+  TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzSchemaDifferential)
 fi
 PARALLEL=${PARALLEL:-2}
 MINIMIZE=${MINIMIZE:-30s}

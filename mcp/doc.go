@@ -99,35 +99,84 @@
 // 2026-07-28 defines for stdio, and 2025-03-26 when it names none; a
 // version not served is -32022.
 //
-// # Tools and the input schema subset
+// # Tools and their schemas
 //
-// A tool is registered with a JSON Schema for its arguments, compiled at
-// registration. Calls are checked against it over the raw bytes, so a
-// valid call allocates nothing. The subset:
+// A tool is registered with a JSON Schema for its arguments (and,
+// optionally, one for its structuredContent), compiled at registration.
+// Every valid JSON Schema registers: draft 2020-12 by default (MCP's),
+// another dialect when $schema names it (2019-09, draft-07, -06, -04).
+// What MCP requires of both schemas is checked too: the root has
+// "type": "object". A schema that is not valid for its dialect's
+// metaschema, repeats a member name, or has a $ref that resolves to no
+// document registered with AddSchemaDocument fails the registration:
+// nothing is ever fetched (ErrRemoteRef), neither from the network nor
+// from files.
 //
-//   - type: a name or an array of names; "integer" is any number without
-//     a fractional part (1.0 and 1e2 count);
-//   - properties, required, additionalProperties (a boolean or a schema);
-//   - enum (compared as JSON values: 1 equals 1.0, member order ignored);
-//   - items (one schema for every element);
-//   - minimum, maximum: inclusive, compared as exact decimals (no float
-//     rounding: 9007199254740993 > 9007199254740992, 1e400 is above any
-//     float64);
-//   - minLength, maxLength: in Unicode code points, after escapes are
-//     resolved ("\ud83d\ude00" is one);
-//   - boolean schemas (true, false) anywhere a schema may stand;
-//   - annotations that assert nothing: title, description, default,
-//     examples, deprecated, readOnly, writeOnly, $comment, format (an
-//     annotation in JSON Schema 2020-12) and, at the root, $schema (2020-12,
-//     2019-09 or draft-07).
+// Two validators serve calls, with the same verdicts:
 //
-// Any other keyword fails the registration: it is never silently
-// ignored. That includes $ref, allOf/anyOf/oneOf/not, if/then/else,
-// const, pattern, exclusiveMinimum/exclusiveMaximum, multipleOf,
-// minItems/maxItems, uniqueItems, prefixItems and the tuple form of items,
-// and x-mcp-header (this package does not validate Mcp-Param-* headers).
-// The root must have "type": "object". Inside arguments, a member name
-// repeated below the top level is validated at each occurrence.
+//   - The compiled subset checks the raw argument bytes and allocates
+//     nothing for a valid call. It covers what Go's schema generators
+//     write for plain structs: type (a name or a list), properties,
+//     required, additionalProperties (a boolean or a schema), enum, items
+//     (one schema for every element), minimum and maximum, minLength and
+//     maxLength, pattern (Go's regexp, as the library uses), boolean
+//     schemas, and the annotations (title,
+//     description, default, examples, deprecated, readOnly, writeOnly,
+//     $comment, format outside draft-07, $schema 2020-12, 2019-09 or
+//     draft-07 at the root). SchemaFastPath says whether a schema fits.
+//   - Every other schema is checked by github.com/santhosh-tekuri/jsonschema/v6
+//     (it passes the whole required JSON-Schema-Test-Suite for both
+//     drafts, through this package's tools/call), over instances built
+//     from the raw bytes with exact numbers (json.Number). It allocates on
+//     every call (a few µs for a small object).
+//
+// WithLibraryValidation sends every schema to the library (for
+// comparison); a differential test and a fuzz target hold the two to the
+// same verdict on every schema the subset covers. Decisions where JSON
+// Schema, the contract and the two validators could differ:
+//
+//   - "integer" is any number without a fractional part, as JSON Schema
+//     says: 1.0 and 1e2 are integers (a typed tool decodes them as 1 and
+//     100).
+//   - Numbers are compared as exact decimals on both paths (no float64
+//     rounding: 9007199254740993 > 9007199254740992). The library path
+//     refuses with -32602 any number with more than 400 significant digits
+//     or a decimal exponent beyond ±400, which would make its big.Rat
+//     arithmetic cost milliseconds each; the compiled path compares any
+//     number in one linear pass.
+//   - minLength and maxLength count Unicode code points, escapes resolved
+//     ("\ud83d\ude00" is one), as both validators do.
+//   - format asserts nothing under 2020-12 and 2019-09 (an annotation)
+//     and is checked under draft-07 and earlier, as the library does by
+//     default for those drafts; the compiled subset leaves draft-07
+//     schemas with format to the library.
+//   - A member name given twice at the top level of arguments is -32602
+//     before any schema (the contract). Deeper down the last occurrence
+//     is the value every reader sees (decode.Lookup, sonic, the library's
+//     map), so it is the one judged, on both paths.
+//   - Unknown keywords are annotations, as JSON Schema 2020-12 says: they
+//     send a schema to the library, which ignores them.
+//
+// A failure is 200 / -32602 with data {"field":"…"} naming the value at
+// fault, such as "arguments.items[2].name" (for a missing required member,
+// the member; for propertyNames, the name). The message repeats at most
+// 256 bytes of anything the client sent.
+//
+// OutputSchema (MCP 2025-06-18 on, listed from that version) holds every
+// result that is not an error: it must carry structuredContent that
+// passes the schema, else the answer is 500 / -32603 and the result is
+// never sent.
+//
+// # Typed tools
+//
+// The function AddTool registers a ToolHandlerFor[In, Out]:
+// func(ctx, *Call, In) (Out, error), as the official MCP Go SDK's
+// mcp.AddTool does. The input and output schemas are inferred from In and
+// Out by github.com/google/jsonschema-go, the SDK's generator, with its
+// tags; arguments are decoded with sonic after the schema check, and Out
+// is encoded with sonic as structuredContent and a text item. Integers
+// stay exact: one that does not fit its Go field is -32602, never a
+// wrapped or rounded value.
 //
 // tools/call is checked in the contract's order: params not an object,
 // or name missing, not a string or given twice: -32602 (row 15); an
@@ -167,7 +216,11 @@
 // # Security
 //
 // Nothing here grows with the request beyond the answer itself: the
-// header checks and the schema walk allocate nothing for a valid call;
+// header checks and the compiled schema walk allocate nothing for a valid
+// call (a schema served by the library costs memory in proportion to the
+// arguments, which the body ceiling bounds, and refuses numbers whose
+// exact arithmetic would be costly; its pattern keywords run on Go's
+// regexp, in linear time; no schema is ever fetched);
 // base64 header values decode into a 256-byte stack buffer (longer ones
 // into a buffer as long as the header, which the HTTP layer bounds);
 // number comparisons never convert a number's text, so a 1 MiB numeral

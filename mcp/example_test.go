@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -101,16 +102,44 @@ func ExampleCall_SetError() {
 	// {"content":[{"type":"text","text":"cannot divide by zero"}],"isError":true}
 }
 
-func ExampleServer_AddTool_unsupportedKeyword() {
+func ExampleServer_AddTool_library() {
 	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+	// uniqueItems is outside the compiled subset: the JSON Schema library
+	// checks this schema, and a failure is answered as the subset's are.
+	schema := `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["tags"]}`
 	err := s.AddTool(mcp.Tool{
-		Name:        "search",
-		InputSchema: `{"type":"object","properties":{"q":{"type":"string","pattern":"^[a-z]+$"}}}`,
-		Handler:     mcp.ToolFunc(func(c *mcp.Call) error { return nil }),
+		Name:        "tag",
+		InputSchema: schema,
+		Handler: mcp.ToolFunc(func(c *mcp.Call) error {
+			c.AddText(string(c.Arg("tags")))
+			return nil
+		}),
 	})
-	fmt.Println(err)
+	fmt.Println(err, mcp.SchemaFastPath(schema))
+	ep := s.Endpoint()
+	call(ep, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"tag","arguments":{"tags":["a","b"]}}}`)
+	call(ep, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"tag","arguments":{"tags":["a","a"]}}}`)
 	// Output:
-	// mcp: tool "search": input schema at /properties/q/pattern: keyword "pattern" is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, additionalProperties)
+	// <nil> false
+	// {"content":[{"type":"text","text":"[\"a\",\"b\"]"}]}
+	// error: fastserver: -32602 invalid arguments: arguments.tags items at 0 and 1 are equal
+}
+
+func ExampleServer_AddSchemaDocument() {
+	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+	h := mcp.ToolFunc(func(c *mcp.Call) error { return nil })
+	schema := `{"type":"object","properties":{"to":{"$ref":"https://schemas.example.com/address.json"}}}`
+
+	// Nothing is fetched: a $ref to a document not supplied is refused.
+	fmt.Println(s.AddTool(mcp.Tool{Name: "send", InputSchema: schema, Handler: h}))
+
+	// Supplied, it resolves.
+	s.AddSchemaDocument("https://schemas.example.com/address.json",
+		`{"type":"string","format":"email","maxLength":254}`)
+	fmt.Println(s.AddTool(mcp.Tool{Name: "mail", InputSchema: schema, Handler: h}))
+	// Output:
+	// mcp: tool "send": input schema: mcp: a $ref names a document that was not supplied (nothing is fetched): https://schemas.example.com/address.json (supply it with Server.AddSchemaDocument)
+	// <nil>
 }
 
 func ExampleServer_Endpoint_discover() {
@@ -120,4 +149,64 @@ func ExampleServer_Endpoint_discover() {
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
 	// Output:
 	// {"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"prompts":{},"resources":{},"tools":{}},"serverInfo":{"name":"example","title":"Example","version":"1.0.0"},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","title":"Example","version":"1.0.0"}}}
+}
+
+func ExampleAddTool() {
+	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+
+	type AddArgs struct {
+		A int64 `json:"a" jsonschema:"the first addend"`
+		B int64 `json:"b" jsonschema:"the second addend"`
+	}
+	// The input schema is inferred from AddArgs; an int64 result is
+	// answered as text.
+	mcp.AddTool(s, mcp.Tool{Name: "add", Description: "Adds two integers."},
+		func(ctx context.Context, c *mcp.Call, in AddArgs) (int64, error) {
+			return in.A + in.B, nil
+		})
+	ep := s.Endpoint()
+	call(ep, nil, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	call(ep, nil, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":40}}}`)
+	// JSON Schema's integers: 1e2 is 100.
+	call(ep, nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add","arguments":{"a":1e2,"b":-1}}}`)
+	// Exact or refused: never a wrapped or rounded value.
+	call(ep, nil, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":9223372036854775808,"b":0}}}`)
+	call(ep, nil, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1.5,"b":0}}}`)
+	// Output:
+	// {"tools":[{"name":"add","description":"Adds two integers.","inputSchema":{"type":"object","properties":{"a":{"type":"integer","description":"the first addend"},"b":{"type":"integer","description":"the second addend"}},"required":["a","b"],"additionalProperties":false}}]}
+	// {"content":[{"type":"text","text":"42"}]}
+	// {"content":[{"type":"text","text":"99"}]}
+	// error: fastserver: -32602 invalid arguments: arguments.a does not fit the tool's Go type mcp_test.AddArgs (out of range or not exact)
+	// error: fastserver: -32602 invalid arguments: arguments.a must be an integer
+}
+
+func ExampleAddTool_structured() {
+	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
+
+	type LookupArgs struct {
+		Key string `json:"key" jsonschema:"lower-case letters"`
+	}
+	type Entry struct {
+		Key   string `json:"key"`
+		Value string `json:"value,omitempty"`
+		Found bool   `json:"found"`
+	}
+	table := map[string]string{"go": "gopher"}
+	// A schema given is used as it is (here: a pattern the Go type cannot
+	// say); the output schema is inferred from Entry, and every result is
+	// checked against it before it is sent.
+	mcp.AddTool(s, mcp.Tool{
+		Name:        "lookup",
+		InputSchema: `{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"],"additionalProperties":false}`,
+	}, func(ctx context.Context, c *mcp.Call, in LookupArgs) (Entry, error) {
+		v, ok := table[in.Key]
+		return Entry{Key: in.Key, Value: v, Found: ok}, nil
+	})
+	ep := s.Endpoint()
+	h := map[string]string{"MCP-Protocol-Version": "2025-06-18"}
+	call(ep, h, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"go"}}}`)
+	call(ep, h, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"lookup","arguments":{"key":"Go"}}}`)
+	// Output:
+	// {"content":[{"type":"text","text":"{\"key\":\"go\",\"value\":\"gopher\",\"found\":true}"}],"structuredContent":{"key":"go","value":"gopher","found":true}}
+	// error: fastserver: -32602 invalid arguments: arguments.key does not match pattern '^[a-z]+$'
 }

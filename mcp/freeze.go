@@ -107,7 +107,11 @@ func (s *Server) appendTools(b []byte, v Version) []byte {
 		b = decode.AppendString(b, t.Name)
 		b = appendTitled(b, v, t.Title, t.Description)
 		b = append(b, `,"inputSchema":`...)
-		b = append(b, t.schemaJSON...)
+		b = append(b, t.in.json...)
+		if t.out != nil && v >= Version20250618 {
+			b = append(b, `,"outputSchema":`...)
+			b = append(b, t.out.json...)
+		}
 		b = append(b, '}')
 	}
 	return b

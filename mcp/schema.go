@@ -11,7 +11,8 @@ package mcp
 // "integer" means a number with no fractional part, so 1.0 and 1e2
 // qualify), properties, required, enum, items (one schema for every
 // element), minimum and maximum (inclusive, compared as exact decimals),
-// minLength and maxLength (in Unicode code points, escapes resolved) and
+// minLength and maxLength (in Unicode code points, escapes resolved),
+// pattern (Go's regexp, unanchored, on the unescaped text) and
 // additionalProperties (a boolean or a schema). Boolean schemas (true,
 // false) may stand wherever a schema may.
 //
@@ -23,16 +24,18 @@ package mcp
 // Any other keyword is a registration error, never silently ignored: a
 // schema that says more than this package checks must not pass calls the
 // tool's author meant to refuse. Notably unsupported: $ref and $defs,
-// allOf/anyOf/oneOf/not, if/then/else, const, pattern, multipleOf,
+// allOf/anyOf/oneOf/not, if/then/else, const, multipleOf,
 // exclusiveMinimum/exclusiveMaximum, minItems/maxItems, uniqueItems,
 // prefixItems, contains, patternProperties, propertyNames,
 // dependentRequired, min/maxProperties, unevaluated*, x-mcp-header (its
 // Mcp-Param-* headers are not validated) and any other x-* extension.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -73,6 +76,7 @@ type schema struct {
 	min, max *decimal
 	minLen   int // -1: no bound
 	maxLen   int // -1: no bound
+	pattern  *regexp.Regexp
 }
 
 type property struct {
@@ -80,12 +84,13 @@ type property struct {
 	s    *schema
 }
 
-// errSchema wraps every schema compilation error.
-var errSchema = errors.New("mcp: unsupported input schema")
+// errSchema wraps every schema registration error.
+var errSchema = errors.New("mcp: invalid tool schema")
 
 // schemaError is a compilation error at a JSON pointer inside the schema.
 type schemaError struct {
 	ptr, msg string
+	which    string // "input" (when empty) or "output"
 }
 
 func (e *schemaError) Error() string {
@@ -93,7 +98,11 @@ func (e *schemaError) Error() string {
 	if at == "" {
 		at = "the root"
 	}
-	return "input schema at " + at + ": " + e.msg
+	which := e.which
+	if which == "" {
+		which = "input"
+	}
+	return which + " schema at " + at + ": " + e.msg
 }
 
 func (e *schemaError) Unwrap() error { return errSchema }
@@ -106,18 +115,22 @@ func compileSchema(text []byte) (*schema, error) {
 		return &schema{types: tObject, typeMsg: "must be an object", minLen: -1, maxLen: -1}, nil
 	}
 	if !decode.Valid(text) {
-		return nil, &schemaError{"", "not valid JSON"}
+		return nil, &schemaError{ptr: "", msg: "not valid JSON"}
 	}
 	text = trimWS(text)
 	if kindOf(text) != kindObject {
-		return nil, &schemaError{"", `the root must be an object with "type": "object"`}
+		return nil, &schemaError{ptr: "", msg: `the root must be an object with "type": "object"`}
 	}
-	s, err := compileNode(text, "")
+	var c compiler
+	if d, n := decode.Lookup(text, "$schema"); n == 1 && isString(d) {
+		c.draft7 = draft7[string(decode.AppendUnquoted(nil, d))]
+	}
+	s, err := c.node(text, "")
 	if err != nil {
 		return nil, err
 	}
 	if s.types != tObject {
-		return nil, &schemaError{"", `the root must have "type": "object"`}
+		return nil, &schemaError{ptr: "", msg: `the root must have "type": "object"`}
 	}
 	return s, nil
 }
@@ -125,9 +138,10 @@ func compileSchema(text []byte) (*schema, error) {
 var annotations = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true,
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
-	"format": true,
 }
 
+// dialects are the $schema values of the compiled subset: their
+// keywords of the subset mean the same.
 var dialects = map[string]bool{
 	"https://json-schema.org/draft/2020-12/schema":  true,
 	"https://json-schema.org/draft/2019-09/schema":  true,
@@ -138,7 +152,21 @@ var dialects = map[string]bool{
 	"https://json-schema.org/draft/2020-12/schema#": true,
 }
 
-func compileNode(v []byte, ptr string) (*schema, error) {
+// draft7 are the draft-07 names among dialects: under draft-07 the
+// library asserts format, which the compiled subset does not.
+var draft7 = map[string]bool{
+	"http://json-schema.org/draft-07/schema#":  true,
+	"http://json-schema.org/draft-07/schema":   true,
+	"https://json-schema.org/draft-07/schema#": true,
+	"https://json-schema.org/draft-07/schema":  true,
+}
+
+// compiler holds what a compilation knows of the whole schema.
+type compiler struct {
+	draft7 bool // the root's $schema is draft-07
+}
+
+func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 	switch kindOf(v) {
 	case kindBool:
 		if v[0] == 't' {
@@ -147,10 +175,10 @@ func compileNode(v []byte, ptr string) (*schema, error) {
 		return &schema{never: true, minLen: -1, maxLen: -1}, nil
 	case kindObject:
 	default:
-		return nil, &schemaError{ptr, "a schema must be an object or a boolean"}
+		return nil, &schemaError{ptr: ptr, msg: "a schema must be an object or a boolean"}
 	}
 	if name, dup := duplicateName(v); dup {
-		return nil, &schemaError{ptr, fmt.Sprintf("keyword %q appears twice", name)}
+		return nil, &schemaError{ptr: ptr, msg: fmt.Sprintf("keyword %q appears twice", name)}
 	}
 	s := &schema{minLen: -1, maxLen: -1}
 	var it decode.Members
@@ -163,21 +191,21 @@ func compileNode(v []byte, ptr string) (*schema, error) {
 		case "type":
 			err = s.compileType(val, at)
 		case "properties":
-			err = s.compileProperties(val, at)
+			err = c.properties(s, val, at)
 		case "required":
 			err = s.compileRequired(val, at)
 		case "enum":
 			err = s.compileEnum(val, at)
 		case "items":
 			if kindOf(val) == kindArray {
-				return nil, &schemaError{at, "the array form of items (a tuple) is not supported"}
+				return nil, &schemaError{ptr: at, msg: "the array form of items (a tuple) is not supported"}
 			}
-			s.items, err = compileNode(val, at)
+			s.items, err = c.node(val, at)
 		case "additionalProperties":
-			s.addl, err = compileNode(val, at)
+			s.addl, err = c.node(val, at)
 		case "minimum", "maximum":
 			if kindOf(val) != kindNumber {
-				return nil, &schemaError{at, key + " must be a number"}
+				return nil, &schemaError{ptr: at, msg: key + " must be a number"}
 			}
 			d := parseDecimal(append([]byte(nil), val...))
 			if key == "minimum" {
@@ -185,10 +213,21 @@ func compileNode(v []byte, ptr string) (*schema, error) {
 			} else {
 				s.max = &d
 			}
+		case "pattern":
+			if !isString(val) {
+				return nil, &schemaError{ptr: at, msg: "pattern must be a string"}
+			}
+			// Go's regexp (RE2 syntax, linear time): the library's engine
+			// too, so both paths match alike.
+			re, err := regexp.Compile(string(decode.AppendUnquoted(nil, val)))
+			if err != nil {
+				return nil, &schemaError{ptr: at, msg: "pattern is not a valid regular expression: " + err.Error()}
+			}
+			s.pattern = re
 		case "minLength", "maxLength":
 			n, ok := nonNegativeInt(val)
 			if !ok {
-				return nil, &schemaError{at, key + " must be a non-negative integer"}
+				return nil, &schemaError{ptr: at, msg: key + " must be a non-negative integer"}
 			}
 			if key == "minLength" {
 				s.minLen = n
@@ -197,14 +236,18 @@ func compileNode(v []byte, ptr string) (*schema, error) {
 			}
 		case "$schema":
 			if ptr != "" {
-				return nil, &schemaError{at, "$schema is accepted only at the root"}
+				return nil, &schemaError{ptr: at, msg: "$schema is accepted only at the root"}
 			}
 			if !isString(val) || !dialects[string(decode.AppendUnquoted(nil, val))] {
-				return nil, &schemaError{at, "only the JSON Schema 2020-12, 2019-09 and draft-07 dialects are accepted"}
+				return nil, &schemaError{ptr: at, msg: "only the JSON Schema 2020-12, 2019-09 and draft-07 dialects are accepted"}
+			}
+		case "format":
+			if c.draft7 {
+				return nil, &schemaError{ptr: at, msg: "format is an assertion under draft-07"}
 			}
 		default:
 			if !annotations[key] {
-				return nil, &schemaError{at, fmt.Sprintf("keyword %q is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, additionalProperties)", key)}
+				return nil, &schemaError{ptr: at, msg: fmt.Sprintf("keyword %q is not supported (supported: type, properties, required, enum, items, minimum, maximum, minLength, maxLength, pattern, additionalProperties)", key)}
 			}
 		}
 		if err != nil {
@@ -231,7 +274,7 @@ func (s *schema) compileType(v []byte, at string) error {
 	switch kindOf(v) {
 	case kindString:
 		if !one(v) {
-			return &schemaError{at, "unknown type name"}
+			return &schemaError{ptr: at, msg: "unknown type name"}
 		}
 		return nil
 	case kindArray:
@@ -239,28 +282,28 @@ func (s *schema) compileType(v []byte, at string) error {
 		n := 0
 		for it.reset(v); it.next(); n++ {
 			if !isString(it.value) || !one(it.value) {
-				return &schemaError{at, "type names must be known, unique strings"}
+				return &schemaError{ptr: at, msg: "type names must be known, unique strings"}
 			}
 		}
 		if n == 0 {
-			return &schemaError{at, "type must name at least one type"}
+			return &schemaError{ptr: at, msg: "type must name at least one type"}
 		}
 		return nil
 	}
-	return &schemaError{at, "type must be a string or an array of strings"}
+	return &schemaError{ptr: at, msg: "type must be a string or an array of strings"}
 }
 
-func (s *schema) compileProperties(v []byte, at string) error {
+func (c *compiler) properties(s *schema, v []byte, at string) error {
 	if kindOf(v) != kindObject {
-		return &schemaError{at, "properties must be an object"}
+		return &schemaError{ptr: at, msg: "properties must be an object"}
 	}
 	if name, dup := duplicateName(v); dup {
-		return &schemaError{at, fmt.Sprintf("property %q appears twice", name)}
+		return &schemaError{ptr: at, msg: fmt.Sprintf("property %q appears twice", name)}
 	}
 	var it decode.Members
 	for it.Reset(v); it.Next(); {
 		name := memberName(&it)
-		sub, err := compileNode(trimWS(it.Value()), at+"/"+escapePointer(name))
+		sub, err := c.node(trimWS(it.Value()), at+"/"+escapePointer(name))
 		if err != nil {
 			return err
 		}
@@ -271,17 +314,17 @@ func (s *schema) compileProperties(v []byte, at string) error {
 
 func (s *schema) compileRequired(v []byte, at string) error {
 	if kindOf(v) != kindArray {
-		return &schemaError{at, "required must be an array of strings"}
+		return &schemaError{ptr: at, msg: "required must be an array of strings"}
 	}
 	var it elements
 	for it.reset(v); it.next(); {
 		if !isString(it.value) {
-			return &schemaError{at, "required must be an array of strings"}
+			return &schemaError{ptr: at, msg: "required must be an array of strings"}
 		}
 		name := decode.AppendUnquoted(nil, it.value)
 		for _, r := range s.required {
 			if string(r) == string(name) {
-				return &schemaError{at, fmt.Sprintf("required names %q twice", name)}
+				return &schemaError{ptr: at, msg: fmt.Sprintf("required names %q twice", name)}
 			}
 		}
 		s.required = append(s.required, name)
@@ -291,14 +334,14 @@ func (s *schema) compileRequired(v []byte, at string) error {
 
 func (s *schema) compileEnum(v []byte, at string) error {
 	if kindOf(v) != kindArray {
-		return &schemaError{at, "enum must be an array"}
+		return &schemaError{ptr: at, msg: "enum must be an array"}
 	}
 	var it elements
 	for it.reset(v); it.next(); {
 		s.enum = append(s.enum, append([]byte(nil), it.value...))
 	}
 	if len(s.enum) == 0 {
-		return &schemaError{at, "enum must list at least one value"}
+		return &schemaError{ptr: at, msg: "enum must list at least one value"}
 	}
 	return nil
 }
@@ -443,6 +486,9 @@ func (s *schema) check(v []byte, set *nameSet) *fieldError {
 				return &fieldError{msg: "must be at most " + strconv.Itoa(s.maxLen) + " characters long"}
 			}
 		}
+		if s.pattern != nil && !matchString(s.pattern, v) {
+			return &fieldError{msg: "does not match pattern '" + s.pattern.String() + "'"}
+		}
 	case kindNumber:
 		if s.min != nil || s.max != nil {
 			d := parseDecimal(v)
@@ -533,10 +579,17 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 			continue
 		}
 		if err := sub.validate(it.Value()); err != nil {
+			name := memberName(&it)
+			if set == nil && !isLast(v, name, it.Value()) {
+				// A repeated name below the top level: the last
+				// occurrence is the value every reader sees (decode.Lookup,
+				// sonic, the library), so only it is judged.
+				continue
+			}
 			if sub == s.addl && sub.never {
 				err.msg = "is not a member the schema allows"
 			}
-			first = err.in(memberName(&it))
+			first = err.in(name)
 		}
 	}
 	if set != nil && set.overflow && decode.DuplicateName(v) {
@@ -556,4 +609,22 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 		return (&fieldError{msg: "is required"}).in(string(r))
 	}
 	return nil
+}
+
+// isLast reports whether value (a member value inside obj) is the last
+// occurrence of the member name. It runs only on a failure.
+func isLast(obj []byte, name string, value []byte) bool {
+	last, n := decode.Lookup(obj, name)
+	return n <= 1 || len(last) == 0 || len(value) == 0 || &last[0] == &value[0]
+}
+
+// matchString reports whether re matches the text of the raw JSON string
+// v. Text without escapes is matched in place; escaped text is resolved
+// first (into a stack buffer when it is short).
+func matchString(re *regexp.Regexp, v []byte) bool {
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return re.Match(raw)
+	}
+	return re.Match(decode.AppendUnquoted(nil, v))
 }

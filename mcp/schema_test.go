@@ -42,7 +42,7 @@ func TestSchemaCompileErrors(t *testing.T) {
 		"not":                       `{"type":"object","not":{}}`,
 		"if":                        `{"type":"object","if":{}}`,
 		"const":                     `{"type":"object","properties":{"x":{"const":1}}}`,
-		"pattern":                   `{"type":"object","properties":{"x":{"pattern":"a"}}}`,
+		"pattern not RE2":           `{"type":"object","properties":{"x":{"pattern":"(?<=a)b"}}}`,
 		"exclusiveMinimum":          `{"type":"object","properties":{"x":{"exclusiveMinimum":0}}}`,
 		"multipleOf":                `{"type":"object","properties":{"x":{"multipleOf":2}}}`,
 		"minItems":                  `{"type":"object","properties":{"x":{"minItems":1}}}`,
@@ -65,8 +65,8 @@ func TestSchemaCompileErrors(t *testing.T) {
 			t.Errorf("%s: %v does not wrap errSchema", name, err)
 		}
 	}
-	_, err := compileSchema([]byte(`{"type":"object","properties":{"a/b":{"properties":{"c":{"pattern":"x"}}}}}`))
-	if err == nil || !strings.Contains(err.Error(), "/properties/a~1b/properties/c/pattern") || !strings.Contains(err.Error(), `"pattern"`) {
+	_, err := compileSchema([]byte(`{"type":"object","properties":{"a/b":{"properties":{"c":{"const":"x"}}}}}`))
+	if err == nil || !strings.Contains(err.Error(), "/properties/a~1b/properties/c/const") || !strings.Contains(err.Error(), `"const"`) {
 		t.Errorf("error does not locate the keyword: %v", err)
 	}
 
@@ -185,8 +185,17 @@ func TestSchemaValidate(t *testing.T) {
 			{`{"x":[1,2,3]}`, ""}, {`{"x":[]}`, ""}, {`{"x":"not an array"}`, ""},
 			{`{"x":[1,2.5]}`, "arguments.x[1]"}, {`{"x":[[1]]}`, "arguments.x[0]"},
 		}},
-		{"deep duplicates each validated", `{"type":"object","properties":{"o":{"properties":{"k":{"type":"string"}}}}}`, []check{
-			{`{"o":{"k":"a","k":"b"}}`, ""}, {`{"o":{"k":"a","k":1}}`, "arguments.o.k"}, {`{"o":{"k":1,"k":"a"}}`, "arguments.o.k"},
+		{"deep duplicates: the last occurrence is judged", `{"type":"object","properties":{"o":{"properties":{"k":{"type":"string"}}}}}`, []check{
+			{`{"o":{"k":"a","k":"b"}}`, ""}, {`{"o":{"k":"a","k":1}}`, "arguments.o.k"}, {`{"o":{"k":1,"k":"a"}}`, ""},
+			{`{"o":{"k":1,"\u006b":"a"}}`, ""}, {`{"o":{"k":"a","\u006b":1}}`, "arguments.o.k"},
+		}},
+		{"deep duplicates and enum", `{"type":"object","properties":{"o":{"enum":[{"a":1,"b":2}]}}}`, []check{
+			{`{"o":{"a":1,"b":2}}`, ""}, {`{"o":{"a":0,"b":2,"a":1}}`, ""}, {`{"o":{"a":1,"b":2,"a":0}}`, "arguments.o"},
+			{`{"o":{"a":1,"a":1}}`, "arguments.o"},
+		}},
+		{"pattern", `{"type":"object","properties":{"k":{"type":"string","pattern":"^[a-z]+$"},"u":{"pattern":"é+"}}}`, []check{
+			{`{"k":"abc"}`, ""}, {`{"k":"\u0061bc"}`, ""}, {`{"u":"xéé"}`, ""}, {`{"u":"x\u00e9"}`, ""}, {`{"u":1}`, ""},
+			{`{"k":"Abc"}`, "arguments.k"}, {`{"k":""}`, "arguments.k"}, {`{"k":"ab\n"}`, "arguments.k"}, {`{"u":"e"}`, "arguments.u"},
 		}},
 		{"escaped property names", `{"type":"object","properties":{"a\"b":{"type":"string"},"é":{"type":"integer"}},"additionalProperties":false}`, []check{
 			{`{"a\"b":"s","\u00e9":1,"é":2}`, ""}, {`{"a\u0022b":1}`, `arguments.a"b`}, {`{"\u00e9":"s"}`, "arguments.é"},

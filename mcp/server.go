@@ -124,15 +124,17 @@ type Server struct {
 	instructions string
 	cache        CacheHint
 
-	tools      []*tool
-	toolIndex  map[string]*tool
-	resources  []*resource
-	resIndex   map[string]*resource
-	prompts    []*prompt
-	promptIdx  map[string]*prompt
-	errs       []error
-	freezeOnce sync.Once
-	frozen     bool
+	tools       []*tool
+	toolIndex   map[string]*tool
+	resources   []*resource
+	resIndex    map[string]*resource
+	prompts     []*prompt
+	promptIdx   map[string]*prompt
+	errs        []error
+	schemaDocs  []schemaDoc // documents $refs may name (AddSchemaDocument)
+	libraryOnly bool        // WithLibraryValidation
+	freezeOnce  sync.Once
+	frozen      bool
 
 	// Built by freeze.
 	routes routes

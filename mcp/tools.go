@@ -19,10 +19,21 @@ type Tool struct {
 	// Description tells a model what the tool does.
 	Description string
 	// InputSchema is the JSON Schema of the arguments, compiled at
-	// registration (see the package doc for the supported subset; a
-	// keyword outside it is a registration error). Its root must have
-	// "type": "object". Empty means {"type":"object"}: any object.
+	// registration: draft 2020-12 unless its $schema names another
+	// dialect; its root must have "type": "object", as MCP requires.
+	// Schemas inside the compiled subset (see the package doc) are checked
+	// without allocating; every other valid schema is checked by the JSON
+	// Schema library. A $ref to a document outside the schema needs that
+	// document supplied (Server.AddSchemaDocument): nothing is fetched.
+	// Empty means {"type":"object"}: any object.
 	InputSchema string
+	// OutputSchema is the optional JSON Schema of the result's
+	// structuredContent (MCP 2025-06-18 on), compiled as InputSchema is.
+	// When set, a result that is not an error must carry structuredContent
+	// that passes it: a handler whose result does not is answered 500 /
+	// -32603 and its result is never sent. Listed by tools/list from
+	// 2025-06-18 on.
+	OutputSchema string
 	// Handler runs the tool. Required.
 	Handler ToolHandler
 }
@@ -49,14 +60,16 @@ var _ ToolHandler = ToolFunc(nil)
 // tool is a registered Tool with its compiled schema.
 type tool struct {
 	Tool
-	schema     *schema
-	schemaJSON []byte // compact inputSchema for tools/list
+	in  *toolSchema
+	out *toolSchema // nil: no output schema
 }
 
 // AddTool registers a tool. It fails (and records the mistake for Err and
 // the Endpoint) for an empty or duplicate name, a nil handler, an input
-// schema that is not valid JSON or uses an unsupported keyword, or after
-// Endpoint was called.
+// or output schema that is not a valid JSON Schema (for its dialect's
+// metaschema), whose root is not "type": "object", that repeats a member
+// name, or whose $ref names a document not supplied (ErrRemoteRef), or
+// after Endpoint was called.
 func (s *Server) AddTool(t Tool) error {
 	if err := s.register("tool", t.Name); err != nil {
 		return s.fail(err)
@@ -70,15 +83,16 @@ func (s *Server) AddTool(t Tool) error {
 	if !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description) {
 		return s.fail(fmt.Errorf("mcp: tool %q: title and description must be valid UTF-8", t.Name))
 	}
-	sch, err := compileSchema([]byte(t.InputSchema))
+	in, err := compileToolSchema(t.InputSchema, t.Name, "input", s.schemaDocs, s.libraryOnly)
 	if err != nil {
 		return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 	}
-	js := []byte(`{"type":"object"}`)
-	if len(trimWS([]byte(t.InputSchema))) > 0 {
-		js = compactJSON([]byte(t.InputSchema))
+	rt := &tool{Tool: t, in: in}
+	if len(trimWS([]byte(t.OutputSchema))) > 0 {
+		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.libraryOnly); err != nil {
+			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
+		}
 	}
-	rt := &tool{Tool: t, schema: sch, schemaJSON: js}
 	s.tools = append(s.tools, rt)
 	s.toolIndex[t.Name] = rt
 	return nil
@@ -222,7 +236,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	} else if kindOf(args) != kindObject {
 		return dst, errArgsNotObject
 	}
-	if e := t.schema.validateArguments(args); e != nil {
+	if e := t.in.validateArguments(args); e != nil {
 		if e == dupMember {
 			return dst, duplicateIn(args, "arguments.")
 		}
@@ -237,6 +251,10 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	err := t.Handler.CallTool(c)
 	dst = c.buf
 	if err == nil {
+		if ferr := t.checkOutput(c); ferr != nil {
+			c.release()
+			return dst[:start], ferr
+		}
 		dst = append(dst, ']')
 		if c.isError {
 			dst = append(dst, `,"isError":true`...)
@@ -260,6 +278,29 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 }
 
 var emptyObject = []byte("{}")
+
+// checkOutput holds a successful result to the tool's output schema: a
+// result that is not an error must carry structuredContent that passes
+// it. A result that does not is the server's fault (500 / -32603), and
+// it is never sent.
+func (t *tool) checkOutput(c *Call) *fastserver.Error {
+	if t.out == nil || c.isError {
+		return nil
+	}
+	if !c.hasStructured {
+		return outputError("the tool declares an output schema but its result has no structuredContent")
+	}
+	if e := t.out.validate(c.structured); e != nil {
+		return outputError("the result's " + clip(e.field("structuredContent")) + " " + e.msg + " (the tool's output schema)")
+	}
+	return nil
+}
+
+// outputError is the answer to a result that breaks its tool's output
+// schema.
+func outputError(msg string) *fastserver.Error {
+	return &fastserver.Error{Status: 500, Code: decode.CodeInternalError, Message: "tool result refused: " + msg}
+}
 
 // serveToolsList answers tools/list from the list rendered at Endpoint.
 func (s *Server) serveToolsList(r *fastserver.Request, dst []byte) ([]byte, error) {

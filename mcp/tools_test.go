@@ -349,7 +349,12 @@ func TestAddToolErrors(t *testing.T) {
 		{Name: "", Handler: h},
 		{Name: "nil"},
 		{Name: "bad\xff", Handler: h},
-		{Name: "schema", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"pattern":"a"}}}`},
+		{Name: "schema", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"minLength":-1}}}`},
+		{Name: "remote", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"$ref":"https://example.com/x.json"}}}`},
+		{Name: "file", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"$ref":"file:///etc/passwd"}}}`},
+		{Name: "dup", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"type":"string","type":"integer"}}}`},
+		{Name: "regexp", Handler: h, InputSchema: `{"type":"object","properties":{"x":{"pattern":"(?<=a)b"}}}`},
+		{Name: "output", Handler: h, OutputSchema: `{"type":"array"}`},
 		{Name: "json", Handler: h, InputSchema: `{"type":"object"`},
 		{Name: "root", Handler: h, InputSchema: `{"type":"string"}`},
 		{Name: "desc", Handler: h, Description: "\xff"},
@@ -367,6 +372,9 @@ func TestAddToolErrors(t *testing.T) {
 	}
 	if !errors.Is(s.Err(), errSchema) {
 		t.Errorf("Err %v does not wrap errSchema", s.Err())
+	}
+	if !errors.Is(s.Err(), ErrRemoteRef) {
+		t.Errorf("Err %v does not wrap ErrRemoteRef", s.Err())
 	}
 	ep := s.Endpoint()
 	if ep.Err == nil {

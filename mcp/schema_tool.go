@@ -1,0 +1,165 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// toolSchema is a tool's input or output schema, compiled: by the library
+// always (the schema is checked against its metaschema and its $refs
+// resolved at registration), and into the compiled subset when it fits.
+type toolSchema struct {
+	fast *schema            // nil: the library serves it
+	lib  *jsonschema.Schema // never nil
+	json []byte             // the schema, compact, for tools/list
+}
+
+// emptyInputSchema is what an empty InputSchema stands for.
+const emptyInputSchema = `{"type":"object"}`
+
+// compileToolSchema compiles a tool's input or output schema (which is
+// "input" or "output", for messages and the base URI). The root must be
+// an object schema with "type": "object", as MCP requires of both; member
+// names must be unique at every level; everything else JSON Schema allows
+// is accepted. libraryOnly leaves the compiled subset unused.
+func compileToolSchema(text, tool, which string, docs []schemaDoc, libraryOnly bool) (*toolSchema, error) {
+	raw := trimWS([]byte(text))
+	if len(raw) == 0 {
+		raw = []byte(emptyInputSchema)
+	}
+	if !decode.Valid(raw) {
+		return nil, &schemaError{which: which, msg: "not valid JSON"}
+	}
+	if kindOf(raw) != kindObject {
+		return nil, &schemaError{which: which, msg: `the root must be an object with "type": "object" (MCP requires it)`}
+	}
+	if t, n := decode.Lookup(raw, "type"); n != 1 || !stringEqual(t, []byte("object")) && !onlyObject(t) {
+		return nil, &schemaError{which: which, msg: `the root must have "type": "object" (MCP requires it)`}
+	}
+	if ptr, name, dup := duplicateAnywhere(raw, ""); dup {
+		return nil, &schemaError{which: which, ptr: ptr, msg: fmt.Sprintf("the member name %q appears twice", name)}
+	}
+	lib, err := compileLibrary(raw, libraryBase(tool, which), docs)
+	if err != nil {
+		return nil, &libraryError{which, err}
+	}
+	ts := &toolSchema{lib: lib, json: compactJSON(raw)}
+	if !libraryOnly {
+		if fast, err := compileSchema(raw); err == nil {
+			ts.fast = fast
+		}
+	}
+	return ts, nil
+}
+
+// validate checks the raw JSON value v. It allocates nothing when the
+// compiled subset serves the schema and v is valid.
+func (ts *toolSchema) validate(v []byte) *fieldError {
+	if ts.fast != nil {
+		return ts.fast.validate(v)
+	}
+	return validateLibrary(ts.lib, v)
+}
+
+// validateArguments checks a call's arguments object: a member name given
+// twice at its top level first (dupMember), then the schema.
+func (ts *toolSchema) validateArguments(v []byte) *fieldError {
+	if ts.fast != nil {
+		return ts.fast.validateArguments(v)
+	}
+	if decode.DuplicateName(v) {
+		return dupMember
+	}
+	return validateLibrary(ts.lib, v)
+}
+
+// duplicateAnywhere finds a member name repeated in some object of the
+// valid JSON value v, returning the object's JSON pointer and the name.
+func duplicateAnywhere(v []byte, ptr string) (string, string, bool) {
+	switch kindOf(v) {
+	case kindObject:
+		if name, dup := duplicateName(v); dup {
+			return ptr, name, true
+		}
+		var it decode.Members
+		for it.Reset(v); it.Next(); {
+			if p, n, dup := duplicateAnywhere(trimWS(it.Value()), ptr+"/"+escapePointer(memberName(&it))); dup {
+				return p, n, true
+			}
+		}
+	case kindArray:
+		var it elements
+		i := 0
+		for it.reset(v); it.next(); i++ {
+			if p, n, dup := duplicateAnywhere(it.value, fmt.Sprintf("%s/%d", ptr, i)); dup {
+				return p, n, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// SchemaFastPath reports whether schema, a tool's input or output schema,
+// is served by the compiled, allocation-free subset (see the package
+// documentation) rather than by the JSON Schema library. It says nothing
+// about whether the schema registers: AddTool does.
+func SchemaFastPath(schema string) bool {
+	raw := trimWS([]byte(schema))
+	if len(raw) == 0 {
+		return true
+	}
+	if !decode.Valid(raw) {
+		return false
+	}
+	_, err := compileSchema(raw)
+	return err == nil
+}
+
+// WithLibraryValidation makes the server validate every schema with the
+// JSON Schema library, never with the compiled subset. Verdicts are the
+// same (a call passes or is -32602 naming a field; the message may word
+// the failure differently); only the cost differs (the library allocates
+// on every call). It serves comparison and debugging. Default: the compiled subset serves
+// every schema it covers.
+func WithLibraryValidation() Option {
+	return func(s *Server) error {
+		s.libraryOnly = true
+		return nil
+	}
+}
+
+// onlyObject reports whether the raw type value t is ["object"].
+func onlyObject(t []byte) bool {
+	var it elements
+	n := 0
+	for it.reset(t); it.next(); n++ {
+		if !stringEqual(it.value, []byte("object")) {
+			return false
+		}
+	}
+	return n == 1
+}
+
+// libraryError is a schema the JSON Schema library refused.
+type libraryError struct {
+	which string
+	err   error
+}
+
+func (e *libraryError) Error() string {
+	if l, ok := errors.AsType[*jsonschema.LoadURLError](e.err); ok && errors.Is(l.Err, ErrRemoteRef) {
+		return e.which + " schema: " + l.Err.Error()
+	}
+	return e.which + " schema: " + e.err.Error()
+}
+
+func (e *libraryError) Unwrap() []error {
+	if l, ok := errors.AsType[*jsonschema.LoadURLError](e.err); ok && errors.Is(l.Err, ErrRemoteRef) {
+		return []error{errSchema, l.Err, e.err}
+	}
+	return []error{errSchema, e.err}
+}

@@ -1,0 +1,339 @@
+package mcp
+
+// NOTE: typed tools.
+//
+// AddTool (the function, beside the Server.AddTool method, as the official
+// MCP Go SDK has both) registers a handler written against Go types:
+// the input and output schemas are inferred from In and Out with
+// github.com/google/jsonschema-go (the generator the SDK uses, so the same
+// structs and `json`/`jsonschema` tags give the same schemas), the
+// arguments are checked against the input schema like any tool's (the
+// compiled subset covers what the generator writes for plain structs, so
+// the check allocates nothing), then decoded into In with sonic, and Out is
+// encoded with sonic into structuredContent and a text item.
+//
+// Numbers stay exact: an integer field gets the exact integer or the call
+// is refused (-32602 naming the field) — an integer beyond the field's type
+// (the generator writes minimum/maximum for 8- to 32-bit types, sonic
+// refuses the rest), a fraction for an integer field, or a number beyond
+// float64 for a float field is never decoded into a wrong value. JSON
+// Schema counts 1.0 and 1e2 as integers, and so does a typed tool: such a
+// number decodes into an integer field as 1 and 100.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/bytedance/sonic"
+	"github.com/bytedance/sonic/encoder"
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// ToolHandlerFor is the handler of a typed tool (see AddTool): it gets the
+// call's context, the Call (headers, version, and a result builder for
+// content beyond Out) and the decoded arguments, and returns the result
+// or an error.
+//
+// A nil error answers Out: when Out's schema is an object (a struct or a
+// map), as structuredContent, plus its JSON as a text item unless the
+// handler added content of its own; otherwise as one text item (a string
+// as it is, any other value as its JSON). An error is answered as
+// ToolHandler describes: a *fastserver.Error as that JSON-RPC error, any
+// other error as a result with isError: true and the error's text.
+type ToolHandlerFor[In, Out any] func(ctx context.Context, c *Call, in In) (Out, error)
+
+// argsAPI decodes typed arguments: strings copied and checked as UTF-8,
+// numbers exact (interface{} values get json.Number), names matched
+// case-sensitively, as the schema matches them.
+var argsAPI = sonic.Config{
+	CopyString:     true,
+	ValidateString: true,
+	UseNumber:      true,
+	CaseSensitive:  true,
+}.Froze()
+
+// resultOptions encode Out: invalid UTF-8 becomes U+FFFD (the answer
+// stays valid JSON) and map keys are sorted (answers are deterministic).
+const resultOptions = encoder.ValidateString | encoder.SortMapKeys
+
+// AddTool registers a typed tool on s: h's In and Out give the tool's
+// input and output schemas, unless t sets them (a schema given is used as
+// it is and must describe In and Out). t.Handler must be nil: AddTool
+// sets it.
+//
+// In must be a type whose schema is an object (a struct, a map with
+// string keys, or a pointer to one). The inferred input schema follows
+// the official MCP Go SDK's generator (github.com/google/jsonschema-go):
+// exported fields by their json names, fields without omitempty or
+// omitzero required, other members refused (additionalProperties:
+// false), a `jsonschema:"…"` tag as the description. Out's schema is
+// the output schema when it is an object; other types (a number, a
+// string, any) declare none and are answered as text.
+//
+// Each call costs sonic's decoding of In and encoding of Out (a few
+// allocations, more for strings and slices); the argument check itself
+// is that of any tool. Mistakes are recorded as Server.AddTool records
+// them.
+func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
+	if h == nil {
+		return s.fail(fmt.Errorf("mcp: tool %q registered with a nil handler", t.Name))
+	}
+	if t.Handler != nil {
+		return s.fail(fmt.Errorf("mcp: tool %q: a typed tool's Handler is set by AddTool; leave it nil", t.Name))
+	}
+	if t.InputSchema == "" {
+		in, err := inferSchema[In]()
+		if err != nil {
+			return s.fail(fmt.Errorf("mcp: tool %q: input type %v: %w", t.Name, reflect.TypeFor[In](), err))
+		}
+		if !isObjectSchema(in) {
+			return s.fail(fmt.Errorf("mcp: tool %q: input type %v is not an object (a struct or a map): MCP arguments are an object", t.Name, reflect.TypeFor[In]()))
+		}
+		t.InputSchema = string(in)
+	}
+	structured := false
+	if t.OutputSchema == "" {
+		out, err := inferSchema[Out]()
+		if err != nil {
+			return s.fail(fmt.Errorf("mcp: tool %q: output type %v: %w", t.Name, reflect.TypeFor[Out](), err))
+		}
+		if isObjectSchema(out) {
+			t.OutputSchema = string(out)
+			structured = true
+		}
+	} else {
+		structured = true
+	}
+	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String}
+	return s.AddTool(t)
+}
+
+// inferSchema writes T's JSON Schema with the official SDK's generator.
+func inferSchema[T any]() ([]byte, error) {
+	js, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
+	}
+	return js.MarshalJSON()
+}
+
+// isObjectSchema reports whether a generated schema's type is exactly
+// "object" (a pointer's ["null","object"] is not: MCP needs an object).
+func isObjectSchema(js []byte) bool {
+	t, n := decode.Lookup(js, "type")
+	return n == 1 && stringEqual(t, []byte("object"))
+}
+
+type typedTool[In, Out any] struct {
+	h          ToolHandlerFor[In, Out]
+	structured bool // Out is answered as structuredContent
+	text       bool // Out is a string: answered as the text itself
+}
+
+func (tt *typedTool[In, Out]) CallTool(c *Call) error {
+	var in In
+	if err := decodeArguments(c.args, &in); err != nil {
+		return err
+	}
+	out, err := tt.h(c.Context(), c, in)
+	if err != nil {
+		return err
+	}
+	if tt.text && c.items == 0 {
+		c.AddText(reflect.ValueOf(&out).Elem().String())
+		return nil
+	}
+	start := len(c.scratch)
+	if err := encoder.EncodeInto(&c.scratch, out, resultOptions); err != nil {
+		return fmt.Errorf("mcp: encoding the result: %w", err)
+	}
+	js := c.scratch[start:]
+	if tt.structured {
+		// sonic's output is valid JSON: no second validation.
+		c.structured = append(c.structured[:0], js...)
+		c.hasStructured = true
+	}
+	if c.items == 0 {
+		c.sep()
+		c.buf = append(c.buf, `{"type":"text","text":`...)
+		c.buf = decode.AppendString(c.buf, js)
+		c.buf = append(c.buf, '}')
+	}
+	return nil
+}
+
+// decodeArguments decodes the checked arguments into *in with sonic. JSON
+// Schema's integers written with a fraction or an exponent (1.0, 1e2) are
+// rewritten as plain integers and decoded again when the first attempt
+// fails; a failure names the member at fault (-32602).
+func decodeArguments[In any](args []byte, in *In) error {
+	err := argsAPI.Unmarshal(args, in)
+	if err == nil {
+		return nil
+	}
+	if norm, changed := appendPlainIntegers(nil, args); changed {
+		var again In
+		if argsAPI.Unmarshal(norm, &again) == nil {
+			*in = again
+			return nil
+		}
+	}
+	field := "arguments"
+	if pos, ok := errorOffset(err); ok && pos > 0 {
+		field = pathAt(args, pos, "arguments")
+	} else if ute, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && ute.Value != "" {
+		// sonic's compatible errors carry the offending text but no
+		// offset: name the first value written so.
+		if p, found := pathOf(args, []byte(ute.Value), "arguments"); found {
+			field = p
+		}
+	}
+	return invalidArguments(field, "does not fit the tool's Go type "+reflect.TypeFor[In]().String()+" (out of range or not exact)")
+}
+
+// errorOffset reads the byte offset of a sonic decoding error. sonic's
+// error types differ between its native and compatible builds, so the
+// offset is read by field name.
+func errorOffset(err error) (int, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		v := reflect.ValueOf(e)
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				continue
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			continue
+		}
+		for _, name := range []string{"Pos", "Offset"} {
+			if f := v.FieldByName(name); f.IsValid() && f.CanInt() {
+				return int(f.Int()), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// pathAt names the innermost member or element of the valid JSON value v
+// whose bytes span offset pos, such as "arguments.items[2].n".
+func pathAt(v []byte, pos int, path string) string {
+	switch kindOf(trimWS(v)) {
+	case kindObject:
+		var it decode.Members
+		for it.Reset(v); it.Next(); {
+			x := it.Value()
+			if start := cap(v) - cap(x); pos >= start && pos <= start+len(x) {
+				return pathAt(x, pos-start, path+"."+memberName(&it))
+			}
+		}
+	case kindArray:
+		var it elements
+		i := 0
+		for it.reset(v); it.next(); i++ {
+			x := it.value
+			if start := cap(v) - cap(x); pos >= start && pos <= start+len(x) {
+				return pathAt(x, pos-start, fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
+	return path
+}
+
+// pathOf names the first number or string of the valid JSON value v,
+// in document order, written exactly as text.
+func pathOf(v, text []byte, path string) (string, bool) {
+	v = trimWS(v)
+	switch kindOf(v) {
+	case kindObject:
+		var it decode.Members
+		for it.Reset(v); it.Next(); {
+			if p, ok := pathOf(it.Value(), text, path+"."+memberName(&it)); ok {
+				return p, true
+			}
+		}
+	case kindArray:
+		var it elements
+		i := 0
+		for it.reset(v); it.next(); i++ {
+			if p, ok := pathOf(it.value, text, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return p, true
+			}
+		}
+	default:
+		if string(v) == string(text) {
+			return path, true
+		}
+	}
+	return "", false
+}
+
+// appendPlainIntegers appends v with every number that is an integer but
+// written with a fraction or an exponent (1.0, 1e2, -2.50e1) rewritten as
+// plain digits, and reports whether it rewrote any. Numbers of more than
+// 40 digits are left as they are: no Go integer holds them.
+func appendPlainIntegers(dst, v []byte) ([]byte, bool) {
+	v = trimWS(v)
+	switch kindOf(v) {
+	case kindObject:
+		changed := false
+		dst = append(dst, '{')
+		var it decode.Members
+		n := 0
+		for it.Reset(v); it.Next(); n++ {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(append(append(dst, '"'), it.Name()...), '"', ':')
+			var c bool
+			dst, c = appendPlainIntegers(dst, it.Value())
+			changed = changed || c
+		}
+		return append(dst, '}'), changed
+	case kindArray:
+		changed := false
+		dst = append(dst, '[')
+		var it elements
+		n := 0
+		for it.reset(v); it.next(); n++ {
+			if n > 0 {
+				dst = append(dst, ',')
+			}
+			var c bool
+			dst, c = appendPlainIntegers(dst, it.value)
+			changed = changed || c
+		}
+		return append(dst, ']'), changed
+	case kindNumber:
+		d := parseDecimal(v)
+		plain := true
+		for _, c := range v {
+			if c == '.' || c == 'e' || c == 'E' {
+				plain = false
+			}
+		}
+		if plain || !d.isInteger() || d.point > 40 {
+			return append(dst, v...), false
+		}
+		if d.zero {
+			return append(dst, '0'), true
+		}
+		if d.neg {
+			dst = append(dst, '-')
+		}
+		for i := int64(0); i < d.point; i++ {
+			c := byte('0')
+			if k := d.start + int(i); k < d.end {
+				c = d.digit(k)
+			}
+			dst = append(dst, c)
+		}
+		return dst, true
+	}
+	return append(dst, v...), false
+}

@@ -1,0 +1,297 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+type addIn struct {
+	A int64 `json:"a" jsonschema:"the first addend"`
+	B int64 `json:"b" jsonschema:"the second addend"`
+}
+
+type sizes struct {
+	Small  int8    `json:"small,omitempty"`
+	Big    uint64  `json:"big,omitempty"`
+	Ratio  float32 `json:"ratio,omitempty"`
+	Items  []item  `json:"items,omitempty"`
+	Maybe  *int32  `json:"maybe,omitempty"`
+	Note   string  `json:"note,omitempty"`
+	Nested struct {
+		Deep int64 `json:"deep"`
+	} `json:"nested,omitzero"`
+}
+
+type item struct {
+	N int64 `json:"n"`
+}
+
+type lookupIn struct {
+	Key string `json:"key" jsonschema:"the key to look up"`
+}
+
+type lookupOut struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Found bool   `json:"found"`
+}
+
+func typedServer(t *testing.T) *fastserver.Endpoint {
+	t.Helper()
+	s, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(AddTool(s, Tool{Name: "add", Description: "Adds two integers."},
+		func(_ context.Context, _ *Call, in addIn) (int64, error) { return in.A + in.B, nil }))
+	must(AddTool(s, Tool{Name: "sizes"},
+		func(_ context.Context, _ *Call, in sizes) (sizes, error) { return in, nil }))
+	must(AddTool(s, Tool{Name: "lookup", InputSchema: `{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"],"additionalProperties":false}`},
+		func(_ context.Context, _ *Call, in lookupIn) (lookupOut, error) {
+			v, ok := map[string]string{"go": "gopher"}[in.Key]
+			return lookupOut{Key: in.Key, Value: v, Found: ok}, nil
+		}))
+	must(AddTool(s, Tool{Name: "greet"},
+		func(_ context.Context, _ *Call, in lookupIn) (string, error) { return "hello, " + in.Key, nil }))
+	must(AddTool(s, Tool{Name: "fail"},
+		func(_ context.Context, _ *Call, in lookupIn) (lookupOut, error) {
+			if in.Key == "rpc" {
+				return lookupOut{}, fastserver.NewError(-32001, "refused")
+			}
+			return lookupOut{}, errors.New("no such key")
+		}))
+	must(AddTool(s, Tool{Name: "ctx"},
+		func(ctx context.Context, c *Call, in struct{}) (map[string]string, error) {
+			if ctx == nil || c.Version() != Version20251125 {
+				return nil, errors.New("no context or wrong version")
+			}
+			c.AddText("own content")
+			return map[string]string{"z": "1", "a": "2"}, nil
+		}))
+	return s.Endpoint()
+}
+
+func callTyped(t *testing.T, ep *fastserver.Endpoint, name, args string) answer {
+	t.Helper()
+	return exchange(t, ep, h25, req("tools/call", `"name":"`+name+`","arguments":`+args))
+}
+
+func TestTypedTools(t *testing.T) {
+	ep := typedServer(t)
+	result := func(a answer) map[string]any {
+		t.Helper()
+		if a.Code != 0 {
+			t.Fatalf("%+v", a)
+		}
+		return obj(t, a.Result)
+	}
+	text := func(a answer) string {
+		t.Helper()
+		r := result(a)
+		return r["content"].([]any)[0].(map[string]any)["text"].(string)
+	}
+	cases := []struct {
+		tool, args string
+		text       string // the first text item, when the call succeeds
+		field      string // the -32602 field, when it does not
+	}{
+		{"add", `{"a":2,"b":3}`, "5", ""},
+		{"add", `{"a":-9223372036854775808,"b":0}`, "-9223372036854775808", ""},
+		{"add", `{"a":1.0,"b":1e2}`, "101", ""}, // JSON Schema integers
+		{"add", `{"a":-2.50e1,"b":0.0}`, "-25", ""},
+		{"add", `{"a":1.5,"b":1}`, "", "arguments.a"},                 // the schema: not an integer
+		{"add", `{"a":9223372036854775808,"b":1}`, "", "arguments.a"}, // beyond int64: sonic refuses
+		{"add", `{"a":1,"b":12345678901234567890123}`, "", "arguments.b"},
+		{"add", `{"a":1}`, "", "arguments.b"},
+		{"add", `{"a":1,"b":2,"c":3}`, "", "arguments.c"}, // additionalProperties false
+		{"add", `{"A":1,"a":1,"b":2}`, "", "arguments.A"}, // names are case-sensitive
+		{"sizes", `{"small":127}`, `{"small":127}`, ""},
+		{"sizes", `{"small":128}`, "", "arguments.small"}, // the generator's maximum
+		{"sizes", `{"big":18446744073709551615}`, `{"big":18446744073709551615}`, ""},
+		{"sizes", `{"big":18446744073709551616}`, "", "arguments.big"},
+		{"sizes", `{"big":-1}`, "", "arguments.big"},
+		{"sizes", `{"ratio":1e39}`, "", "arguments.ratio"},
+		{"sizes", `{"nested":{"deep":1e39}}`, "", "arguments.nested.deep"},
+		{"sizes", `{"items":[{"n":1},{"n":1e30}]}`, "", "arguments.items[1].n"},
+		{"sizes", `{"items":[{"n":1},{"n":2.0}]}`, `{"items":[{"n":1},{"n":2}]}`, ""},
+		{"sizes", `{"nested":{"deep":99999999999999999999}}`, "", "arguments.nested.deep"},
+		{"sizes", `{"maybe":null,"note":"caf\u00e9 \ud83d\ude00"}`, `{"note":"café 😀"}`, ""},
+		{"sizes", `{"maybe":2147483648}`, "", "arguments.maybe"},
+		{"lookup", `{"key":"go"}`, `{"key":"go","value":"gopher","found":true}`, ""},
+		{"lookup", `{"key":"Go"}`, "", "arguments.key"},
+		{"greet", `{"key":"x"}`, "hello, x", ""},
+		{"ctx", `{}`, "own content", ""},
+	}
+	for _, c := range cases {
+		a := callTyped(t, ep, c.tool, c.args)
+		if c.field != "" {
+			if a.Code != decode.CodeInvalidParams || fieldOf(t, a) != c.field {
+				t.Errorf("%s %s: %+v, want -32602 at %s", c.tool, c.args, a, c.field)
+			}
+			continue
+		}
+		if got := text(a); got != c.text {
+			t.Errorf("%s %s: text %s, want %s", c.tool, c.args, got, c.text)
+		}
+	}
+
+	// Structured results: structuredContent is Out, and the text item its
+	// JSON; map keys sorted.
+	r := result(callTyped(t, ep, "lookup", `{"key":"go"}`))
+	if sc, _ := json.Marshal(r["structuredContent"]); string(sc) != `{"found":true,"key":"go","value":"gopher"}` {
+		t.Errorf("structuredContent %s", sc)
+	}
+	r = result(callTyped(t, ep, "ctx", `{}`))
+	if sc, _ := json.Marshal(r["structuredContent"]); string(sc) != `{"a":"2","z":"1"}` || len(r["content"].([]any)) != 1 {
+		t.Errorf("ctx: %v", r)
+	}
+	if r := result(callTyped(t, ep, "add", `{"a":1,"b":1}`)); r["structuredContent"] != nil {
+		t.Errorf("a number result has structuredContent: %v", r)
+	}
+
+	// Errors: a plain error is a result with isError; a *fastserver.Error
+	// is that JSON-RPC error.
+	r = result(callTyped(t, ep, "fail", `{"key":"x"}`))
+	if r["isError"] != true || r["structuredContent"] != nil {
+		t.Errorf("fail: %v", r)
+	}
+	if a := callTyped(t, ep, "fail", `{"key":"rpc"}`); a.Code != -32001 {
+		t.Errorf("fail rpc: %+v", a)
+	}
+}
+
+func TestTypedToolsList(t *testing.T) {
+	ep := typedServer(t)
+	for _, v := range []string{"2025-03-26", "2025-06-18", "2026-07-28"} {
+		h := hdr{HeaderProtocolVersion, v}
+		body := req("tools/list", "")
+		if v == "2026-07-28" {
+			h = v26("tools/list")
+			body = req("tools/list", meta26)
+		}
+		a := exchange(t, ep, h, body)
+		var list struct {
+			Tools []struct {
+				Name         string          `json:"name"`
+				InputSchema  json.RawMessage `json:"inputSchema"`
+				OutputSchema json.RawMessage `json:"outputSchema"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(a.Result, &list); err != nil {
+			t.Fatal(err)
+		}
+		for _, tl := range list.Tools {
+			switch tl.Name {
+			case "add":
+				want := `{"type":"object","properties":{"a":{"type":"integer","description":"the first addend"},"b":{"type":"integer","description":"the second addend"}},"required":["a","b"],"additionalProperties":false}`
+				if string(tl.InputSchema) != want {
+					t.Errorf("add inputSchema %s\nwant %s", tl.InputSchema, want)
+				}
+				if tl.OutputSchema != nil {
+					t.Errorf("add has an outputSchema: %s", tl.OutputSchema)
+				}
+			case "lookup":
+				if (tl.OutputSchema != nil) != (v != "2025-03-26") {
+					t.Errorf("%s: lookup outputSchema %s", v, tl.OutputSchema)
+				}
+				if !strings.Contains(string(tl.InputSchema), `"pattern":"^[a-z]+$"`) {
+					t.Errorf("lookup's own inputSchema was replaced: %s", tl.InputSchema)
+				}
+			}
+		}
+	}
+}
+
+func TestTypedToolErrors(t *testing.T) {
+	s, _ := New(Info{Name: "t", Version: "1"})
+	h := func(context.Context, *Call, addIn) (int, error) { return 0, nil }
+	if err := AddTool(s, Tool{Name: "set", Handler: ToolFunc(func(*Call) error { return nil })}, h); err == nil {
+		t.Error("a typed tool with a Handler registered")
+	}
+	if err := AddTool[addIn, int](s, Tool{Name: "nil"}, nil); err == nil {
+		t.Error("a nil typed handler registered")
+	}
+	if err := AddTool(s, Tool{Name: "scalar"}, func(context.Context, *Call, int) (int, error) { return 0, nil }); err == nil {
+		t.Error("a scalar input type registered")
+	}
+	if err := AddTool(s, Tool{Name: "chan"}, func(context.Context, *Call, struct{ C chan int }) (int, error) { return 0, nil }); err == nil {
+		t.Error("a channel field registered")
+	}
+	if err := AddTool(s, Tool{Name: "ptr"}, func(context.Context, *Call, *addIn) (int, error) { return 0, nil }); err == nil {
+		t.Error("a pointer input (null allowed at the root) registered")
+	}
+}
+
+// TestOutputSchema holds results to the declared output schema: a result
+// that breaks it is 500 / -32603 and never sent; isError results are not
+// held to it.
+func TestOutputSchema(t *testing.T) {
+	s, _ := New(Info{Name: "t", Version: "1"})
+	out := `{"type":"object","properties":{"n":{"type":"integer","maximum":10}},"required":["n"]}`
+	for _, lib := range []bool{false, true} {
+		schema := out
+		if lib {
+			schema = `{"type":"object","properties":{"n":{"type":"integer","maximum":10,"multipleOf":1}},"required":["n"]}`
+		}
+		suffix := map[bool]string{false: "", true: "-lib"}[lib]
+		s.AddTool(Tool{Name: "out" + suffix, OutputSchema: schema, Handler: ToolFunc(func(c *Call) error {
+			switch string(c.Arg("mode")) {
+			case `"none"`:
+			case `"error"`:
+				c.SetError()
+				c.AddText("failed")
+			default:
+				c.SetStructuredContent(c.Arg("sc"))
+			}
+			return nil
+		})})
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	for _, name := range []string{"out", "out-lib"} {
+		ok := callTyped(t, ep, name, `{"sc":{"n":3}}`)
+		if ok.Code != 0 || !strings.Contains(string(ok.Result), `"structuredContent":{"n":3}`) {
+			t.Errorf("%s: %+v", name, ok)
+		}
+		for _, args := range []string{`{"sc":{"n":11}}`, `{"sc":{"n":"3"}}`, `{"sc":{}}`, `{"sc":[1]}`, `{"mode":"none"}`} {
+			a := callTyped(t, ep, name, args)
+			if a.Status != 500 || a.Code != decode.CodeInternalError || a.Result != nil {
+				t.Errorf("%s %s: %+v, want 500 / -32603", name, args, a)
+			}
+		}
+		if a := callTyped(t, ep, name, `{"mode":"error"}`); a.Code != 0 || !strings.Contains(string(a.Result), `"isError":true`) {
+			t.Errorf("%s error result: %+v", name, a)
+		}
+	}
+}
+
+func TestAppendPlainIntegers(t *testing.T) {
+	for in, want := range map[string]string{
+		`1.0`:                 `1`,
+		`{"a":[1e2,-2.50e1]}`: `{"a":[100,-25]}`,
+		`0.0e5`:               `0`,
+		`1.5`:                 `1.5`,
+		`{"s":"1.0"}`:         `{"s":"1.0"}`,
+		`1e41`:                `1e41`,
+		`{"\u0061":1E+1}`:     `{"\u0061":10}`,
+	} {
+		got, _ := appendPlainIntegers(nil, []byte(in))
+		if string(got) != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+}
