@@ -1,7 +1,9 @@
 package fastserver
 
 import (
+	"bytes"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,5 +111,79 @@ func (m *serverMetrics) counter(k counterKey) *metrics.Counter {
 
 func (m *serverMetrics) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-	m.set.WritePrometheus(ctx)
+	ctx.SetBody(m.exposition(nil))
+}
+
+// exposition appends the Prometheus text exposition of every metric to
+// dst: each family preceded by its # HELP and # TYPE lines, as promtool
+// and metadata-aware tooling want them.
+func (m *serverMetrics) exposition(dst []byte) []byte {
+	var raw bytes.Buffer
+	m.set.WritePrometheus(&raw)
+	family := ""
+	for _, line := range bytes.SplitAfter(raw.Bytes(), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == '#' {
+			continue // metadata of the set's own, if any: ours replaces it
+		}
+		name := line
+		if i := bytes.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		f, d := describe(string(name))
+		if f != family {
+			family = f
+			dst = append(dst, "# HELP "...)
+			dst = append(dst, f...)
+			dst = append(dst, ' ')
+			dst = append(dst, d.help...)
+			dst = append(dst, "\n# TYPE "...)
+			dst = append(dst, f...)
+			dst = append(dst, ' ')
+			dst = append(dst, d.typ...)
+			dst = append(dst, '\n')
+		}
+		dst = append(dst, line...)
+	}
+	return dst
+}
+
+// metricDesc is a metric family's type and help text.
+type metricDesc struct{ typ, help string }
+
+// families describes every family the server exposes.
+var families = map[string]metricDesc{
+	"rpcedge_requests_total":           {"counter", "JSON-RPC requests answered, by endpoint, method (registered names, else other), HTTP status and JSON-RPC code (none for a result or a 202)."},
+	"rpcedge_request_duration_seconds": {"histogram", "Time from the handler being entered to the answer, by endpoint."},
+	"rpcedge_request_body_bytes":       {"histogram", "Wire bytes of request bodies read, by endpoint."},
+	"rpcedge_requests_in_flight":       {"gauge", "JSON-RPC requests being served."},
+	"rpcedge_inflight_body_bytes":      {"gauge", "Bytes of the in-flight body budget held (row 6 of the contract)."},
+	"rpcedge_connections_open":         {"gauge", "Connections open, those draining after an early answer included."},
+	"rpcedge_panics_total":             {"counter", "Panics recovered, by the stage of the request they happened in."},
+	"rpcedge_handler_timeouts_total":   {"counter", "Handlers that passed their deadline."},
+	"rpcedge_slow_bodies_total":        {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
+}
+
+// describe returns the family a series name belongs to and its
+// description. A family outside the table is described by its name: a
+// counter when it ends in _total, a histogram when its series end in
+// _bucket, _sum or _count, else a gauge.
+func describe(name string) (string, metricDesc) {
+	if d, ok := families[name]; ok {
+		return name, d
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			if d, ok := families[base]; ok && d.typ == "histogram" {
+				return base, d
+			}
+		}
+	}
+	typ := "gauge"
+	if strings.HasSuffix(name, "_total") {
+		typ = "counter"
+	}
+	return name, metricDesc{typ, "rpcedge metric " + name + "."}
 }
