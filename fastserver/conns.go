@@ -24,6 +24,7 @@ type capListener struct {
 	net.Listener
 	open *atomic.Int64
 	max  int64
+	tls  bool // the connections speak TLS: one past the cap is closed without a word
 }
 
 // over503 is the answer past the cap.
@@ -41,8 +42,10 @@ func (l *capListener) Accept() (net.Conn, error) {
 		}
 		if l.open.Add(1) > l.max {
 			l.open.Add(-1)
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			c.Write(over503)
+			if !l.tls {
+				c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+				c.Write(over503)
+			}
 			c.Close()
 			continue
 		}

@@ -3,6 +3,7 @@ package fastserver
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -182,11 +183,15 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve(ln)
 }
 
-// Serve serves connections from ln until Shutdown. It returns nil after a
-// clean shutdown.
+// Serve serves connections from ln until Shutdown, over TLS when
+// Config.TLS is set. It returns nil after a clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
-	err := s.http.Serve(&capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns)})
+	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	err := s.http.Serve(ln)
 	select {
 	case <-s.shutdown:
 		return nil

@@ -54,6 +54,8 @@ func startBinary(t *testing.T, args ...string) *rpcBinary {
 			b.logs.Write([]byte(line + "\n"))
 			if a, ok := strings.CutPrefix(line, "listening on http://"); ok {
 				addrc <- a
+			} else if a, ok := strings.CutPrefix(line, "listening on https://"); ok {
+				addrc <- a
 			}
 		}
 	}()

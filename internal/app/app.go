@@ -31,6 +31,9 @@ type Options struct {
 	Server fastserver.Config
 	// Stdio serves MCP over standard input and output instead of HTTP.
 	Stdio bool
+	// TLSCert and TLSKey, when set, serve HTTPS with this PEM certificate
+	// and key, reloaded on SIGHUP.
+	TLSCert, TLSKey string
 }
 
 // App is a configured demo server.
@@ -131,6 +134,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	opts.Server.Logger = logger
+	var kp *fastserver.KeyPair
+	if opts.TLSCert != "" {
+		if kp, err = fastserver.LoadKeyPair(opts.TLSCert, opts.TLSKey); err != nil {
+			fmt.Fprintln(stderr, "rpcedge:", err)
+			return 2
+		}
+		opts.Server.TLS = kp.TLSConfig()
+	}
 	a, err := New(opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "rpcedge:", err)
@@ -150,17 +161,38 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "listening on http://%s\n", ln.Addr())
+	scheme := "http"
+	if kp != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(stderr, "listening on %s://%s\n", scheme, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ln) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			fmt.Fprintln(stderr, "rpcedge:", err)
-			return 1
+	hup := make(chan os.Signal, 1)
+	if kp != nil {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
+wait:
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				fmt.Fprintln(stderr, "rpcedge:", err)
+				return 1
+			}
+			return 0
+		case <-hup:
+			// New connections get the reloaded certificate; open ones
+			// keep theirs. A failed reload keeps the old one.
+			if err := kp.Reload(); err != nil {
+				logger.Error("TLS certificate not reloaded; serving the previous one", "error", err)
+			} else {
+				logger.Info("TLS certificate reloaded", "cert", opts.TLSCert)
+			}
+		case <-ctx.Done():
+			break wait
 		}
-		return 0
-	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace", a.srv.Config().ShutdownGrace)
 	serr := a.Shutdown(context.Background())
@@ -226,6 +258,8 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
 	fs.BoolVar(&o.Stdio, "stdio", false, "serve MCP over standard input and output, one message per line")
+	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); reloaded with -tls-key on SIGHUP")
+	fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	fs.BoolVar(&c.AccessLog, "access-log", false, "log one line per request (costs allocations)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -234,6 +268,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		fs.Usage()
+		return o, err
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		err := errors.New("-tls-cert and -tls-key go together")
+		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
 	if err := validateFlags(c); err != nil {
