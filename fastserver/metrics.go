@@ -1,6 +1,7 @@
 package fastserver
 
 import (
+	"io"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ type serverMetrics struct {
 	slowBodies *metrics.Counter
 	latency    map[*endpoint]*metrics.PrometheusHistogram
 	size       map[*endpoint]*metrics.PrometheusHistogram
+	extra      func(w io.Writer) // Config.MoreMetrics
 
 	mu       sync.RWMutex
 	counters map[counterKey]*metrics.Counter
@@ -110,4 +112,7 @@ func (m *serverMetrics) counter(k counterKey) *metrics.Counter {
 func (m *serverMetrics) serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetContentType("text/plain; version=0.0.4; charset=utf-8")
 	m.set.WritePrometheus(ctx)
+	if m.extra != nil {
+		m.extra(ctx)
+	}
 }
