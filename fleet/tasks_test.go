@@ -125,7 +125,10 @@ func TestTaskStoreDown(t *testing.T) {
 	for _, err := range []error{
 		func() error { _, err := s2.Get(ctx, "k1"); return err }(),
 		s2.Create(ctx, storetest.Task("k2", "c", a2a.TaskStateWorking, time.Now())),
-		func() error { _, err := s2.Update(ctx, "k1", func(o *a2a.Task) (*a2a.Task, error) { return o, nil }); return err }(),
+		func() error {
+			_, err := s2.Update(ctx, "k1", func(o *a2a.Task) (*a2a.Task, error) { return o, nil })
+			return err
+		}(),
 		func() error { _, err := s2.List(ctx, a2a.TaskQuery{PageSize: 1}); return err }(),
 	} {
 		if !errors.Is(err, a2a.ErrStoreUnavailable) {
