@@ -109,13 +109,14 @@ func New(opts Options) (*Fleet, error) {
 	// no retries (a lease or a check-and-set must never run twice), and
 	// created even while Redis is down (ForceSingleClient).
 	co.ForceSingleClient = true
+	co.PipelineMultiplex = -1 // one connection, auto-pipelined: nothing stale after a restart
 	co.DisableCache = true
 	co.DisableRetry = true
-	co.Dialer.Timeout = opts.Timeout
+	co.Dialer.Timeout = max(opts.Timeout, 500*time.Millisecond)
 	co.ConnWriteTimeout = max(opts.Timeout, 500*time.Millisecond)
 	co.ClientName = "rpcedge-" + opts.Instance
 	c, err := rueidis.NewClient(co)
-	if err != nil {
+	if c == nil { // with ForceSingleClient, a client comes back even when the dial failed
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	f := &Fleet{
@@ -140,8 +141,9 @@ func New(opts Options) (*Fleet, error) {
 	f.changes = f.set.NewCounter(`rpcedge_fleet_redis_state_changes_total{` + inst + `}`)
 	f.set.NewGauge(`rpcedge_fleet_instance_info{`+inst+`}`, func() float64 { return 1 })
 
-	// The first heartbeat decides the starting state.
-	if f.heartbeat() {
+	// The first heartbeat decides the starting state; it may take a
+	// second (a process starting beside a busy Redis).
+	if f.heartbeatWithin(max(opts.Timeout, time.Second)) {
 		f.markUp()
 	} else {
 		f.markDown(errors.New("not reachable at start"))
@@ -205,8 +207,20 @@ func (f *Fleet) check(err error) error {
 		return err
 	}
 	f.errs.Inc()
+	if f.up.Load() && f.ping() {
+		// That connection broke, Redis did not: the call failed (its
+		// caller falls back), the state stays.
+		return err
+	}
 	f.markDown(err)
 	return err
+}
+
+// ping reports whether Redis answers a PING within the call timeout.
+func (f *Fleet) ping() bool {
+	ctx, cancel := f.ctx(nil)
+	defer cancel()
+	return f.client.Do(ctx, f.client.B().Ping().Build()).Error() == nil
 }
 
 // isDown reports whether err (from check) meant Redis was unreachable.
@@ -290,8 +304,10 @@ func (f *Fleet) heartbeatLoop() {
 
 // heartbeat announces the instance and reads the fleet's size, in one
 // script; it reports whether Redis answered.
-func (f *Fleet) heartbeat() bool {
-	ctx, cancel := f.ctx(nil)
+func (f *Fleet) heartbeat() bool { return f.heartbeatWithin(f.opts.Timeout) }
+
+func (f *Fleet) heartbeatWithin(d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	stale := 5 * f.opts.Heartbeat.Milliseconds()
 	n, err := scriptHeartbeat.Exec(ctx, f.client, []string{f.keyPre + "instances"},

@@ -151,7 +151,7 @@ func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
 		o.Clients = DefaultClients
 	}
 	period := int64(math.Round(1e6 / o.Rate))
-	if period < 1 {
+	if o.Rate > 1e6 {
 		return nil, errors.New("fleet: LimiterOptions.Rate above 1,000,000 per second")
 	}
 	l := &Limiter{
@@ -208,9 +208,10 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 			return 0
 		}
 		if now < e.denied {
+			wait := time.Duration(e.denied - now)
 			l.mu.Unlock()
 			l.limited.Inc()
-			return time.Duration(e.denied - now)
+			return wait
 		}
 		if try > 0 {
 			// The refill brought no answer: Redis is down.

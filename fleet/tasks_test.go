@@ -1,11 +1,13 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +28,20 @@ func newFleet(t *testing.T, r *services.Redis, instance, prefix string) *Fleet {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
+	waitUp(t, f)
 	return f
+}
+
+// waitUp waits up to 5 s for f to find Redis.
+func waitUp(t *testing.T, f *Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f.Up() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !f.Up() {
+		t.Fatal("the fleet did not find Redis within 5 s")
+	}
 }
 
 func newStore(t *testing.T, f *Fleet, o TaskOptions) *TaskStore {
@@ -152,4 +167,20 @@ func TestTaskStoreDown(t *testing.T) {
 	if err := s2.Create(ctx, storetest.Task("k3", "c", a2a.TaskStateWorking, time.Now())); err != nil {
 		t.Errorf("after recovery: %v", err)
 	}
+}
+
+// newLogger logs text lines into b, under mu.
+func newLogger(b *bytes.Buffer, mu *sync.Mutex) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lockedWriter{b, mu}, nil))
+}
+
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }
