@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcedge/rpcedge/fleet/internal/services"
+	"github.com/rpcedge/rpcedge/internal/services"
 )
 
 func newLimiter(t *testing.T, f *Fleet, o LimiterOptions) *Limiter {

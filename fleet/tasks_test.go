@@ -13,7 +13,7 @@ import (
 
 	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/a2a/storetest"
-	"github.com/rpcedge/rpcedge/fleet/internal/services"
+	"github.com/rpcedge/rpcedge/internal/services"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
