@@ -18,7 +18,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultPrefix        = "rpcedge:"
-	DefaultTimeout       = 100 * time.Millisecond
+	DefaultTimeout       = 250 * time.Millisecond
 	DefaultProbeInterval = 250 * time.Millisecond
 	DefaultHeartbeat     = time.Second
 )
@@ -33,9 +33,11 @@ type Options struct {
 	Instance string
 	// Prefix starts every key the fleet writes. Default "rpcedge:".
 	Prefix string
-	// Timeout bounds every Redis call: a call that takes longer counts as
-	// Redis being down. Default 100 ms (a frozen Redis costs a request at
-	// most this much before the fleet falls back).
+	// Timeout bounds every Redis call: a call that takes longer (and a
+	// PING after it) counts as Redis being down. Default 250 ms: a frozen
+	// Redis costs the requests that find it so at most twice this much
+	// before the fleet falls back (a busy loopback Redis on a loaded
+	// machine answers in well under it; a tighter bound flaps).
 	Timeout time.Duration
 	// ProbeInterval is how often a Fleet that lost Redis tries it again.
 	// Default 250 ms.

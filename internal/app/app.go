@@ -55,6 +55,10 @@ type App struct {
 
 // New builds the demo server.
 func New(opts Options) (*App, error) {
+	base := opts.Server.Logger
+	if base == nil {
+		base = slog.Default()
+	}
 	if opts.Instance != "" {
 		if opts.Server.Logger == nil {
 			opts.Server.Logger = slog.Default()
@@ -68,7 +72,7 @@ func New(opts Options) (*App, error) {
 	app := &App{opts: opts, mcp: m}
 	var tasks a2a.TaskStore
 	if opts.Redis != "" && !opts.Stdio {
-		if err := app.joinFleet(&tasks); err != nil {
+		if err := app.joinFleet(&tasks, base); err != nil {
 			return nil, err
 		}
 	}
@@ -96,9 +100,9 @@ func New(opts Options) (*App, error) {
 
 // joinFleet connects to Redis: the fleet-wide limiter (when a rate is
 // set), the task store and the fleet's metrics.
-func (a *App) joinFleet(tasks *a2a.TaskStore) error {
+func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 	c := &a.opts.Server
-	f, err := fleet.New(fleet.Options{URL: a.opts.Redis, Instance: a.opts.Instance, Logger: c.Logger})
+	f, err := fleet.New(fleet.Options{URL: a.opts.Redis, Instance: a.opts.Instance, Logger: logger})
 	if err != nil {
 		return err
 	}
