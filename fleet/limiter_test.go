@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/rpcedge/rpcedge/internal/services"
 )
 
@@ -278,4 +279,40 @@ func metricsText(f *Fleet) string {
 	var b bytes.Buffer
 	f.WritePrometheus(&b)
 	return b.String()
+}
+
+// BenchmarkTake: a Take served from a lease against the in-process
+// LocalLimiter, one hot key, from parallel goroutines.
+func BenchmarkTake(b *testing.B) {
+	key := netip.MustParseAddr("192.0.2.1")
+	b.Run("local", func(b *testing.B) {
+		l := fastserver.NewLocalLimiter(1e9, 1e9, 1000)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Take(key)
+			}
+		})
+	})
+	b.Run("lease", func(b *testing.B) {
+		r := services.StartRedis(b)
+		f, err := New(Options{URL: r.URL(), Instance: "bench", Logger: quiet()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		l, err := f.Limiter(LimiterOptions{Rate: 1e6, Burst: 1e9})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer l.Close()
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Take(key)
+			}
+		})
+		b.ReportMetric(float64(l.calls.Get())/float64(b.N)*1e6, "calls/Mop")
+	})
 }
