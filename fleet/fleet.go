@@ -178,11 +178,18 @@ func (f *Fleet) Size() int { return int(f.size.Load()) }
 // and those of the limiters made from it.
 func (f *Fleet) WritePrometheus(w io.Writer) { f.set.WritePrometheus(w) }
 
-// Close stops the heartbeat and the probes, and closes the connection.
+// Close stops the heartbeat and the probes, leaves the fleet's
+// membership (the others' per-instance share grows at their next
+// heartbeat), and closes the connection.
 func (f *Fleet) Close() {
 	f.closeOne.Do(func() {
 		close(f.closed)
 		f.wg.Wait()
+		if f.up.Load() {
+			ctx, cancel := f.ctx(nil)
+			f.client.Do(ctx, f.client.B().Zrem().Key(f.keyPre+"instances").Member(f.opts.Instance).Build())
+			cancel()
+		}
 		f.client.Close()
 	})
 }

@@ -316,3 +316,24 @@ func BenchmarkTake(b *testing.B) {
 		b.ReportMetric(float64(l.calls.Get())/float64(b.N)*1e6, "calls/Mop")
 	})
 }
+
+// The fleet's size follows the heartbeats: a closed instance leaves it.
+func TestFleetSize(t *testing.T) {
+	r := services.StartRedis(t)
+	a := newFleet(t, r, "a", "sz:")
+	b := newFleet(t, r, "b", "sz:")
+	deadline := time.Now().Add(3 * time.Second)
+	for a.Size() != 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a.Size() != 2 || a.Instance() != "a" {
+		t.Fatalf("size %d, want 2", a.Size())
+	}
+	b.Close()
+	for a.Size() != 1 && time.Now().Before(deadline.Add(2*time.Second)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if a.Size() != 1 {
+		t.Errorf("size %d after b left, want 1", a.Size())
+	}
+}
