@@ -24,6 +24,7 @@
 //	SendMessage                        message/send
 //	SendStreamingMessage               message/stream
 //	GetTask                            tasks/get
+//	ListTasks                          (1.0 only)
 //	CancelTask                         tasks/cancel
 //	SubscribeToTask                    tasks/resubscribe
 //	GetExtendedAgentCard               agent/getAuthenticatedExtendedCard
@@ -43,6 +44,21 @@
 // accepted under either version. Requests are read strictly in the shape
 // of their version: a 1.0 part is {"text":"hi"}, a 0.3 part
 // {"kind":"text","text":"hi"}.
+//
+// # Tasks
+//
+// Tasks live in a TaskStore (Config.Tasks): by default a bounded
+// in-memory one (MemoryStore); package fleet keeps them in Redis so that
+// every instance of a fleet serves every task. Every change of a task is
+// a check-and-set (TaskStore.Update), so a CancelTask racing the
+// completion of a task ends in exactly one of the two, for every reader.
+// An Agent whose work goes on after it answered (State
+// TaskStateWorking) reports the outcome with Server.UpdateTask. ListTasks
+// pages by status timestamp, newest first, then id (pageSize 1 to 100,
+// default 50; contextId, status and statusTimestampAfter filters). While
+// the store is unreachable, calls that need it (SendMessage creating or
+// continuing a task, GetTask, CancelTask, ListTasks) answer 503 / -32603
+// with Retry-After; the rest is served.
 //
 // # Refusals, in order
 //
@@ -70,7 +86,7 @@
 // for a declared capability without a card. Streaming and push
 // notifications cannot be declared at all (New refuses a card that does):
 // fastserver answers one JSON value per request, with no event streams and
-// no webhook delivery. ListTasks (1.0 only) is not served.
+// no webhook delivery.
 //
 // # Security
 //

@@ -1,10 +1,12 @@
 package a2a
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -48,11 +50,12 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 	}
 
 	call := &Call{Message: p.msg, SkillID: skill, Metadata: meta, Version: v}
+	ctx := r.Context()
 	if id := p.msg.TaskID; id != "" {
-		t, ok := s.store.get(id)
+		t, err := s.tasks.Get(ctx, id)
 		switch {
-		case !ok:
-			return dst, taskNotFound(id)
+		case err != nil:
+			return dst, storeError(err, id)
 		case t.Status.State.Final():
 			return dst, errFinalTask
 		case p.msg.ContextID != "" && p.msg.ContextID != t.ContextID:
@@ -70,7 +73,7 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 	call.Message.TaskID, call.Message.ContextID = call.TaskID, call.ContextID
 	in := call.Message
 
-	reply, err := s.agent.HandleMessage(r.Context(), call)
+	reply, err := s.agent.HandleMessage(ctx, call)
 	if err != nil {
 		return dst, err
 	}
@@ -100,7 +103,9 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 		if status.Message != nil {
 			t.History = append(t.History, *status.Message)
 		}
-		s.store.put(t)
+		if err := s.tasks.Create(ctx, t); err != nil {
+			return dst, storeError(err, t.ID)
+		}
 	} else {
 		next := func(old *Task) (*Task, error) {
 			if old.Status.State.Final() { // finished or canceled meanwhile
@@ -118,14 +123,16 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 			}
 			return &nt, nil
 		}
-		var ok bool
-		t, ok, err = s.store.update(call.TaskID, next)
-		if err != nil {
-			return dst, err
-		}
-		if !ok { // evicted while the agent ran: store it again
+		t, err = s.tasks.Update(ctx, call.TaskID, next)
+		if errors.Is(err, ErrTaskNotFound) { // evicted while the agent ran: store it again
 			t, _ = next(call.Task)
-			s.store.put(t)
+			err = s.tasks.Create(ctx, t)
+		}
+		if err != nil {
+			if errors.Is(err, ErrTaskFinal) {
+				return dst, errFinalTask
+			}
+			return dst, storeError(err, call.TaskID)
 		}
 	}
 	if v == Version10 {
@@ -272,39 +279,139 @@ func (s *Server) getTask(r *fastserver.Request, dst []byte, v Version) ([]byte, 
 	if e != nil {
 		return dst, e
 	}
-	t, ok := s.store.get(id)
-	if !ok {
-		return dst, taskNotFound(id)
+	t, err := s.tasks.Get(r.Context(), id)
+	if err != nil {
+		return dst, storeError(err, id)
 	}
 	return appendTask(dst, t, v, history), nil
 }
 
 // cancelTask serves CancelTask and tasks/cancel: params checked first
 // (-32602), then the task looked up (-32001), then refused when in a final
-// state (-32002). Otherwise the stored task is marked canceled and
-// answered. Agents run within SendMessage, so there is nothing running to
-// stop: a task that is not final is waiting for the client.
+// state (-32002). Otherwise the stored task is marked canceled, atomically
+// (TaskStore.Update): of a cancel and a completion racing, exactly one
+// wins, and the loser is told so. The agent's work in the background, if
+// any, finds the task canceled when it reports (UpdateTask).
 func (s *Server) cancelTask(r *fastserver.Request, dst []byte, v Version) ([]byte, error) {
 	id, _, e := taskParams(r.Msg, false)
 	if e != nil {
 		return dst, e
 	}
-	t, ok, err := s.store.update(id, func(old *Task) (*Task, error) {
+	t, err := s.tasks.Update(r.Context(), id, func(old *Task) (*Task, error) {
 		if old.Status.State.Final() {
-			return nil, &fastserver.Error{Code: CodeTaskNotCancelable, Message: "the task is in a final state (" + old.Status.State.name(v) + ") and cannot be canceled", Data: taskData(id)}
+			return nil, notCancelable(id, old.Status.State, v)
 		}
 		nt := *old
 		nt.Status = TaskStatus{State: TaskStateCanceled, Timestamp: s.now()}
 		return &nt, nil
 	})
-	switch {
-	case !ok:
-		return dst, taskNotFound(id)
-	case err != nil:
-		return dst, err
+	if err != nil {
+		if errors.Is(err, ErrTaskFinal) {
+			return dst, notCancelable(id, TaskStateUnspecified, v)
+		}
+		return dst, storeError(err, id)
 	}
 	return appendTask(dst, t, v, -1), nil
 }
+
+func notCancelable(id string, st TaskState, v Version) *fastserver.Error {
+	msg := "the task is in a final state and cannot be canceled"
+	if st != TaskStateUnspecified {
+		msg = "the task is in a final state (" + st.name(v) + ") and cannot be canceled"
+	}
+	return &fastserver.Error{Code: CodeTaskNotCancelable, Message: msg, Data: taskData(id)}
+}
+
+// listTasks serves ListTasks: params checked (-32602), then one page of
+// the store's tasks, newest status first.
+func (s *Server) listTasks(r *fastserver.Request, dst []byte, v Version) ([]byte, error) {
+	p, e := readList(r.Msg, v)
+	if e != nil {
+		return dst, e
+	}
+	page, err := s.tasks.List(r.Context(), p.q)
+	if err != nil {
+		if errors.Is(err, ErrBadPageToken) {
+			return dst, invalidParams("pageToken", "pageToken was not issued for this listing")
+		}
+		return dst, storeError(err, "")
+	}
+	dst = append(dst, `{"tasks":[`...)
+	for i, t := range page.Tasks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if !p.artifacts && len(t.Artifacts) > 0 {
+			nt := *t
+			nt.Artifacts = nil
+			t = &nt
+		}
+		dst = appendTask(dst, t, v, p.history)
+	}
+	dst = append(dst, `],"nextPageToken":`...)
+	dst = decode.AppendString(dst, page.NextPageToken)
+	dst = append(dst, `,"pageSize":`...)
+	dst = strconv.AppendInt(dst, int64(p.q.PageSize), 10)
+	dst = append(dst, `,"totalSize":`...)
+	dst = strconv.AppendInt(dst, int64(page.TotalSize), 10)
+	return append(dst, '}'), nil
+}
+
+// UpdateTask applies an agent's later report to a task that is not in a
+// final state, for work that goes on after SendMessage answered (the
+// Agent replied with TaskStateWorking, say, and finishes in the
+// background): the reply's state and status message become the task's
+// status, its artifacts are appended, its metadata (when not nil)
+// replaces the task's. It is atomic (TaskStore.Update): when the task was
+// canceled (or finished) meanwhile it returns an error wrapping
+// ErrTaskFinal and changes nothing. A Reply.Message is refused.
+func (s *Server) UpdateTask(ctx context.Context, taskID string, reply *Reply) (*Task, error) {
+	if reply == nil || reply.Message != nil {
+		return nil, errors.New("a2a: UpdateTask takes a task outcome, not a direct message")
+	}
+	if err := checkReply(reply); err != nil {
+		return nil, err
+	}
+	var call Call
+	return s.tasks.Update(ctx, taskID, func(old *Task) (*Task, error) {
+		if old.Status.State.Final() {
+			return nil, ErrTaskFinal
+		}
+		call.TaskID, call.ContextID = old.ID, old.ContextID
+		status, artifacts := s.outcome(reply, &call)
+		nt := *old
+		nt.Status = status
+		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
+		if status.Message != nil {
+			nt.History = slices.Concat(old.History, []Message{*status.Message})
+		}
+		if reply.Metadata != nil {
+			nt.Metadata = reply.Metadata
+		}
+		return &nt, nil
+	})
+}
+
+// storeError turns a TaskStore error into the answer: -32001 for an
+// unknown task, 503 / -32603 with Retry-After while the store is
+// unavailable, -32602 for a task past the store's size bound, and any
+// other error as it is (500 / -32603).
+func storeError(err error, id string) error {
+	var fe *fastserver.Error
+	switch {
+	case errors.As(err, &fe):
+		return fe
+	case errors.Is(err, ErrTaskNotFound):
+		return taskNotFound(id)
+	case errors.Is(err, ErrStoreUnavailable):
+		return errStoreDown
+	case errors.Is(err, ErrTaskTooLarge):
+		return invalidParams("message", "the task would pass the task store's size bound; it is unchanged")
+	}
+	return err
+}
+
+var errStoreDown = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "task store unavailable: try again later", RetryAfter: StoreRetryAfter}
 
 // extendedAgentCard serves GetExtendedAgentCard when there is an extended
 // card: params, when present, must be an object (tenant is ignored).

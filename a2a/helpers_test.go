@@ -207,3 +207,7 @@ func hasKey(v any, name string) bool {
 
 const msg10 = `{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"hi"},{"text":"there"}]}}`
 const msg03 = `{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"hi"},{"kind":"text","text":"there"}]}}`
+
+// memStore is the in-memory store behind a Server made without
+// Config.Tasks.
+func memStore(s *Server) *store { return s.tasks.(*MemoryStore).s }

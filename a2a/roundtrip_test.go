@@ -204,7 +204,7 @@ func TestDirectMessage(t *testing.T) {
 		strings.Join(texts10(m.Parts), "") != "hello" {
 		t.Errorf("SendMessage direct: %s", a.result)
 	}
-	if s.store.len() != 0 {
+	if memStore(s).len() != 0 {
 		t.Errorf("a direct message stored a task")
 	}
 	a = call(t, s, "", req("message/send", `{"message":{"role":"user","messageId":"m","parts":[{"kind":"text","text":"direct"}]}}`))
@@ -460,7 +460,7 @@ func TestContinueRaces(t *testing.T) {
 	}
 
 	id = start()
-	during = func(*Call) { s.store.put(task("other", "x")) } // MaxTasks 1: evicts id
+	during = func(*Call) { memStore(s).put(task("other", "x")) } // MaxTasks 1: evicts id
 	a := cont(id)
 	if a.code != 0 || get(parse(t, a.result), "task", "id") != id {
 		t.Fatalf("evicted meanwhile: %+v", a)

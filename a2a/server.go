@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -64,7 +65,16 @@ type Config struct {
 	// bytes and a fixed overhead per object); the oldest tasks are evicted
 	// while it is passed. 0 means DefaultMaxTaskBytes (64 MiB).
 	MaxTaskBytes int64
+	// Tasks, when not nil, is where tasks are kept instead of the
+	// in-memory store that MaxTasks and MaxTaskBytes bound (those are
+	// then not used): a store shared by several instances (package
+	// fleet) serves every task from each of them.
+	Tasks TaskStore
 }
+
+// StoreRetryAfter is the Retry-After, in seconds, of the 503 / -32603
+// answered while the task store is unavailable.
+const StoreRetryAfter = 1
 
 // Server serves A2A over JSON-RPC through a fastserver.Endpoint, and the
 // agent card. Create it with New. A Server is safe for concurrent use;
@@ -76,7 +86,7 @@ type Server struct {
 	card     cardTemplate
 	extended *cardTemplate // nil when GetExtendedAgentCard is refused
 	skills   map[string]bool
-	store    *store
+	tasks    TaskStore
 	routes   map[string]fastserver.Route
 	family   map[string]Version
 	labels   []string
@@ -134,11 +144,14 @@ func New(cfg Config) (*Server, error) {
 		endpoint:     ep,
 		card:         compileCard(cfg.Card),
 		skills:       make(map[string]bool, len(cfg.Card.Skills)),
-		store:        newStore(maxTasks, maxBytes),
-		now:          func() time.Time { return time.Now().UTC() },
+		tasks:        cfg.Tasks,
+		now:          func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 		streaming:    cfg.Card.Capabilities.Streaming,
 		push:         cfg.Card.Capabilities.PushNotifications,
 		extendedCard: cfg.Card.Capabilities.ExtendedAgentCard && cfg.ExtendedCard != nil,
+	}
+	if s.tasks == nil {
+		s.tasks = NewMemoryStore(maxTasks, maxBytes)
 	}
 	for _, sk := range cfg.Card.Skills {
 		s.skills[sk.ID] = true
@@ -171,6 +184,7 @@ const (
 	opSend op = iota
 	opStream
 	opGet
+	opList
 	opCancel
 	opSubscribe
 	opExtendedCard
@@ -191,6 +205,7 @@ var methodNames = [...]struct {
 	{"SendMessage", opSend, Version10},
 	{"SendStreamingMessage", opStream, Version10},
 	{"GetTask", opGet, Version10},
+	{"ListTasks", opList, Version10},
 	{"CancelTask", opCancel, Version10},
 	{"SubscribeToTask", opSubscribe, Version10},
 	{"GetExtendedAgentCard", opExtendedCard, Version10},
@@ -229,6 +244,8 @@ func (s *Server) buildRoutes() {
 			rt.Handler = s.versioned(fam, s.sendMessage)
 		case opGet:
 			rt.Handler = s.versioned(fam, s.getTask)
+		case opList:
+			rt.Handler = s.versioned(fam, s.listTasks)
 		case opCancel:
 			rt.Handler = s.versioned(fam, s.cancelTask)
 		case opStream, opSubscribe:
@@ -297,9 +314,16 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 	}
 }
 
-// Task returns the stored task with the given id. The Task must not be
-// modified; it stays valid (as a snapshot) after later updates.
-func (s *Server) Task(id string) (*Task, bool) { return s.store.get(id) }
+// Task returns the stored task with the given id (false when there is
+// none, or the store cannot be reached). The Task must not be modified; it
+// stays valid (as a snapshot) after later updates.
+func (s *Server) Task(id string) (*Task, bool) {
+	t, err := s.tasks.Get(context.Background(), id)
+	return t, err == nil
+}
+
+// Tasks returns the server's task store.
+func (s *Server) Tasks() TaskStore { return s.tasks }
 
 // taskNotFound returns -32001 with data {"taskId":id}.
 func taskNotFound(id string) *fastserver.Error {

@@ -12,7 +12,7 @@ import (
 
 var allMethods = []string{
 	"SendMessage", "SendStreamingMessage", "GetTask", "CancelTask", "SubscribeToTask",
-	"GetExtendedAgentCard", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+	"ListTasks", "GetExtendedAgentCard", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
 	"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig",
 	"message/send", "message/stream", "tasks/get", "tasks/cancel", "tasks/resubscribe",
 	"agent/getAuthenticatedExtendedCard", "tasks/pushNotificationConfig/set",
@@ -41,7 +41,7 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 	// Unknown methods, case-sensitive names, draft names.
-	for _, m := range []string{"sendMessage", "SENDMESSAGE", "ListTasks", "tasks/list", "SetTaskPushNotificationConfig", "message/Send", ""} {
+	for _, m := range []string{"sendMessage", "SENDMESSAGE", "listTasks", "tasks/list", "SetTaskPushNotificationConfig", "message/Send", ""} {
 		a := call(t, s, "1.0", req(m, `{}`))
 		if a.status != 404 || a.code != -32601 || a.route.Label != "" {
 			t.Errorf("%q: %+v, want 404 / -32601 without a label", m, a)

@@ -1,6 +1,10 @@
 package a2a
 
 import (
+	"cmp"
+	"slices"
+	"sort"
+	"strings"
 	"sync"
 )
 
@@ -177,4 +181,49 @@ func partsSize(ps []Part) int64 {
 		n += 160 + int64(len(p.Text)+len(p.Raw)+len(p.URL)+len(p.Data)+len(p.Filename)+len(p.MediaType)+len(p.Metadata))
 	}
 	return n
+}
+
+// list returns a page of the tasks matching q, newest status first, then
+// id descending: the matches are collected and sorted under the lock.
+func (s *store) list(q TaskQuery) (TaskPage, error) {
+	var cur PageCursor
+	if q.PageToken != "" {
+		c, err := ParsePageToken(q.PageToken)
+		if err != nil {
+			return TaskPage{}, err
+		}
+		cur = c
+	}
+	s.mu.Lock()
+	var match []*Task
+	for _, e := range s.tasks {
+		if q.Matches(e.t) {
+			match = append(match, e.t)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(match, func(a, b *Task) int {
+		if c := cmp.Compare(b.Status.Timestamp.UnixMilli(), a.Status.Timestamp.UnixMilli()); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	page := TaskPage{TotalSize: len(match)}
+	i := 0
+	if q.PageToken != "" {
+		i = sort.Search(len(match), func(i int) bool {
+			return cur.Before(match[i].Status.Timestamp.UnixMilli(), match[i].ID)
+		})
+	}
+	size := q.PageSize
+	if size <= 0 {
+		size = DefaultPageSize
+	}
+	end := min(i+size, len(match))
+	page.Tasks = match[i:end]
+	if end < len(match) && end > i {
+		last := match[end-1]
+		page.NextPageToken = string(AppendPageToken(nil, PageCursor{Millis: last.Status.Timestamp.UnixMilli(), ID: last.ID}))
+	}
+	return page, nil
 }

@@ -201,8 +201,8 @@ func TestServerConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	s.store.invariants(t)
-	if n := s.store.len(); n != 64 {
+	memStore(s).invariants(t)
+	if n := memStore(s).len(); n != 64 {
 		t.Errorf("%d tasks stored, want the bound, 64", n)
 	}
 }
@@ -219,7 +219,7 @@ func TestServerMaxTasks(t *testing.T) {
 	if a := call(t, s, "", req("GetTask", `{"id":"`+first+`"}`)); a.code != -32001 {
 		t.Errorf("evicted task: %+v", a)
 	}
-	if s.store.len() != 2 {
-		t.Errorf("%d tasks", s.store.len())
+	if memStore(s).len() != 2 {
+		t.Errorf("%d tasks", memStore(s).len())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -96,6 +97,11 @@ type Config struct {
 	// RateClients bounds the table of clients, least recently seen
 	// evicted first. Default 100,000.
 	RateClients int
+	// RateLimiter, when not nil, decides the rate limit instead of the
+	// in-process table that RateLimit, RateBurst and RateClients
+	// configure (those are then not used): the server derives each
+	// request's client key (TrustedProxies) and asks it. Default nil.
+	RateLimiter RateLimiter
 	// TrustedProxies are the peers whose forwarding header is believed
 	// when keying the rate limit: the key is then the rightmost address
 	// of that header (all its lines combined) that is not a trusted proxy.
@@ -139,6 +145,10 @@ type Config struct {
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
+	// MoreMetrics, when not nil, writes more metrics in the Prometheus
+	// text format after the server's own at GET /metrics (the fleet
+	// package's, for example). It is called on the serving goroutine.
+	MoreMetrics func(w io.Writer)
 	// AccessLog logs one line per request at Info level. Off by default:
 	// it costs allocations on every request.
 	AccessLog bool

@@ -20,6 +20,10 @@ type Error struct {
 	Message string
 	// Data is error.data as raw JSON; nil for none. It must be valid JSON.
 	Data []byte
+	// RetryAfter, when positive, adds a Retry-After header of that many
+	// seconds to the HTTP answer (a 503 for a dependency that is down,
+	// for example).
+	RetryAfter int
 }
 
 // Error returns "fastserver: CODE MESSAGE".

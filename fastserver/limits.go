@@ -164,6 +164,7 @@ type rateLimiter struct {
 	// forwarded says the trusted proxies name the client in Forwarded
 	// (RFC 7239) rather than X-Forwarded-For.
 	forwarded bool
+	limit     RateLimiter // Config.RateLimiter; nil: the table below
 	index     map[netip.Addr]int32
 	slots     []rlSlot
 	head      int32 // most recently seen
@@ -297,10 +298,23 @@ func (r *rateLimiter) isTrusted(a netip.Addr) bool {
 }
 
 // take spends one token of the request's client. It returns 0 when the
-// request may go on, else the whole seconds until a token is available.
+// request may go on, else the whole seconds until a token is available
+// (at least 1). Config.RateLimiter, when set, decides instead of the
+// table.
 func (r *rateLimiter) take(ctx *fasthttp.RequestCtx, f *fields) int {
 	key := r.clientKey(ctx, f)
-	now := time.Now().UnixNano()
+	var wait time.Duration
+	if r.limit != nil {
+		wait = r.limit.Take(key)
+	} else {
+		wait = r.takeKey(key, time.Now().UnixNano())
+	}
+	return retryAfterSeconds(wait)
+}
+
+// takeKey spends one token of key at now (unix nanoseconds): 0 when the
+// request may go on, else the time until a token is available.
+func (r *rateLimiter) takeKey(key netip.Addr, now int64) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	i, ok := r.index[key]
@@ -316,12 +330,11 @@ func (r *rateLimiter) take(ctx *fasthttp.RequestCtx, f *fields) int {
 		s.tokens--
 		return 0
 	}
-	wait := math.Ceil((1 - s.tokens) / r.rate)
-	if wait < 1 {
-		wait = 1
-	}
-	return int(wait)
+	return time.Duration(math.Min((1-s.tokens)/r.rate*1e9, maxWait))
 }
+
+// maxWait caps a wait so that it converts to a time.Duration.
+const maxWait = float64(1 << 62)
 
 func (r *rateLimiter) insert(key netip.Addr, now int64) int32 {
 	var i int32

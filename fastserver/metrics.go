@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,7 @@ type serverMetrics struct {
 	slowBodies *metrics.Counter
 	latency    map[*endpoint]*metrics.PrometheusHistogram
 	size       map[*endpoint]*metrics.PrometheusHistogram
+	extra      func(w io.Writer) // Config.MoreMetrics
 
 	mu       sync.RWMutex
 	counters map[counterKey]*metrics.Counter
@@ -120,19 +122,39 @@ func (m *serverMetrics) serve(ctx *fasthttp.RequestCtx) {
 func (m *serverMetrics) exposition(dst []byte) []byte {
 	var raw bytes.Buffer
 	m.set.WritePrometheus(&raw)
-	family := ""
-	for _, line := range bytes.SplitAfter(raw.Bytes(), []byte("\n")) {
-		if len(line) == 0 {
+	if m.extra != nil {
+		m.extra(&raw) // Config.MoreMetrics
+	}
+	lines := bytes.SplitAfter(raw.Bytes(), []byte("\n"))
+	// # HELP and # TYPE lines in the input (MoreMetrics may write them)
+	// describe their families; the table describes ours.
+	given := map[string]metricDesc{}
+	for _, line := range lines {
+		kind, rest, ok := bytes.Cut(line, []byte(" "))
+		if !ok || kind[0] != '#' {
 			continue
 		}
-		if line[0] == '#' {
-			continue // metadata of the set's own, if any: ours replaces it
+		_, rest, _ = bytes.Cut(rest, []byte(" ")) // after "# "
+		name, text, _ := bytes.Cut(bytes.TrimRight(rest, "\n"), []byte(" "))
+		d := given[string(name)]
+		switch {
+		case bytes.HasPrefix(line, []byte("# HELP ")):
+			d.help = string(text)
+		case bytes.HasPrefix(line, []byte("# TYPE ")):
+			d.typ = string(text)
+		}
+		given[string(name)] = d
+	}
+	family := ""
+	for _, line := range lines {
+		if len(line) == 0 || line[0] == '#' {
+			continue
 		}
 		name := line
 		if i := bytes.IndexAny(line, "{ "); i >= 0 {
 			name = line[:i]
 		}
-		f, d := describe(string(name))
+		f, d := describe(string(name), given)
 		if f != family {
 			family = f
 			dst = append(dst, "# HELP "...)
@@ -167,16 +189,24 @@ var families = map[string]metricDesc{
 }
 
 // describe returns the family a series name belongs to and its
-// description. A family outside the table is described by its name: a
+// description: from given (the input's own # HELP and # TYPE lines), else
+// from the table. A family outside both is described by its name: a
 // counter when it ends in _total, a histogram when its series end in
 // _bucket, _sum or _count, else a gauge.
-func describe(name string) (string, metricDesc) {
-	if d, ok := families[name]; ok {
+func describe(name string, given map[string]metricDesc) (string, metricDesc) {
+	lookup := func(n string) (metricDesc, bool) {
+		if d, ok := given[n]; ok && d.help != "" && d.typ != "" {
+			return d, true
+		}
+		d, ok := families[n]
+		return d, ok
+	}
+	if d, ok := lookup(name); ok {
 		return name, d
 	}
 	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
 		if base, ok := strings.CutSuffix(name, suffix); ok {
-			if d, ok := families[base]; ok && d.typ == "histogram" {
+			if d, ok := lookup(base); ok && d.typ == "histogram" {
 				return base, d
 			}
 		}

@@ -99,7 +99,10 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		return nil, errors.Join(errs...)
 	}
 	s.origins = newOrigins(cfg.AllowedOrigins)
-	if cfg.RateLimit > 0 {
+	if cfg.RateLimiter != nil {
+		s.rate = newRateLimiter(1, 1, 1, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
+		s.rate.limit = cfg.RateLimiter
+	} else if cfg.RateLimit > 0 {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
 	}
 	s.budget.limit = cfg.InflightBodyBytes
@@ -108,6 +111,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.metrics = newServerMetrics(s.endpoints)
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
+	s.metrics.extra = cfg.MoreMetrics
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
 	}
@@ -256,6 +260,7 @@ type call struct {
 	stage   stage // where the request is, for the panic guard
 	pending bool  // the body may still be arriving on the connection
 	early   bool  // an early answer took the connection
+	retry   int   // the handler error's RetryAfter, for the answer's header
 }
 
 func (s *Server) newCall(ids decode.IDPolicy) *call {
@@ -465,11 +470,15 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	c.pending = false
 
 	c.enter(stageDispatch)
+	c.retry = 0
 	status, code := s.dispatch(c, ep, f, label)
 	c.enter(stageAnswer)
 	if status == fasthttp.StatusAccepted {
 		ctx.SetStatusCode(status)
 		return status, 0
+	}
+	if c.retry > 0 {
+		ctx.Response.Header.Set("Retry-After", strconv.Itoa(c.retry))
 	}
 	s.writeJSON(ctx, c, status)
 	return status, code
@@ -530,6 +539,7 @@ func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int,
 // leaves the answer in c.out.
 func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	m := &c.msg
+	c.retry = 0
 	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
 	c.out = append(c.out, m.ID...)
 	c.out = append(c.out, `,"result":`...)
@@ -553,6 +563,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	case err != nil:
 		var e *Error
 		if errors.As(err, &e) {
+			c.retry = e.RetryAfter
 			return c.rpcError(e, m.ID)
 		}
 		s.log.Error("handler failed", "method", string(m.Method), "error", err)

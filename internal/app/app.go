@@ -21,6 +21,7 @@ import (
 
 	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/fleet"
 	"github.com/rpcedge/rpcedge/internal/demo"
 	"github.com/rpcedge/rpcedge/mcp"
 )
@@ -34,40 +35,121 @@ type Options struct {
 	// TLSCert and TLSKey, when set, serve HTTPS with this PEM certificate
 	// and key, reloaded on SIGHUP.
 	TLSCert, TLSKey string
+	// Redis, when set ("redis://127.0.0.1:6379/0"), makes this process
+	// one instance of a fleet sharing state in Redis (package fleet): the
+	// rate limit (Server.RateLimit, RateBurst) holds fleet-wide, and A2A
+	// tasks are kept in Redis.
+	Redis string
+	// Instance names this process in logs and metrics (and in the fleet's
+	// membership). Default: the host name with Redis, none without.
+	Instance string
 }
 
 // App is a configured demo server.
 type App struct {
-	opts Options
-	mcp  *mcp.Server
-	a2a  *a2a.Server
-	srv  *fastserver.Server
+	opts    Options
+	mcp     *mcp.Server
+	a2a     *a2a.Server
+	demo    *demo.A2ADemo
+	srv     *fastserver.Server
+	fleet   *fleet.Fleet
+	limiter *fleet.Limiter
 }
 
 // New builds the demo server.
 func New(opts Options) (*App, error) {
+	base := opts.Server.Logger
+	if base == nil {
+		base = slog.Default()
+	}
+	if opts.Instance != "" {
+		if opts.Server.Logger == nil {
+			opts.Server.Logger = slog.Default()
+		}
+		opts.Server.Logger = opts.Server.Logger.With("instance", opts.Instance)
+	}
 	m, err := demo.MCP()
 	if err != nil {
 		return nil, fmt.Errorf("mcp demo: %w", err)
 	}
-	a, err := demo.A2A(opts.Server.PublicURL)
+	app := &App{opts: opts, mcp: m}
+	var tasks a2a.TaskStore
+	if opts.Redis != "" && !opts.Stdio {
+		if err := app.joinFleet(&tasks, base); err != nil {
+			return nil, err
+		}
+	}
+	d, err := demo.NewA2A(demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks})
 	if err != nil {
+		app.closeFleet()
 		return nil, fmt.Errorf("a2a demo: %w", err)
 	}
-	app := &App{opts: opts, mcp: m, a2a: a}
+	app.a2a, app.demo = d.Server, d
 	if opts.Stdio {
 		return app, nil
 	}
-	srv, err := fastserver.New(opts.Server, m.Endpoint(), a.Endpoint())
-	if err != nil {
-		return nil, err
+	srv, err := fastserver.New(app.opts.Server, m.Endpoint(), app.a2a.Endpoint())
+	if err == nil {
+		err = srv.HandleGET("/.well-known/agent-card.json", app.a2a.ServeCard)
 	}
-	if err := srv.HandleGET("/.well-known/agent-card.json", a.ServeCard); err != nil {
+	if err != nil {
+		app.closeFleet()
+		d.Close()
 		return nil, err
 	}
 	app.srv = srv
 	return app, nil
 }
+
+// joinFleet connects to Redis: the fleet-wide limiter (when a rate is
+// set), the task store and the fleet's metrics.
+func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
+	c := &a.opts.Server
+	f, err := fleet.New(fleet.Options{URL: a.opts.Redis, Instance: a.opts.Instance, Logger: logger})
+	if err != nil {
+		return err
+	}
+	a.fleet = f
+	if c.RateLimit > 0 {
+		l, err := f.Limiter(fleet.LimiterOptions{Rate: c.RateLimit, Burst: c.RateBurst, Clients: c.RateClients})
+		if err != nil {
+			f.Close()
+			return err
+		}
+		a.limiter = l
+		c.RateLimiter = l
+	}
+	ts, err := f.TaskStore(fleet.TaskOptions{})
+	if err != nil {
+		a.closeFleet()
+		return err
+	}
+	*tasks = ts
+	more := c.MoreMetrics
+	c.MoreMetrics = func(w io.Writer) {
+		if more != nil {
+			more(w)
+		}
+		f.WritePrometheus(w)
+	}
+	return nil
+}
+
+// closeFleet gives back unspent lease tokens and leaves the fleet.
+func (a *App) closeFleet() {
+	if a.limiter != nil {
+		a.limiter.Close()
+	}
+	if a.fleet != nil {
+		a.fleet.Close()
+	}
+}
+
+// Fleet returns the fleet connection (nil without Options.Redis).
+func (a *App) Fleet() *fleet.Fleet { return a.fleet }
+
+// A2A returns the A2A server.
+func (a *App) A2A() *a2a.Server { return a.a2a }
 
 // Server returns the HTTP server (nil in stdio mode).
 func (a *App) Server() *fastserver.Server { return a.srv }
@@ -80,12 +162,16 @@ func (a *App) Serve(ln net.Listener) error {
 	return a.srv.Serve(ln)
 }
 
-// Shutdown stops the HTTP server gracefully (see fastserver.Server.Shutdown).
+// Shutdown stops the HTTP server gracefully (see fastserver.Server.Shutdown),
+// then the demo's background work and the fleet connection.
 func (a *App) Shutdown(ctx context.Context) error {
-	if a.srv == nil {
-		return nil
+	var err error
+	if a.srv != nil {
+		err = a.srv.Shutdown(ctx)
 	}
-	return a.srv.Shutdown(ctx)
+	a.demo.Close()
+	a.closeFleet()
+	return err
 }
 
 // ServeStdio serves MCP over r and w, one message per line (contract §6).
@@ -143,6 +229,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		opts.Server.TLS = kp.TLSConfig()
 	}
 	a, err := New(opts)
+	if a != nil {
+		logger = a.opts.Server.Logger
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return 2
@@ -150,6 +239,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if opts.Stdio {
+		defer a.Shutdown(context.Background())
 		if err := a.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "rpcedge:", err)
 			return 1
@@ -261,6 +351,8 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); reloaded with -tls-key on SIGHUP")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	fs.BoolVar(&c.AccessLog, "access-log", false, "log one line per request (costs allocations)")
+	fs.StringVar(&o.Redis, "redis", "", "Redis `URL` (redis://127.0.0.1:6379/0) shared by a fleet of instances: -rate holds fleet-wide, A2A tasks live in Redis")
+	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics (default with -redis: the host name)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -272,6 +364,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		err := errors.New("-tls-cert and -tls-key go together")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Redis != "" && o.Stdio {
+		err := errors.New("-redis serves HTTP instances: not with -stdio")
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}

@@ -2,17 +2,46 @@ package demo
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
 )
 
-// A2ACard returns the demo agent card (contract §5): one skill, echo; no
-// streaming, no push notifications, no extended card. The endpoint
-// members are filled in per request by the server.
+// Skills of the demo agent.
+const (
+	// SkillEcho answers with a completed task whose artifact repeats the
+	// message's text parts (the default skill).
+	SkillEcho = "echo"
+	// SkillWait answers with a task that stays working until it is
+	// canceled or its deadline passes, then completes.
+	SkillWait = "wait"
+)
+
+// Limits of the wait skill.
+const (
+	// DefaultWait is the wait skill's deadline when the message names
+	// none.
+	DefaultWait = 30 * time.Second
+	// MaxWait is the longest deadline the wait skill takes.
+	MaxWait = time.Hour
+	// DefaultMaxWaiting bounds the tasks waiting in one process.
+	DefaultMaxWaiting = 10000
+)
+
+// A2ACard returns the demo agent card (contract §5): the skills echo and
+// wait; no streaming, no push notifications, no extended card. The
+// endpoint members are filled in per request by the server.
 func A2ACard() a2a.AgentCard {
 	return a2a.AgentCard{
 		Name:        "rpcedge",
-		Description: "rpcedge demo agent: answers each message with a completed task whose artifact repeats the message's text parts.",
+		Description: "rpcedge demo agent: answers each message with a completed task whose artifact repeats the message's text parts; skill wait keeps a task working until it is canceled or a deadline passes.",
 		Version:     "0.1.0",
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         false,
@@ -22,26 +51,174 @@ func A2ACard() a2a.AgentCard {
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2a.AgentSkill{{
-			ID:          "echo",
+			ID:          SkillEcho,
 			Name:        "Echo",
 			Description: "Repeats the text parts of the message as the task's artifact.",
 			Tags:        []string{"echo", "demo"},
 			Examples:    []string{"hello"},
+		}, {
+			ID:          SkillWait,
+			Name:        "Wait",
+			Description: "Keeps the task working until it is canceled or params.metadata.seconds (default 30, at most 3600) pass, then completes it. Name it with params.metadata.skillId \"wait\".",
+			Tags:        []string{"wait", "demo"},
+			Examples:    []string{"hold this for a while"},
 		}},
 	}
 }
 
-// A2A returns the demo A2A server of the contract's §5: the card of
-// A2ACard, the Echo agent, tasks kept in the default bounded store (10,000
-// tasks, 64 MiB) so that GetTask finds them. publicURL is the base URL the
-// card names the endpoint under ("" for the request's Host); New's error
-// for a malformed one is returned.
-func A2A(publicURL string) (*a2a.Server, error) {
-	return a2a.New(a2a.Config{
+// A2AOptions configures the demo A2A server.
+type A2AOptions struct {
+	// PublicURL is the base URL the card names the endpoint under ("" for
+	// the request's Host).
+	PublicURL string
+	// Tasks is the task store; nil for the default bounded in-memory one
+	// (10,000 tasks, 64 MiB).
+	Tasks a2a.TaskStore
+	// MaxWaiting bounds the wait skill's tasks waiting in this process;
+	// past it a wait task is rejected. 0 means DefaultMaxWaiting.
+	MaxWaiting int
+}
+
+// A2ADemo is the demo A2A server with its background work (the wait
+// skill's deadlines). Close stops that work.
+type A2ADemo struct {
+	// Server is the A2A server.
+	Server *a2a.Server
+
+	mu      sync.Mutex
+	timers  map[string]*time.Timer
+	max     int
+	closed  bool
+	pending sync.WaitGroup
+}
+
+// NewA2A returns the demo A2A server of contract §5 with the wait skill.
+func NewA2A(o A2AOptions) (*A2ADemo, error) {
+	d := &A2ADemo{timers: make(map[string]*time.Timer), max: o.MaxWaiting}
+	if d.max <= 0 {
+		d.max = DefaultMaxWaiting
+	}
+	s, err := a2a.New(a2a.Config{
 		Card:      A2ACard(),
-		Agent:     a2a.AgentFunc(Echo),
-		PublicURL: publicURL,
+		Agent:     a2a.AgentFunc(d.handle),
+		PublicURL: o.PublicURL,
+		Tasks:     o.Tasks,
 	})
+	if err != nil {
+		return nil, err
+	}
+	d.Server = s
+	return d, nil
+}
+
+// A2A returns the demo A2A server with the in-memory task store.
+// publicURL is the base URL the card names the endpoint under ("" for the
+// request's Host); New's error for a malformed one is returned.
+func A2A(publicURL string) (*a2a.Server, error) {
+	d, err := NewA2A(A2AOptions{PublicURL: publicURL})
+	if err != nil {
+		return nil, err
+	}
+	return d.Server, nil
+}
+
+func (d *A2ADemo) handle(ctx context.Context, c *a2a.Call) (*a2a.Reply, error) {
+	if c.SkillID == SkillWait {
+		return d.wait(c)
+	}
+	return Echo(ctx, c)
+}
+
+// wait is the wait skill: the task stays working until it is canceled or
+// its deadline passes; then this process completes it (UpdateTask), unless
+// a cancel came first, wherever it came from. A task whose process dies
+// before its deadline stays working until it is canceled or its store
+// forgets it.
+func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
+	if c.Task != nil {
+		return nil, &fastserver.Error{Code: a2a.CodeUnsupportedOperation, Message: "a waiting task takes no more messages: cancel it, or let its deadline pass"}
+	}
+	dur, e := waitFor(c.Metadata)
+	if e != nil {
+		return nil, e
+	}
+	deadline := time.Now().Add(dur).UTC()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || len(d.timers) >= d.max {
+		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("too many tasks are waiting in this process; try again later")}, nil
+	}
+	id := c.TaskID
+	d.pending.Add(1)
+	d.timers[id] = time.AfterFunc(dur, func() { d.finish(id, dur) })
+	return &a2a.Reply{State: a2a.TaskStateWorking,
+		Status: textMessage("working until canceled, or until " + deadline.Format(time.RFC3339Nano))}, nil
+}
+
+// finish completes a waiting task at its deadline, unless it was canceled
+// meanwhile.
+func (d *A2ADemo) finish(id string, dur time.Duration) {
+	defer d.pending.Done()
+	d.mu.Lock()
+	delete(d.timers, id)
+	d.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := &a2a.Reply{State: a2a.TaskStateCompleted,
+		Status:    textMessage("done: the deadline passed"),
+		Artifacts: []a2a.Artifact{{Name: "wait", Parts: []a2a.Part{a2a.TextPart("waited " + dur.String())}}}}
+	// A deadline shorter than the answer: the task may not be stored
+	// yet; give it half a second. Any other error means the task was
+	// canceled (ErrTaskFinal) or evicted, or the store is unreachable:
+	// nothing to complete.
+	for try := 0; try < 20; try++ {
+		_, err := d.Server.UpdateTask(ctx, id, done)
+		if !errors.Is(err, a2a.ErrTaskNotFound) {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// Waiting returns the number of wait tasks whose deadline is pending in
+// this process.
+func (d *A2ADemo) Waiting() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.timers)
+}
+
+// Close stops the pending deadlines (their tasks stay working) and waits
+// for completions in progress.
+func (d *A2ADemo) Close() {
+	d.mu.Lock()
+	d.closed = true
+	for id, t := range d.timers {
+		if t.Stop() {
+			d.pending.Done()
+		}
+		delete(d.timers, id)
+	}
+	d.mu.Unlock()
+	d.pending.Wait()
+}
+
+// waitFor reads params.metadata.seconds: absent means DefaultWait; else a
+// number above 0 and at most MaxWait's seconds.
+func waitFor(meta []byte) (time.Duration, *fastserver.Error) {
+	v, n := decode.Lookup(meta, "seconds")
+	if n == 0 || string(v) == "null" {
+		return DefaultWait, nil
+	}
+	s, err := strconv.ParseFloat(string(v), 64)
+	if n > 1 || err != nil || v[0] == '"' || !(s > 0) || s > MaxWait.Seconds() || math.IsInf(s, 0) {
+		return 0, fastserver.InvalidParams("metadata.seconds", fmt.Sprintf("metadata.seconds must be a number above 0 and at most %d", int(MaxWait.Seconds())))
+	}
+	return time.Duration(s * float64(time.Second)), nil
+}
+
+func textMessage(s string) *a2a.Message {
+	return &a2a.Message{Parts: []a2a.Part{a2a.TextPart(s)}}
 }
 
 // Echo is the demo agent: a completed task with one artifact, "echo",

@@ -90,7 +90,7 @@ func TestA2ACard(t *testing.T) {
 			t.Errorf("capabilities.%s = %v", c, at(card, "capabilities", c))
 		}
 	}
-	if skills, _ := card["skills"].([]any); len(skills) != 1 || at(skills, 0, "id") != "echo" {
+	if skills, _ := card["skills"].([]any); len(skills) != 2 || at(skills, 0, "id") != "echo" || at(skills, 1, "id") != "wait" {
 		t.Errorf("skills: %v", card["skills"])
 	}
 

@@ -1,0 +1,373 @@
+// Package storetest checks an a2a.TaskStore against the contract of the
+// interface: what Get, Create, Update and List promise, their errors,
+// atomic updates under concurrency (a cancel racing a completion ends in
+// exactly one of the two), and List's order and paging. The in-memory
+// store and package fleet's Redis store run the same suite.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/a2a"
+)
+
+// Run runs the suite. newStore returns an empty store for one subtest;
+// stores that several processes share are given as several handles on the
+// same backend by newPair (nil when the store has a single handle: the
+// races then run on one).
+func Run(t *testing.T, newStore func(t *testing.T) a2a.TaskStore, newPair func(t *testing.T) (a2a.TaskStore, a2a.TaskStore)) {
+	if newPair == nil {
+		newPair = func(t *testing.T) (a2a.TaskStore, a2a.TaskStore) {
+			s := newStore(t)
+			return s, s
+		}
+	}
+	t.Run("GetCreate", func(t *testing.T) { testGetCreate(t, newStore(t)) })
+	t.Run("Update", func(t *testing.T) { testUpdate(t, newStore(t)) })
+	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrent(t, newPair) })
+	t.Run("CancelVersusComplete", func(t *testing.T) { testRace(t, newPair) })
+	t.Run("List", func(t *testing.T) { testList(t, newStore(t)) })
+}
+
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// Task returns a task with every kind of content, id and context as
+// given, state st and status time at.
+func Task(id, ctx string, st a2a.TaskState, at time.Time) *a2a.Task {
+	return &a2a.Task{
+		ID:        id,
+		ContextID: ctx,
+		Status: a2a.TaskStatus{State: st, Timestamp: at,
+			Message: &a2a.Message{MessageID: "s-" + id, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("status \u00e9\u2028")}}},
+		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d",
+			Parts: []a2a.Part{
+				a2a.TextPart("text \"quoted\" \x01"),
+				{Kind: a2a.PartFile, Raw: []byte{0, 1, 2, 255}, Filename: "f.bin", MediaType: "application/octet-stream"},
+				{Kind: a2a.PartFile, URL: "https://example.com/f"},
+				{Kind: a2a.PartData, Data: json.RawMessage(`{"n":[1,2.5e3,null,true]}`), Metadata: json.RawMessage(`{"m":1}`)},
+			},
+			Metadata: json.RawMessage(`{"k":"v"}`), Extensions: []string{"urn:x"}}},
+		History: []a2a.Message{{MessageID: "m-" + id, ContextID: ctx, TaskID: id, Role: a2a.RoleUser,
+			Parts: []a2a.Part{a2a.TextPart("hi")}, ReferenceTaskIDs: []string{"r"}, Extensions: []string{"urn:y"}}},
+		Metadata: json.RawMessage(`{"skillId":"echo"}`),
+	}
+}
+
+func same(t *testing.T, what string, got, want *a2a.Task) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s: nil task", what)
+	}
+	g, w := *got, *want
+	if !g.Status.Timestamp.Equal(w.Status.Timestamp) {
+		t.Errorf("%s: timestamp %v, want %v", what, g.Status.Timestamp, w.Status.Timestamp)
+	}
+	g.Status.Timestamp, w.Status.Timestamp = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(g, w) {
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(w)
+		t.Errorf("%s:\n got %s\nwant %s", what, gj, wj)
+	}
+}
+
+func testGetCreate(t *testing.T, s a2a.TaskStore) {
+	ctx := context.Background()
+	if _, err := s.Get(ctx, "nope"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("Get of an unknown id: %v, want ErrTaskNotFound", err)
+	}
+	want := Task("t1", "c1", a2a.TaskStateCompleted, base.Add(123*time.Millisecond))
+	if err := s.Create(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "Get after Create", got, want)
+	// A bare task (no optional content) keeps its nil members nil.
+	bare := &a2a.Task{ID: "t2", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	if err := s.Create(ctx, bare); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Get(ctx, "t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "bare task", got, bare)
+}
+
+func testUpdate(t *testing.T, s a2a.TaskStore) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, "nope", func(o *a2a.Task) (*a2a.Task, error) { return o, nil }); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("Update of an unknown id: %v", err)
+	}
+	if err := s.Create(ctx, Task("u1", "c", a2a.TaskStateWorking, base)); err != nil {
+		t.Fatal(err)
+	}
+	mine := errors.New("mine")
+	if _, err := s.Update(ctx, "u1", func(*a2a.Task) (*a2a.Task, error) { return nil, mine }); err != mine {
+		t.Fatalf("f's error: %v", err)
+	}
+	next, err := s.Update(ctx, "u1", func(o *a2a.Task) (*a2a.Task, error) {
+		n := *o
+		n.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: base.Add(time.Second)}
+		n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: "a2", Parts: []a2a.Part{a2a.TextPart("more")}})
+		return &n, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "after Update", got, next)
+	if len(got.Artifacts) != 2 || got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("update lost: %+v", got)
+	}
+	// Final: f is still called (it may say why), but no task replaces it.
+	called := false
+	_, err = s.Update(ctx, "u1", func(o *a2a.Task) (*a2a.Task, error) {
+		called = true
+		if !o.Status.State.Final() {
+			t.Errorf("f sees %v", o.Status.State)
+		}
+		n := *o
+		n.Status.State = a2a.TaskStateWorking
+		return &n, nil
+	})
+	if !called || !errors.Is(err, a2a.ErrTaskFinal) {
+		t.Fatalf("Update of a final task: called %v, err %v; want ErrTaskFinal", called, err)
+	}
+	if got, _ := s.Get(ctx, "u1"); got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a final task was changed: %v", got.Status.State)
+	}
+}
+
+// Concurrent updates through two handles lose nothing.
+func testConcurrent(t *testing.T, newPair func(*testing.T) (a2a.TaskStore, a2a.TaskStore)) {
+	a, b := newPair(t)
+	ctx := context.Background()
+	if err := a.Create(ctx, &a2a.Task{ID: "c1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: base}}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		s := a
+		if w%2 == 1 {
+			s = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				_, err := s.Update(ctx, "c1", func(o *a2a.Task) (*a2a.Task, error) {
+					n := *o
+					n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: fmt.Sprintf("w%d-%d", w, i), Parts: []a2a.Part{a2a.TextPart("x")}})
+					return &n, nil
+				})
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("update: %v", err)
+	}
+	got, err := b.Get(ctx, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ar := range got.Artifacts {
+		if seen[ar.ArtifactID] {
+			t.Errorf("artifact %s twice", ar.ArtifactID)
+		}
+		seen[ar.ArtifactID] = true
+	}
+	if len(seen) != writers*each {
+		t.Errorf("%d artifacts kept, want %d: concurrent updates were lost", len(seen), writers*each)
+	}
+}
+
+// A cancel racing a completion, through two handles: exactly one wins,
+// the loser is told (its f saw the final state, or ErrTaskFinal), and
+// both handles then read the winner's state.
+func testRace(t *testing.T, newPair func(*testing.T) (a2a.TaskStore, a2a.TaskStore)) {
+	a, b := newPair(t)
+	ctx := context.Background()
+	const n = 200
+	var canceled, completed atomic.Int64
+	refused := errors.New("refused: final")
+	apply := func(s a2a.TaskStore, id string, to a2a.TaskState) bool {
+		_, err := s.Update(ctx, id, func(o *a2a.Task) (*a2a.Task, error) {
+			if o.Status.State.Final() {
+				return nil, refused
+			}
+			nt := *o
+			nt.Status = a2a.TaskStatus{State: to, Timestamp: base.Add(time.Second)}
+			return &nt, nil
+		})
+		if err != nil && err != refused && !errors.Is(err, a2a.ErrTaskFinal) {
+			t.Errorf("%s: %v", id, err)
+		}
+		return err == nil
+	}
+	for i := range n {
+		id := "r" + strconv.Itoa(i)
+		if err := a.Create(ctx, &a2a.Task{ID: id, ContextID: "race", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: base}}); err != nil {
+			t.Fatal(err)
+		}
+		var wins [2]bool
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); wins[0] = apply(a, id, a2a.TaskStateCanceled) }()
+		go func() { defer wg.Done(); wins[1] = apply(b, id, a2a.TaskStateCompleted) }()
+		wg.Wait()
+		if wins[0] == wins[1] {
+			t.Fatalf("%s: cancel won %v, completion won %v: want exactly one", id, wins[0], wins[1])
+		}
+		want := a2a.TaskStateCompleted
+		if wins[0] {
+			want = a2a.TaskStateCanceled
+			canceled.Add(1)
+		} else {
+			completed.Add(1)
+		}
+		for _, s := range []a2a.TaskStore{a, b} {
+			got, err := s.Get(ctx, id)
+			if err != nil || got.Status.State != want {
+				t.Fatalf("%s: read %v %v, want %v", id, got, err, want)
+			}
+		}
+	}
+	t.Logf("%d races: %d canceled, %d completed", n, canceled.Load(), completed.Load())
+}
+
+func testList(t *testing.T, s a2a.TaskStore) {
+	ctx := context.Background()
+	// 25 tasks in context A, some sharing a millisecond (ties broken by
+	// id), 5 in B; states alternate.
+	var wantA []string // in List order
+	for i := range 25 {
+		st := a2a.TaskStateCompleted
+		if i%3 == 0 {
+			st = a2a.TaskStateWorking
+		}
+		id := fmt.Sprintf("a%02d", i)
+		at := base.Add(time.Duration(i/2) * time.Millisecond) // pairs share a millisecond
+		if err := s.Create(ctx, Task(id, "A", st, at)); err != nil {
+			t.Fatal(err)
+		}
+		wantA = append([]string{id}, wantA...)
+	}
+	for i := range 5 {
+		if err := s.Create(ctx, Task(fmt.Sprintf("b%d", i), "B", a2a.TaskStateCompleted, base.Add(time.Hour))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pages := func(q a2a.TaskQuery) (ids []string, total int) {
+		t.Helper()
+		for range 100 {
+			p, err := s.List(ctx, q)
+			if err != nil {
+				t.Fatalf("List(%+v): %v", q, err)
+			}
+			if len(p.Tasks) > q.PageSize {
+				t.Fatalf("page of %d, size %d", len(p.Tasks), q.PageSize)
+			}
+			total = p.TotalSize
+			for _, tk := range p.Tasks {
+				ids = append(ids, tk.ID)
+			}
+			if p.NextPageToken == "" {
+				return ids, total
+			}
+			q.PageToken = p.NextPageToken
+		}
+		t.Fatal("List never ended")
+		return nil, 0
+	}
+	for _, size := range []int{1, 2, 7, 25, 100} {
+		ids, total := pages(a2a.TaskQuery{ContextID: "A", PageSize: size})
+		if !reflect.DeepEqual(ids, wantA) || total != 25 {
+			t.Errorf("context A by %d: total %d, %v\nwant %v", size, total, ids, wantA)
+		}
+	}
+	ids, total := pages(a2a.TaskQuery{PageSize: 10})
+	if total != 30 || len(ids) != 30 || ids[0] != "b4" || ids[5] != "a24" {
+		t.Errorf("all tasks: total %d, %v", total, ids)
+	}
+	var working []string
+	for _, id := range wantA {
+		var i int
+		fmt.Sscanf(id, "a%d", &i)
+		if i%3 == 0 {
+			working = append(working, id)
+		}
+	}
+	ids, total = pages(a2a.TaskQuery{ContextID: "A", State: a2a.TaskStateWorking, PageSize: 3})
+	if !reflect.DeepEqual(ids, working) || total != len(working) {
+		t.Errorf("working in A: total %d, %v, want %v", total, ids, working)
+	}
+	ids, total = pages(a2a.TaskQuery{ContextID: "A", After: base.Add(10 * time.Millisecond), PageSize: 4})
+	if !reflect.DeepEqual(ids, wantA[:5]) || total != 5 {
+		t.Errorf("after 10ms: total %d, %v, want %v", total, ids, wantA[:5])
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{ContextID: "none", PageSize: 5}); err != nil || len(p.Tasks) != 0 || p.TotalSize != 0 || p.NextPageToken != "" {
+		t.Errorf("unknown context: %+v %v", p, err)
+	}
+	for _, tok := range []string{"x", "!!!", string(a2a.AppendPageToken(nil, a2a.PageCursor{}))[:3]} {
+		if _, err := s.List(ctx, a2a.TaskQuery{ContextID: "A", PageSize: 5, PageToken: tok}); !errors.Is(err, a2a.ErrBadPageToken) {
+			t.Errorf("token %q: %v, want ErrBadPageToken", tok, err)
+		}
+	}
+	// A page's tasks are whole.
+	p, err := s.List(ctx, a2a.TaskQuery{ContextID: "B", PageSize: 1})
+	if err != nil || len(p.Tasks) != 1 {
+		t.Fatal(p, err)
+	}
+	same(t, "listed task", p.Tasks[0], Task("b4", "B", a2a.TaskStateCompleted, base.Add(time.Hour)))
+	// A task that changes while a client pages moves to the front; the
+	// pages neither repeat a task nor skip one that did not change.
+	q := a2a.TaskQuery{ContextID: "A", PageSize: 5}
+	p1, _ := s.List(ctx, q)
+	if _, err := s.Update(ctx, "a03", func(o *a2a.Task) (*a2a.Task, error) {
+		n := *o
+		n.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: base.Add(time.Minute)}
+		return &n, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q.PageToken = p1.NextPageToken
+	rest, _ := pages(q)
+	seen := map[string]bool{}
+	for _, tk := range p1.Tasks {
+		seen[tk.ID] = true
+	}
+	for _, id := range rest {
+		if seen[id] {
+			t.Errorf("%s listed twice", id)
+		}
+		seen[id] = true
+	}
+	for _, id := range wantA {
+		if !seen[id] && id != "a03" {
+			t.Errorf("%s skipped", id)
+		}
+	}
+}

@@ -1,0 +1,17 @@
+module github.com/rpcedge/rpcedge/fleet/e2e
+
+go 1.26.0
+
+replace github.com/rpcedge/rpcedge => ../..
+
+require (
+	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.80
+	github.com/rpcedge/rpcedge v0.0.0-00010101000000-000000000000
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

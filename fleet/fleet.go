@@ -1,0 +1,361 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/rueidis"
+)
+
+// Defaults of Options.
+const (
+	DefaultPrefix        = "rpcedge:"
+	DefaultTimeout       = 250 * time.Millisecond
+	DefaultProbeInterval = 250 * time.Millisecond
+	DefaultHeartbeat     = time.Second
+)
+
+// Options configures a Fleet. Zero fields take their documented defaults.
+type Options struct {
+	// URL is the Redis server, "redis://[user:password@]host:port/db"
+	// (or rediss:// for TLS, unix:///path). Required.
+	URL string
+	// Instance names this process in logs, metrics and the fleet's
+	// membership ("a", "edge-1"). Default: the host name.
+	Instance string
+	// Prefix starts every key the fleet writes. Default "rpcedge:".
+	Prefix string
+	// Timeout bounds every Redis call: a call that takes longer (and a
+	// PING after it) counts as Redis being down. Default 250 ms: a frozen
+	// Redis costs the requests that find it so at most twice this much
+	// before the fleet falls back (a busy loopback Redis on a loaded
+	// machine answers in well under it; a tighter bound flaps).
+	Timeout time.Duration
+	// ProbeInterval is how often a Fleet that lost Redis tries it again.
+	// Default 250 ms.
+	ProbeInterval time.Duration
+	// Heartbeat is how often the instance announces itself, which is how
+	// every instance learns the fleet's size (for the per-instance
+	// fallback limit). Default 1 s; an instance silent for 5 heartbeats
+	// no longer counts.
+	Heartbeat time.Duration
+	// Logger receives the fleet's logs, each with instance=Instance.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Fleet is one instance's connection to the fleet's shared state in
+// Redis: it tracks whether Redis is reachable (logging once per change,
+// probing until it comes back), announces the instance, and makes the
+// Redis-backed rate limiter (Limiter) and A2A task store (TaskStore).
+// Create it with New and Close it when done. A Fleet is safe for
+// concurrent use.
+type Fleet struct {
+	opts   Options
+	client rueidis.Client
+	log    *slog.Logger
+	keyPre string
+
+	up       atomic.Bool
+	size     atomic.Int64 // instances seen by the last heartbeat, at least 1
+	probing  atomic.Bool
+	stateMu  sync.Mutex // orders up/down transitions and their logs
+	closed   chan struct{}
+	closeOne sync.Once
+	wg       sync.WaitGroup
+
+	set     *metrics.Set
+	calls   *metrics.Counter
+	errs    *metrics.Counter
+	changes *metrics.Counter
+}
+
+// New connects to Redis and starts the instance's heartbeat. Redis need
+// not be up yet: the Fleet starts "down", serves through its fallbacks,
+// and comes up by itself (a malformed URL is an error).
+func New(opts Options) (*Fleet, error) {
+	if opts.URL == "" {
+		return nil, errors.New("fleet: Options.URL is empty")
+	}
+	co, err := rueidis.ParseURL(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("fleet: Options.URL: %w", err)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = DefaultPrefix
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.ProbeInterval <= 0 {
+		opts.ProbeInterval = DefaultProbeInterval
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.Instance == "" {
+		opts.Instance = hostname()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	// One client for every call: auto-pipelined, no client-side cache,
+	// no retries (a lease or a check-and-set must never run twice), and
+	// created even while Redis is down (ForceSingleClient).
+	co.ForceSingleClient = true
+	co.PipelineMultiplex = -1 // one connection, auto-pipelined: nothing stale after a restart
+	co.DisableCache = true
+	co.DisableRetry = true
+	co.Dialer.Timeout = max(opts.Timeout, 500*time.Millisecond)
+	co.ConnWriteTimeout = max(opts.Timeout, 500*time.Millisecond)
+	co.ClientName = "rpcedge-" + opts.Instance
+	c, err := rueidis.NewClient(co)
+	if c == nil { // with ForceSingleClient, a client comes back even when the dial failed
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	f := &Fleet{
+		opts:   opts,
+		client: c,
+		log:    opts.Logger.With("instance", opts.Instance),
+		keyPre: opts.Prefix,
+		closed: make(chan struct{}),
+		set:    metrics.NewSet(),
+	}
+	f.size.Store(1)
+	inst := `instance=` + strconv.Quote(opts.Instance)
+	f.set.NewGauge(`rpcedge_fleet_redis_up{`+inst+`}`, func() float64 {
+		if f.up.Load() {
+			return 1
+		}
+		return 0
+	})
+	f.set.NewGauge(`rpcedge_fleet_instances{`+inst+`}`, func() float64 { return float64(f.size.Load()) })
+	f.calls = f.set.NewCounter(`rpcedge_fleet_redis_calls_total{` + inst + `}`)
+	f.errs = f.set.NewCounter(`rpcedge_fleet_redis_errors_total{` + inst + `}`)
+	f.changes = f.set.NewCounter(`rpcedge_fleet_redis_state_changes_total{` + inst + `}`)
+	f.set.NewGauge(`rpcedge_fleet_instance_info{`+inst+`}`, func() float64 { return 1 })
+
+	// The first heartbeat decides the starting state; it may take a
+	// second (a process starting beside a busy Redis).
+	if f.heartbeatWithin(max(opts.Timeout, time.Second)) {
+		f.markUp()
+	} else {
+		f.markDown(errors.New("not reachable at start"))
+	}
+	f.wg.Add(1)
+	go f.heartbeatLoop()
+	return f, nil
+}
+
+// Instance returns the instance's name.
+func (f *Fleet) Instance() string { return f.opts.Instance }
+
+// Up reports whether Redis was reachable at the last call.
+func (f *Fleet) Up() bool { return f.up.Load() }
+
+// Size returns the number of instances that announced themselves within
+// the last five heartbeats (this one included), as last seen; at least 1.
+func (f *Fleet) Size() int { return int(f.size.Load()) }
+
+// WritePrometheus writes the fleet's metrics (fastserver.Config.MoreMetrics
+// takes it):
+//
+//	rpcedge_fleet_redis_up{instance}                 gauge, 1 while Redis answers
+//	rpcedge_fleet_instances{instance}                gauge, the fleet's size as last seen
+//	rpcedge_fleet_redis_calls_total{instance}        counter
+//	rpcedge_fleet_redis_errors_total{instance}       counter, calls that failed for want of Redis
+//	rpcedge_fleet_redis_state_changes_total{instance} counter
+//	rpcedge_fleet_instance_info{instance}            gauge, always 1
+//
+// and those of the limiters made from it.
+func (f *Fleet) WritePrometheus(w io.Writer) {
+	io.WriteString(w, fleetMetricsHelp)
+	f.set.WritePrometheus(w)
+}
+
+// fleetMetricsHelp describes the fleet's metric families (fastserver's
+// /metrics writes each before its family).
+const fleetMetricsHelp = `# HELP rpcedge_fleet_redis_up Whether this instance reaches Redis (1) or serves with local limits (0).
+# TYPE rpcedge_fleet_redis_up gauge
+# HELP rpcedge_fleet_instances Instances in the fleet, as this instance last counted them.
+# TYPE rpcedge_fleet_instances gauge
+# HELP rpcedge_fleet_redis_calls_total Calls to Redis.
+# TYPE rpcedge_fleet_redis_calls_total counter
+# HELP rpcedge_fleet_redis_errors_total Calls to Redis that failed for the connection (not for a reply).
+# TYPE rpcedge_fleet_redis_errors_total counter
+# HELP rpcedge_fleet_redis_state_changes_total Changes between Redis reachable and not.
+# TYPE rpcedge_fleet_redis_state_changes_total counter
+# HELP rpcedge_fleet_instance_info This instance's name, as a label; always 1.
+# TYPE rpcedge_fleet_instance_info gauge
+# HELP rpcedge_fleet_lease_calls_total Lease calls (the GCRA script) made to Redis.
+# TYPE rpcedge_fleet_lease_calls_total counter
+# HELP rpcedge_fleet_lease_tokens_total Rate-limit tokens leased from Redis (way="granted") and given back unspent (way="returned").
+# TYPE rpcedge_fleet_lease_tokens_total counter
+# HELP rpcedge_fleet_limited_total Requests refused by the fleet-wide limit.
+# TYPE rpcedge_fleet_limited_total counter
+# HELP rpcedge_fleet_fallback_decisions_total Rate-limit decisions made with the local share while Redis was down.
+# TYPE rpcedge_fleet_fallback_decisions_total counter
+# HELP rpcedge_fleet_lease_waits_total Requests that waited for a lease refill.
+# TYPE rpcedge_fleet_lease_waits_total counter
+`
+
+// Close stops the heartbeat and the probes, leaves the fleet's
+// membership (the others' per-instance share grows at their next
+// heartbeat), and closes the connection.
+func (f *Fleet) Close() {
+	f.closeOne.Do(func() {
+		close(f.closed)
+		f.wg.Wait()
+		if f.up.Load() {
+			ctx, cancel := f.ctx(nil)
+			f.client.Do(ctx, f.client.B().Zrem().Key(f.keyPre+"instances").Member(f.opts.Instance).Build())
+			cancel()
+		}
+		f.client.Close()
+	})
+}
+
+// ctx returns a context bounded by the call timeout.
+func (f *Fleet) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	return context.WithTimeout(parent, f.opts.Timeout)
+}
+
+// check classifies the error of a Redis call: nil, a nil reply and a
+// server error reply leave the state alone; anything else (a refused or
+// broken connection, a timeout) means Redis is down. It returns err.
+func (f *Fleet) check(err error) error {
+	f.calls.Inc()
+	if err == nil || rueidis.IsRedisNil(err) {
+		f.markUp()
+		return err
+	}
+	if _, ok := rueidis.IsRedisErr(err); ok {
+		f.markUp()
+		return err
+	}
+	f.errs.Inc()
+	if f.up.Load() && f.ping() {
+		// That connection broke, Redis did not: the call failed (its
+		// caller falls back), the state stays.
+		return err
+	}
+	f.markDown(err)
+	return err
+}
+
+// ping reports whether Redis answers a PING within the call timeout.
+func (f *Fleet) ping() bool {
+	ctx, cancel := f.ctx(nil)
+	defer cancel()
+	return f.client.Do(ctx, f.client.B().Ping().Build()).Error() == nil
+}
+
+// isDown reports whether err (from check) meant Redis was unreachable.
+func isDown(err error) bool {
+	if err == nil || rueidis.IsRedisNil(err) {
+		return false
+	}
+	_, reply := rueidis.IsRedisErr(err)
+	return !reply
+}
+
+func (f *Fleet) markUp() {
+	if f.up.Load() {
+		return
+	}
+	f.stateMu.Lock()
+	defer f.stateMu.Unlock()
+	if f.up.Swap(true) {
+		return
+	}
+	f.changes.Inc()
+	f.log.Info("fleet: redis is up: limits are fleet-wide, tasks are served", "redis", redactURL(f.opts.URL))
+}
+
+func (f *Fleet) markDown(err error) {
+	f.stateMu.Lock()
+	was := f.up.Swap(false)
+	if was {
+		f.changes.Inc()
+		f.log.Warn("fleet: redis is down: limits fall back to per-instance shares, task calls answer 503 until it returns",
+			"redis", redactURL(f.opts.URL), "error", err.Error(), "instances", f.size.Load())
+	}
+	f.stateMu.Unlock()
+	f.probe()
+}
+
+// probe starts the loop that tries Redis until it answers, unless one
+// runs.
+func (f *Fleet) probe() {
+	if !f.probing.CompareAndSwap(false, true) {
+		return
+	}
+	select {
+	case <-f.closed:
+		f.probing.Store(false)
+		return
+	default:
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer f.probing.Store(false)
+		t := time.NewTicker(f.opts.ProbeInterval)
+		defer t.Stop()
+		for !f.up.Load() {
+			select {
+			case <-f.closed:
+				return
+			case <-t.C:
+			}
+			f.heartbeat() // marks up on success
+		}
+	}()
+}
+
+func (f *Fleet) heartbeatLoop() {
+	defer f.wg.Done()
+	t := time.NewTicker(f.opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.closed:
+			return
+		case <-t.C:
+			if f.up.Load() {
+				f.heartbeat()
+			}
+		}
+	}
+}
+
+// heartbeat announces the instance and reads the fleet's size, in one
+// script; it reports whether Redis answered.
+func (f *Fleet) heartbeat() bool { return f.heartbeatWithin(f.opts.Timeout) }
+
+func (f *Fleet) heartbeatWithin(d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	stale := 5 * f.opts.Heartbeat.Milliseconds()
+	n, err := scriptHeartbeat.Exec(ctx, f.client, []string{f.keyPre + "instances"},
+		[]string{f.opts.Instance, strconv.FormatInt(stale, 10)}).AsInt64()
+	if f.check(err) != nil {
+		return false
+	}
+	if n < 1 {
+		n = 1
+	}
+	f.size.Store(n)
+	return true
+}

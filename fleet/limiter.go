@@ -1,0 +1,404 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/redis/rueidis"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// Defaults of LimiterOptions.
+const (
+	DefaultLease   = 250 * time.Millisecond
+	DefaultClients = 100000
+)
+
+// LimiterOptions configures a Limiter.
+type LimiterOptions struct {
+	// Rate is the sustained requests per second one client key may make
+	// across the whole fleet. Required, positive.
+	Rate float64
+	// Burst is the GCRA's burst, fleet-wide. Default: Rate rounded up, at
+	// least 1.
+	Burst int
+	// Lease is how long an instance plans its leases for: it asks Redis
+	// for about Lease's worth of a client's demand at a time (so a hot
+	// client costs about one Redis call per Lease per instance), and gives
+	// back the tokens of a client idle for a Lease. Default 250 ms.
+	Lease time.Duration
+	// MaxLease is the most unspent tokens an instance holds for one key:
+	// the L of the accuracy bound. Default: Rate × Lease rounded up,
+	// between 1 and Burst.
+	MaxLease int
+	// Clients bounds the keys tracked locally (and by the fallback).
+	// Default 100,000.
+	Clients int
+}
+
+// Limiter is a fastserver.RateLimiter whose limit holds across the
+// fleet: a GCRA per client key in Redis (one Lua script, atomic, on
+// Redis's clock), served from local leases. An instance takes a batch of
+// tokens for a key in one call and spends them locally, refilling in the
+// background before they run out, and gives back what a client it no
+// longer sees did not use; a key Redis refused is refused locally until
+// the GCRA's retry time (Envoy's rate-limit service keeps such an
+// over-limit cache too). A hot client thus costs Redis a few calls per
+// second per instance, not one per request.
+//
+// # Accuracy
+//
+// The GCRA admits at most B + R·W tokens for one key in any window W
+// (rate R, burst B). A token is spent at most once, and each of the N
+// instances holds at most L = MaxLease unspent tokens for the key at any
+// moment, so the fleet admits at most
+//
+//	B + R·W + N·L
+//
+// requests of one client in any window W, whichever instances serve it.
+// The price is on the other side: up to N·L tokens may sit unspent
+// elsewhere while one instance refuses (returned after a Lease of
+// idleness).
+//
+// # Redis down
+//
+// While the Fleet is down (a call failed or timed out), Take answers from
+// a per-instance LocalLimiter at Rate/N with burst Burst/N (N: the
+// fleet's size from the last heartbeat), so N instances keep the fleet
+// within the limit without Redis: it fails open to per-instance shares,
+// as Envoy's global limit (failure_mode_deny false) and Kong's
+// cluster-policy limits (fault_tolerant) fail open, but bounded rather
+// than unlimited (Doorman's "safe capacity"). When Redis answers again
+// the leases resume by themselves.
+//
+// A Limiter is safe for concurrent use. Take does not allocate for a key
+// it holds tokens for.
+type Limiter struct {
+	f        *Fleet
+	rate     float64
+	burst    int
+	period   int64 // µs per token
+	tau      int64 // µs of burst
+	lease    time.Duration
+	maxLease int
+	clients  int
+
+	mu      sync.Mutex
+	keys    map[netip.Addr]*leaseEntry
+	returns []pendingReturn // tokens of evicted keys, to give back
+
+	fb     atomic.Pointer[share]
+	closed chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup
+
+	calls, granted, returned, limited, fallback, waits *metrics.Counter
+}
+
+// leaseEntry is one client key's local state, guarded by Limiter.mu.
+type leaseEntry struct {
+	rkey     string // the Redis key
+	tokens   int    // unspent tokens held
+	denied   int64  // unix ns: Redis refused until then
+	seen     int64  // unix ns of the last Take
+	since    int64  // unix ns of the last grant (demand window start)
+	attempts int    // Takes since the last grant
+	low      int    // refill in the background at or below this many
+	busy     bool   // a refill is in flight
+	done     chan struct{}
+}
+
+type pendingReturn struct {
+	rkey   string
+	tokens int
+}
+
+// share is the per-instance fallback for a fleet of n.
+type share struct {
+	n int
+	l *fastserver.LocalLimiter
+}
+
+var _ fastserver.RateLimiter = (*Limiter)(nil)
+
+// Limiter returns a fleet-wide rate limiter (set it as
+// fastserver.Config.RateLimiter). Close it when done.
+func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
+	if !(o.Rate > 0) || math.IsInf(o.Rate, 0) {
+		return nil, errors.New("fleet: LimiterOptions.Rate must be positive")
+	}
+	if o.Burst < 0 || o.MaxLease < 0 || o.Clients < 0 || o.Lease < 0 {
+		return nil, errors.New("fleet: LimiterOptions: negative Burst, MaxLease, Clients or Lease")
+	}
+	if o.Burst == 0 {
+		o.Burst = max(1, int(math.Ceil(o.Rate)))
+	}
+	if o.Lease == 0 {
+		o.Lease = DefaultLease
+	}
+	if o.MaxLease == 0 {
+		o.MaxLease = int(math.Ceil(o.Rate * o.Lease.Seconds()))
+	}
+	o.MaxLease = min(max(o.MaxLease, 1), o.Burst)
+	if o.Clients == 0 {
+		o.Clients = DefaultClients
+	}
+	period := int64(math.Round(1e6 / o.Rate))
+	if o.Rate > 1e6 {
+		return nil, errors.New("fleet: LimiterOptions.Rate above 1,000,000 per second")
+	}
+	l := &Limiter{
+		f: f, rate: o.Rate, burst: o.Burst, period: period, tau: period * int64(o.Burst),
+		lease: o.Lease, maxLease: o.MaxLease, clients: o.Clients,
+		keys:   make(map[netip.Addr]*leaseEntry),
+		closed: make(chan struct{}),
+	}
+	inst := `{instance=` + strconv.Quote(f.opts.Instance)
+	l.calls = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_calls_total` + inst + `}`)
+	l.granted = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_tokens_total` + inst + `,way="granted"}`)
+	l.returned = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_tokens_total` + inst + `,way="returned"}`)
+	l.limited = f.set.GetOrCreateCounter(`rpcedge_fleet_limited_total` + inst + `}`)
+	l.fallback = f.set.GetOrCreateCounter(`rpcedge_fleet_fallback_decisions_total` + inst + `}`)
+	l.waits = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_waits_total` + inst + `}`)
+	l.wg.Add(1)
+	go l.sweep()
+	return l, nil
+}
+
+// Bound returns the accuracy bound for a fleet of n instances over a
+// window w: the most requests of one client key the fleet admits in any
+// window of that length, B + R·w + n·L.
+func (l *Limiter) Bound(n int, w time.Duration) float64 {
+	return float64(l.burst) + l.rate*w.Seconds() + float64(n*l.maxLease)
+}
+
+// MaxLease returns L, the most unspent tokens an instance holds per key.
+func (l *Limiter) MaxLease() int { return l.maxLease }
+
+// Take spends one token of key: 0 when the request may go on, else the
+// time until the client may try again.
+func (l *Limiter) Take(key netip.Addr) time.Duration {
+	if !l.f.up.Load() {
+		l.fallback.Inc()
+		return l.local().Take(key)
+	}
+	now := time.Now().UnixNano()
+	l.mu.Lock()
+	e := l.keys[key]
+	if e == nil {
+		e = l.insert(key)
+	}
+	e.seen = now
+	e.attempts++
+	for try := 0; ; try++ {
+		if e.tokens > 0 {
+			e.tokens--
+			if e.tokens <= e.low && !e.busy {
+				l.startRefill(e)
+				go l.refill(e)
+			}
+			l.mu.Unlock()
+			return 0
+		}
+		if now < e.denied {
+			wait := time.Duration(e.denied - now)
+			l.mu.Unlock()
+			l.limited.Inc()
+			return wait
+		}
+		if try > 0 {
+			// The refill brought no answer: Redis is down.
+			l.mu.Unlock()
+			l.fallback.Inc()
+			return l.local().Take(key)
+		}
+		if e.busy {
+			l.waits.Inc()
+			ch := e.done
+			l.mu.Unlock()
+			<-ch // bounded by the call timeout
+		} else {
+			l.startRefill(e)
+			l.mu.Unlock()
+			l.refill(e)
+		}
+		l.mu.Lock()
+		now = time.Now().UnixNano()
+	}
+}
+
+func (l *Limiter) insert(key netip.Addr) *leaseEntry {
+	if len(l.keys) >= l.clients {
+		for k, old := range l.keys { // evict one idle key
+			if old.busy {
+				continue
+			}
+			if old.tokens > 0 {
+				l.returns = append(l.returns, pendingReturn{old.rkey, old.tokens})
+			}
+			delete(l.keys, k)
+			break
+		}
+	}
+	e := &leaseEntry{rkey: l.f.keyPre + "rl:" + key.String()}
+	l.keys[key] = e
+	return e
+}
+
+// startRefill marks e busy; l.mu is held.
+func (l *Limiter) startRefill(e *leaseEntry) {
+	e.busy = true
+	e.done = make(chan struct{})
+}
+
+// refill asks Redis for about a Lease's worth of e's demand, capped so
+// that e never holds more than MaxLease tokens. l.mu is not held.
+func (l *Limiter) refill(e *leaseEntry) {
+	now := time.Now().UnixNano()
+	l.mu.Lock()
+	want := l.maxLease / 4
+	if e.since > 0 {
+		elapsed := float64(now-e.since) / 1e9
+		demand := float64(e.attempts) / max(elapsed, 0.001)
+		want = int(math.Ceil(demand * l.lease.Seconds()))
+	}
+	want = min(max(want, 1), l.maxLease-e.tokens)
+	rkey := e.rkey
+	l.mu.Unlock()
+
+	grant, retry, err := l.call(rkey, want, 0)
+
+	l.mu.Lock()
+	if err == nil {
+		now = time.Now().UnixNano()
+		if grant > 0 {
+			e.tokens += grant
+			e.denied = 0
+			e.low = grant / 2
+		} else {
+			// Refused: refuse locally until a token is due, and ask again
+			// no sooner than half a lease (a throttled client costs Redis
+			// a few calls per second, not one per token).
+			e.denied = now + max(retry*1000, int64(l.lease)/2)
+		}
+		e.since, e.attempts = now, 0
+	}
+	e.busy = false
+	close(e.done)
+	l.mu.Unlock()
+}
+
+// call runs the lease script: take want tokens after returning ret.
+func (l *Limiter) call(rkey string, want, ret int) (grant int, retryUS int64, err error) {
+	ctx, cancel := l.f.ctx(context.Background())
+	defer cancel()
+	l.calls.Inc()
+	vals, err := scriptLease.Exec(ctx, l.f.client, []string{rkey}, []string{
+		strconv.FormatInt(l.period, 10), strconv.FormatInt(l.tau, 10), strconv.Itoa(want), strconv.Itoa(ret),
+	}).AsIntSlice()
+	if l.f.check(err) != nil {
+		return 0, 0, err
+	}
+	if len(vals) != 2 {
+		return 0, 0, errors.New("fleet: lease script answered " + strconv.Itoa(len(vals)) + " values")
+	}
+	l.granted.Add(int(vals[0]))
+	l.returned.Add(ret)
+	return int(vals[0]), vals[1], nil
+}
+
+// local returns the per-instance fallback for the fleet's current size.
+func (l *Limiter) local() *fastserver.LocalLimiter {
+	n := l.f.Size()
+	s := l.fb.Load()
+	if s == nil || s.n != n {
+		ns := &share{n: n, l: fastserver.NewLocalLimiter(l.rate/float64(n), max(1, l.burst/n), l.clients)}
+		if l.fb.CompareAndSwap(s, ns) {
+			s = ns
+		} else {
+			s = l.fb.Load()
+		}
+	}
+	return s.l
+}
+
+// sweep gives back the tokens of keys idle for a Lease, and forgets keys
+// idle for ten.
+func (l *Limiter) sweep() {
+	defer l.wg.Done()
+	t := time.NewTicker(l.lease / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.closed:
+			l.giveBack(l.collect(true))
+			return
+		case <-t.C:
+		}
+		if l.f.up.Load() {
+			l.giveBack(l.collect(false))
+		}
+	}
+}
+
+// collect takes the tokens of idle keys (all keys when all is set) out of
+// the table, for giveBack.
+func (l *Limiter) collect(all bool) []pendingReturn {
+	now := time.Now().UnixNano()
+	idle, forget := int64(l.lease), 10*int64(l.lease)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.returns
+	l.returns = nil
+	for k, e := range l.keys {
+		if e.busy {
+			continue
+		}
+		if e.tokens > 0 && (all || now-e.seen > idle) {
+			out = append(out, pendingReturn{e.rkey, e.tokens})
+			e.tokens = 0
+		}
+		if e.tokens == 0 && now-e.seen > forget && now > e.denied {
+			delete(l.keys, k)
+		}
+	}
+	return out
+}
+
+// giveBack returns tokens to Redis, pipelined.
+func (l *Limiter) giveBack(rs []pendingReturn) {
+	for len(rs) > 0 {
+		batch := rs[:min(len(rs), 256)]
+		rs = rs[len(batch):]
+		execs := make([]rueidis.LuaExec, len(batch))
+		for i, r := range batch {
+			execs[i] = rueidis.LuaExec{Keys: []string{r.rkey}, Args: []string{
+				strconv.FormatInt(l.period, 10), strconv.FormatInt(l.tau, 10), "0", strconv.Itoa(r.tokens)}}
+		}
+		ctx, cancel := l.f.ctx(context.Background())
+		res := scriptLease.ExecMulti(ctx, l.f.client, execs...)
+		cancel()
+		for i, r := range res {
+			l.calls.Inc()
+			if l.f.check(r.Error()) != nil {
+				return // down: those tokens stay spent in Redis
+			}
+			l.returned.Add(batch[i].tokens)
+		}
+	}
+}
+
+// Close gives back every unspent token and stops the background work.
+func (l *Limiter) Close() {
+	l.once.Do(func() {
+		close(l.closed)
+		l.wg.Wait()
+	})
+}

@@ -1,0 +1,186 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/a2a/storetest"
+	"github.com/rpcedge/rpcedge/internal/services"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newFleet connects a Fleet to r with a fresh prefix, closed when the test
+// ends.
+func newFleet(t *testing.T, r *services.Redis, instance, prefix string) *Fleet {
+	t.Helper()
+	f, err := New(Options{URL: r.URL(), Instance: instance, Prefix: prefix, Logger: quiet(),
+		ProbeInterval: 50 * time.Millisecond, Heartbeat: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	waitUp(t, f)
+	return f
+}
+
+// waitUp waits up to 5 s for f to find Redis.
+func waitUp(t *testing.T, f *Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f.Up() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !f.Up() {
+		t.Fatal("the fleet did not find Redis within 5 s")
+	}
+}
+
+func newStore(t *testing.T, f *Fleet, o TaskOptions) *TaskStore {
+	t.Helper()
+	s, err := f.TaskStore(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestTaskStoreContract(t *testing.T) {
+	r := services.StartRedis(t)
+	n := 0
+	prefix := func() string { n++; return "t" + string(rune('a'+n)) + ":" }
+	storetest.Run(t,
+		func(t *testing.T) a2a.TaskStore { return newStore(t, newFleet(t, r, "a", prefix()), TaskOptions{}) },
+		func(t *testing.T) (a2a.TaskStore, a2a.TaskStore) {
+			p := prefix()
+			return newStore(t, newFleet(t, r, "a", p), TaskOptions{}), newStore(t, newFleet(t, r, "b", p), TaskOptions{})
+		})
+}
+
+func TestTaskStoreBounds(t *testing.T) {
+	r := services.StartRedis(t)
+	ctx := context.Background()
+	f := newFleet(t, r, "a", "b:")
+	s := newStore(t, f, TaskOptions{MaxTasks: 3, MaxTaskBytes: 4096, TTL: 2 * time.Second})
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	for i, id := range []string{"t1", "t2", "t3", "t4"} {
+		if err := s.Create(ctx, storetest.Task(id, "c", a2a.TaskStateWorking, at.Add(time.Duration(i)*time.Millisecond))); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // creation order by Redis's clock
+	}
+	if _, err := s.Get(ctx, "t1"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("the oldest of 4 with MaxTasks 3: %v, want evicted", err)
+	}
+	p, err := s.List(ctx, a2a.TaskQuery{ContextID: "c", PageSize: 10})
+	if err != nil || p.TotalSize != 3 || len(p.Tasks) != 3 || p.Tasks[0].ID != "t4" {
+		t.Errorf("after eviction: %+v %v", p, err)
+	}
+	// Past the size bound: refused, unchanged.
+	big := storetest.Task("big", "c", a2a.TaskStateWorking, at)
+	big.Artifacts[0].Parts[0].Text = strings.Repeat("x", 5000)
+	if err := s.Create(ctx, big); !errors.Is(err, a2a.ErrTaskTooLarge) {
+		t.Errorf("a task past MaxTaskBytes: %v", err)
+	}
+	_, err = s.Update(ctx, "t2", func(o *a2a.Task) (*a2a.Task, error) {
+		n := *o
+		n.Metadata = []byte(`{"pad":"` + strings.Repeat("y", 5000) + `"}`)
+		return &n, nil
+	})
+	if !errors.Is(err, a2a.ErrTaskTooLarge) {
+		t.Errorf("an update past MaxTaskBytes: %v", err)
+	}
+	// The TTL: gone after it (EXPIRE on the hash), and out of the lists.
+	ttl, _ := r.Do("TTL", "b:{a2a}:t:t2")
+	if ttl != ":2" && ttl != ":1" {
+		t.Errorf("TTL of a task: %s", ttl)
+	}
+	time.Sleep(3100 * time.Millisecond)
+	if _, err := s.Get(ctx, "t2"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("after the TTL: %v", err)
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{ContextID: "c", PageSize: 10}); err != nil || len(p.Tasks) != 0 {
+		t.Errorf("listing after the TTL: %+v %v", p, err)
+	}
+}
+
+// Redis down: every call fails at once with ErrStoreUnavailable; the
+// store recovers by itself when Redis is back (empty, in this test:
+// no persistence); tasks survive the restart of an instance (a new Fleet
+// on the same Redis).
+func TestTaskStoreDown(t *testing.T) {
+	r := services.StartRedis(t)
+	ctx := context.Background()
+	f := newFleet(t, r, "a", "d:")
+	s := newStore(t, f, TaskOptions{})
+	tk := storetest.Task("k1", "c", a2a.TaskStateWorking, time.Now().UTC().Truncate(time.Millisecond))
+	if err := s.Create(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // the instance restarts
+	f2 := newFleet(t, r, "a", "d:")
+	s2 := newStore(t, f2, TaskOptions{})
+	if got, err := s2.Get(ctx, "k1"); err != nil || got.ID != "k1" {
+		t.Fatalf("after the instance's restart: %v %v", got, err)
+	}
+
+	r.Kill()
+	start := time.Now()
+	if _, err := s2.Get(ctx, "k1"); !errors.Is(err, a2a.ErrStoreUnavailable) {
+		t.Fatalf("Redis killed: %v, want ErrStoreUnavailable", err)
+	}
+	for _, err := range []error{
+		func() error { _, err := s2.Get(ctx, "k1"); return err }(),
+		s2.Create(ctx, storetest.Task("k2", "c", a2a.TaskStateWorking, time.Now())),
+		func() error {
+			_, err := s2.Update(ctx, "k1", func(o *a2a.Task) (*a2a.Task, error) { return o, nil })
+			return err
+		}(),
+		func() error { _, err := s2.List(ctx, a2a.TaskQuery{PageSize: 1}); return err }(),
+	} {
+		if !errors.Is(err, a2a.ErrStoreUnavailable) {
+			t.Errorf("down: %v", err)
+		}
+	}
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Errorf("failing took %v: calls while down must fail at once", el)
+	}
+	if f2.Up() {
+		t.Error("Up while Redis is killed")
+	}
+	r.Restart()
+	deadline := time.Now().Add(5 * time.Second)
+	for !f2.Up() && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !f2.Up() {
+		t.Fatal("the fleet did not come back up within 5 s of Redis")
+	}
+	if err := s2.Create(ctx, storetest.Task("k3", "c", a2a.TaskStateWorking, time.Now())); err != nil {
+		t.Errorf("after recovery: %v", err)
+	}
+}
+
+// newLogger logs text lines into b, under mu.
+func newLogger(b *bytes.Buffer, mu *sync.Mutex) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lockedWriter{b, mu}, nil))
+}
+
+type lockedWriter struct {
+	b  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/rpcedge/rpcedge/internal/services"
+)
+
+func TestParseFleetFlags(t *testing.T) {
+	o, err := ParseFlags([]string{"-redis", "redis://127.0.0.1:6379/0", "-instance", "edge-1", "-rate", "100"}, io.Discard)
+	if err != nil || o.Redis != "redis://127.0.0.1:6379/0" || o.Instance != "edge-1" {
+		t.Errorf("%+v %v", o, err)
+	}
+	if _, err := ParseFlags([]string{"-redis", "redis://x:1/0", "-stdio"}, io.Discard); err == nil {
+		t.Error("-redis with -stdio accepted")
+	}
+	if _, err := New(Options{Redis: "http://not-redis"}); err == nil {
+		t.Error("a malformed Redis URL accepted")
+	}
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	json.NewDecoder(resp.Body).Decode(&v)
+	return resp.StatusCode, v
+}
+
+// Two instances on one Redis: a task created through one is read and
+// canceled through the other; the rate limit is shared; the fleet's
+// metrics carry the instance.
+func TestFleetInstances(t *testing.T) {
+	r := services.StartRedis(t)
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		var opts Options
+		opts.Server.Addr = "127.0.0.1:0"
+		opts.Server.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Server.RateLimit, opts.Server.RateBurst = 1, 6
+		opts.Redis, opts.Instance = r.URL(), name
+		u, stop, err := Start(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stop() })
+		urls = append(urls, u)
+	}
+	st, v := postJSON(t, urls[0]+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"metadata":{"skillId":"wait","seconds":60},"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}}}`)
+	task, _ := v["result"].(map[string]any)["task"].(map[string]any)
+	if st != 200 || task["id"] == nil {
+		t.Fatalf("send: %d %v", st, v)
+	}
+	id := task["id"].(string)
+	st, v = postJSON(t, urls[1]+"/a2a", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+id+`"}}`)
+	if st != 200 || v["result"].(map[string]any)["id"] != id {
+		t.Fatalf("get through b: %d %v", st, v)
+	}
+	st, v = postJSON(t, urls[1]+"/a2a", `{"jsonrpc":"2.0","id":3,"method":"CancelTask","params":{"id":"`+id+`"}}`)
+	if st != 200 || v["result"] == nil {
+		t.Fatalf("cancel through b: %d %v", st, v)
+	}
+	_, v = postJSON(t, urls[0]+"/a2a", `{"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":"`+id+`"}}`)
+	if e, _ := v["error"].(map[string]any); e == nil || e["code"] != -32002.0 {
+		t.Fatalf("second cancel through a: %v", v)
+	}
+	// 4 requests so far of a burst of 6 fleet-wide: a few more pass, then
+	// both refuse.
+	limited := 0
+	for i := range 6 {
+		st, _ := postJSON(t, urls[i%2]+"/a2a", `{"jsonrpc":"2.0","id":5,"method":"GetTask","params":{"id":"`+id+`"}}`)
+		if st == 429 {
+			limited++
+		}
+	}
+	if limited < 3 {
+		t.Errorf("%d of 6 limited after 4 of a fleet-wide burst of 6", limited)
+	}
+	resp, err := http.Get(urls[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(b.String(), `rpcedge_fleet_redis_up{instance="b"} 1`) || !strings.Contains(b.String(), "rpcedge_requests_total") {
+		t.Errorf("metrics:\n%s", b.String())
+	}
+}
