@@ -62,9 +62,7 @@ func TestMinBodyRate(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := head + 20; i < len(raw); i += 20 {
-			select {
-			case <-time.After(100 * time.Millisecond):
-			}
+			time.Sleep(100 * time.Millisecond)
 			if slow.c.SetWriteDeadline(time.Now().Add(time.Second)) != nil {
 				return
 			}

@@ -133,7 +133,7 @@ func (o origins) allowed(origin []byte) bool {
 		return false
 	}
 	host := lo[i+3:]
-	if bytes.IndexAny(host, "/?#@") >= 0 {
+	if bytes.ContainsAny(host, "/?#@") {
 		return false
 	}
 	if len(host) > 0 && host[0] == '[' {

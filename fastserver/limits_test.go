@@ -274,14 +274,16 @@ func TestRateLimiterConcurrent(t *testing.T) {
 func TestRateLimiterRefill(t *testing.T) {
 	r := newRateLimiter(20, 2, 10, nil, false)
 	ctx := keyCtx("192.0.2.1", "")
-	if r.takeCtx(ctx) != 0 || r.takeCtx(ctx) != 0 {
+	first, second := r.takeCtx(ctx), r.takeCtx(ctx)
+	if first != 0 || second != 0 {
 		t.Fatal("burst of 2")
 	}
 	if w := r.takeCtx(ctx); w != 1 {
 		t.Fatalf("third take: wait %d, want 1 (whole seconds, at least 1)", w)
 	}
 	time.Sleep(120 * time.Millisecond) // 20/s: more than 2 tokens back, capped at the burst
-	if r.takeCtx(ctx) != 0 || r.takeCtx(ctx) != 0 {
+	first, second = r.takeCtx(ctx), r.takeCtx(ctx)
+	if first != 0 || second != 0 {
 		t.Fatal("the bucket should have refilled to its burst")
 	}
 	if r.takeCtx(ctx) == 0 {

@@ -73,7 +73,7 @@ func TestConfigRateLimiter(t *testing.T) {
 func TestLocalLimiter(t *testing.T) {
 	l := NewLocalLimiter(10, 2, 0) // clients 0 means 1
 	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
-	if l.Take(a) != 0 || l.Take(a) != 0 {
+	if first, second := l.Take(a), l.Take(a); first != 0 || second != 0 {
 		t.Fatal("burst of 2")
 	}
 	w := l.Take(a)

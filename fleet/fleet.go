@@ -215,7 +215,7 @@ func (f *Fleet) Close() {
 		close(f.closed)
 		f.wg.Wait()
 		if f.up.Load() {
-			ctx, cancel := f.ctx(nil)
+			ctx, cancel := f.ctx(context.Background())
 			f.client.Do(ctx, f.client.B().Zrem().Key(f.keyPre+"instances").Member(f.opts.Instance).Build())
 			cancel()
 		}
@@ -225,9 +225,6 @@ func (f *Fleet) Close() {
 
 // ctx returns a context bounded by the call timeout.
 func (f *Fleet) ctx(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent == nil {
-		parent = context.Background()
-	}
 	return context.WithTimeout(parent, f.opts.Timeout)
 }
 
@@ -256,7 +253,7 @@ func (f *Fleet) check(err error) error {
 
 // ping reports whether Redis answers a PING within the call timeout.
 func (f *Fleet) ping() bool {
-	ctx, cancel := f.ctx(nil)
+	ctx, cancel := f.ctx(context.Background())
 	defer cancel()
 	return f.client.Do(ctx, f.client.B().Ping().Build()).Error() == nil
 }

@@ -57,10 +57,8 @@ func TestLimiterFleetWide(t *testing.T) {
 	const rate, burst = 200.0, 50
 	const w = 3 * time.Second
 	var ls []*Limiter
-	var fs []*Fleet
 	for _, name := range []string{"a", "b", "c"} {
 		f := newFleet(t, r, name, "fw:")
-		fs = append(fs, f)
 		ls = append(ls, newLimiter(t, f, LimiterOptions{Rate: rate, Burst: burst}))
 	}
 	key := netip.MustParseAddr("198.51.100.1")

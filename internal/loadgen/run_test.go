@@ -22,14 +22,6 @@ func runOrFatal(t *testing.T, cfg Config) *Report {
 	return rep
 }
 
-func wrongTotal(rep *Report) uint64 {
-	var n uint64
-	for _, v := range rep.WrongByClass {
-		n += v
-	}
-	return n
-}
-
 // TestRunRightServer runs every shape against a server that follows the
 // contract: nothing may be flagged.
 func TestRunRightServer(t *testing.T) {
