@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
 )
 
 // Defaults of Config, as the wire contract gives them.
@@ -142,6 +143,11 @@ type Config struct {
 	// TLSConfig, say): TLS 1.2 and 1.3 only (a lower MinVersion is raised
 	// to 1.2), http/1.1 over ALPN. Default nil: plain HTTP.
 	TLS *tls.Config
+	// MetricsGuard, when set, runs before GET /metrics is answered: it
+	// returns true to let the scrape through, or answers the request
+	// itself (a 401 with its challenge, say) and returns false. Default
+	// nil: /metrics is public, as /healthz is.
+	MetricsGuard func(ctx *fasthttp.RequestCtx) bool
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger

@@ -212,7 +212,7 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, ctype, body [
 	resp.WriteString("\r\nConnection: close\r\n")
 	for k, v := range ctx.Response.Header.All() {
 		switch string(k) {
-		case "Retry-After", "Access-Control-Allow-Origin", "Vary":
+		case "Retry-After", "Access-Control-Allow-Origin", "Vary", "Www-Authenticate", "WWW-Authenticate":
 			resp.Write(k)
 			resp.WriteString(": ")
 			resp.Write(v)

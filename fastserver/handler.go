@@ -24,6 +24,15 @@ type Error struct {
 	// seconds to the HTTP answer (a 503 for a dependency that is down,
 	// for example).
 	RetryAfter int
+	// Header lists response header fields sent with the answer, such as
+	// the WWW-Authenticate challenge of a 401 or a 403; nil for none.
+	// Values must be valid header values (no CR or LF).
+	Header []HeaderField
+}
+
+// HeaderField is one response header field of an Error's answer.
+type HeaderField struct {
+	Name, Value string
 }
 
 // Error returns "fastserver: CODE MESSAGE".
@@ -55,6 +64,10 @@ type Request struct {
 	// set it (for example to the protocol version in use) for Route and
 	// the handler to read. It starts at 0.
 	Version int
+	// Auth is what Endpoint.Authorize let the request through with (the
+	// verified access token, say), for Check, Route and the handler; nil
+	// when the endpoint has no Authorize. It is reset for every request.
+	Auth any
 
 	header *fasthttp.RequestHeader
 	f      *fields // the header snapshot the server took, or nil
@@ -68,12 +81,14 @@ type Request struct {
 func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx context.Context) {
 	r.Msg = m
 	r.Version = 0
+	r.Auth = nil
 	r.header = header
 	r.f = nil
 	r.ctx = ctx
 }
 
-// reset is Reset with the server's header snapshot.
+// reset is Reset with the server's header snapshot. It keeps r.Auth,
+// which the authorization row set before the body was read.
 func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
 	r.Msg = m
 	r.Version = 0
@@ -111,6 +126,16 @@ var empty = []byte{}
 // empty.
 func (r *Request) HasHeader(name string) bool {
 	return r.Header(name) != nil
+}
+
+// RequestURI returns the request-target as it came in the request line
+// (path and query), or nil for a request without one. The slice is valid
+// until the handler returns.
+func (r *Request) RequestURI() []byte {
+	if r.header == nil {
+		return nil
+	}
+	return r.header.RequestURI()
 }
 
 // Host returns the request's Host header.
@@ -180,6 +205,15 @@ type Endpoint struct {
 	// r.Version. A non-nil result refuses the message with its status
 	// and code (usually 400).
 	Check func(r *Request) *Error
+	// Authorize, when set, decides the endpoint's authorization row (2a
+	// in the package doc: after the rate limit, before Content-Type) from
+	// the request line and header section alone, before any byte of the
+	// body is read. r.Msg is nil then; r.Header, r.RequestURI and r.Host
+	// work. It may set r.Auth for the later hooks and the handler. A
+	// non-nil result refuses the request with its status, code and
+	// header fields (a 401 and its WWW-Authenticate challenge, say), and
+	// "id": null. It must be safe for concurrent use.
+	Authorize func(r *Request) *Error
 	// Route resolves a request's method (rows 14 and 16). It is required.
 	Route func(r *Request) Route
 	// Labels lists every Route.Label the endpoint can return, for

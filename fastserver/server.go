@@ -255,6 +255,7 @@ type call struct {
 	start   time.Time     // when the request's handler was entered
 	mem     bytes.Reader  // the body when fasthttp holds it in memory
 	out     []byte
+	hdr     []HeaderField // header fields of the answer's *Error
 	zbuf    []byte
 	dl      deadlineCtx
 	stage   stage // where the request is, for the panic guard
@@ -309,7 +310,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	case "/healthz":
 		h = s.healthz
 	case "/metrics":
-		h = s.metrics.serve
+		h = s.serveMetrics
 	default:
 		h = s.gets[string(path)]
 	}
@@ -325,6 +326,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	h(ctx)
 }
 
+// serveMetrics answers GET /metrics behind Config.MetricsGuard.
+func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
+	if g := s.cfg.MetricsGuard; g != nil && !g(ctx) {
+		return
+	}
+	s.metrics.serve(ctx)
+}
+
 func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.SetContentTypeBytes(strTextPlain)
 	ctx.SetBody(strOK)
@@ -338,6 +347,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
 	c.stage, c.pending, c.early, c.start = stageHeaders, false, false, start
+	c.hdr = nil
 	defer func() {
 		if v := recover(); v != nil {
 			s.recoverRPC(ctx, ep, c, v)
@@ -403,6 +413,16 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		if wait := s.rate.take(ctx, f); wait > 0 {
 			c.pending = true // the body is never read: always answer early
 			return s.refuse(ctx, c, fasthttp.StatusTooManyRequests, decode.CodeInternalError, "rate limit reached", wait)
+		}
+	}
+	// Row 2a: the endpoint's authorization, from the request line and
+	// the header section alone.
+	if ep.Authorize != nil {
+		r := &c.req
+		r.reset(f, nil, nil)
+		r.Auth = nil
+		if e := ep.Authorize(r); e != nil {
+			return s.refuseError(ctx, c, e)
 		}
 	}
 	// Rows 3 to 5.
@@ -576,12 +596,14 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	return fasthttp.StatusOK, 0
 }
 
-// rpcError leaves the answer of e in c.out.
+// rpcError leaves the answer of e in c.out, and its header fields in
+// c.hdr for writeJSON.
 func (c *call) rpcError(e *Error, id []byte) (int, int) {
 	st := e.Status
 	if st == 0 {
 		st = fasthttp.StatusOK
 	}
+	c.hdr = e.Header
 	return c.error(st, id, e.Code, e.Message, e.Data)
 }
 
@@ -615,6 +637,10 @@ func (s *Server) answerError(ctx *fasthttp.RequestCtx, c *call, status int, id [
 // writeJSON sends c.out as the JSON answer, compressed when allowed.
 func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
 	ctx.SetStatusCode(status)
+	for _, h := range c.hdr {
+		ctx.Response.Header.Set(h.Name, h.Value)
+	}
+	c.hdr = nil
 	ctx.Response.Header.SetContentTypeBytes(ctJSON)
 	if len(c.out) >= CompressMinBytes {
 		if ae := c.f.get(fAcceptEncoding); len(ae) > 0 {
@@ -650,6 +676,19 @@ func (s *Server) refuse(ctx *fasthttp.RequestCtx, c *call, status, code int, msg
 	c.early = true
 	s.earlyAnswer(ctx, status, ctJSON, decode.AppendError(nil, nullJSON, code, msg, nil))
 	return status, code
+}
+
+// refuseError answers e, an endpoint hook's refusal decided before the
+// body is read, as refuse does, with e's header fields and Retry-After.
+func (s *Server) refuseError(ctx *fasthttp.RequestCtx, c *call, e *Error) (int, int) {
+	for _, h := range e.Header {
+		ctx.Response.Header.Set(h.Name, h.Value)
+	}
+	st := e.Status
+	if st == 0 {
+		st = fasthttp.StatusOK
+	}
+	return s.refuse(ctx, c, st, e.Code, e.Message, e.RetryAfter)
 }
 
 // isTimeout reports whether err is a network timeout.

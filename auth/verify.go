@@ -1,0 +1,268 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// NOTE: verifying a token on a cache miss.
+//
+// A token with two dots is a JWT access token (RFC 9068) and is verified
+// with github.com/golang-jwt/jwt/v5: the algorithm on the allow-list
+// (never none or HS*), the signature by a key of the issuer's JWKS whose
+// kid, alg and type fit, typ absent, "JWT", "at+jwt" or
+// "application/at+jwt" (other typs — an ID token's or a logout token's
+// purpose — are refused), iss equal to the issuer exactly, aud holding
+// the Resource's identifier (or one of its aliases), exp required, nbf
+// and iat not in the future, each with the configured leeway. Anything
+// else, with IntrospectionConfig set, is introspected (RFC 7662): active,
+// iss (when given) the issuer, aud holding the identifier, exp not past.
+// The scope claim is read as a space-separated string or an array, and
+// scp (Entra ID, Okta) likewise.
+
+// reason says why a token was refused.
+type reason uint8
+
+const (
+	reasonOK          reason = iota
+	reasonInvalid            // not a token this server can verify
+	reasonExpired            // exp past (or nbf/iat ahead)
+	reasonAudience           // for another resource
+	reasonIssuer             // from another issuer
+	reasonUnavailable        // keys or introspection unreachable: 503
+	reasonTooLong            // over MaxTokenBytes
+	numReasons
+)
+
+type claims struct {
+	jwt.RegisteredClaims
+	Scope    json.RawMessage `json:"scope,omitempty"`
+	Scp      json.RawMessage `json:"scp,omitempty"`
+	ClientID string          `json:"client_id,omitempty"`
+	Azp      string          `json:"azp,omitempty"`
+}
+
+// verifyJWT verifies a JWT access token for a resource answering to
+// audiences.
+func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []string) (*Token, *jwk, reason) {
+	ks, err := iss.keySet(ctx)
+	if err != nil {
+		return nil, nil, reasonUnavailable
+	}
+	var used *jwk
+	keyfunc := func(t *jwt.Token) (any, error) {
+		switch typ, _ := t.Header["typ"].(string); strings.ToLower(typ) {
+		case "", "jwt", "at+jwt", "application/at+jwt":
+		default:
+			return nil, errors.New("auth: typ is not an access token's")
+		}
+		alg := t.Method.Alg()
+		kid, hasKID := t.Header["kid"].(string)
+		if !hasKID {
+			var set jwt.VerificationKeySet
+			for _, k := range ks.all {
+				if k.fits(alg) {
+					set.Keys = append(set.Keys, k.key)
+				}
+			}
+			if len(set.Keys) == 0 {
+				return nil, errors.New("auth: no key fits")
+			}
+			if len(set.Keys) == 1 {
+				for _, k := range ks.all {
+					if k.fits(alg) {
+						used = k
+					}
+				}
+			}
+			return set, nil
+		}
+		k := ks.byKID[kid]
+		if k == nil {
+			if fresh := iss.unknownKey(ctx); fresh != nil {
+				k = fresh.byKID[kid]
+			}
+		}
+		if k == nil || !k.fits(alg) || k.revoked.Load() {
+			return nil, errors.New("auth: no key for this kid and alg")
+		}
+		used = k
+		return k.key, nil
+	}
+	var c claims
+	p := jwt.NewParser(
+		jwt.WithValidMethods(iss.algs),
+		jwt.WithIssuer(iss.URL()),
+		jwt.WithAudience(audiences...),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithLeeway(iss.cfg.Leeway),
+	)
+	if _, err := p.ParseWithClaims(token, &c, keyfunc); err != nil {
+		switch {
+		case errors.Is(err, jwt.ErrTokenExpired), errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+			return nil, nil, reasonExpired
+		case errors.Is(err, jwt.ErrTokenInvalidAudience):
+			return nil, nil, reasonAudience
+		case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+			return nil, nil, reasonIssuer
+		}
+		return nil, nil, reasonInvalid
+	}
+	tok := &Token{
+		Issuer:   c.Issuer,
+		Subject:  c.Subject,
+		ClientID: c.ClientID,
+		ID:       c.ID,
+		Audience: c.Audience,
+		Expiry:   c.ExpiresAt.Time,
+	}
+	if tok.ClientID == "" {
+		tok.ClientID = c.Azp
+	}
+	tok.ScopeNames = append(scopeNames(c.Scope), scopeNames(c.Scp)...)
+	return tok, used, reasonOK
+}
+
+// scopeNames reads a scope claim: a space-separated string or an array
+// of strings; anything else holds no scope.
+func scopeNames(raw json.RawMessage) []string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.Fields(s)
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		out := list[:0]
+		for _, v := range list {
+			out = append(out, strings.Fields(v)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// introspection is the part of an RFC 7662 answer used here.
+type introspection struct {
+	Active   bool             `json:"active"`
+	Scope    json.RawMessage  `json:"scope"`
+	ClientID string           `json:"client_id"`
+	Sub      string           `json:"sub"`
+	Exp      *json.Number     `json:"exp"`
+	Nbf      *json.Number     `json:"nbf"`
+	Aud      jwt.ClaimStrings `json:"aud"`
+	Iss      string           `json:"iss"`
+	Jti      string           `json:"jti"`
+}
+
+// introspect asks the introspection endpoint about an opaque token. It
+// returns the token and until when its answer may be cached.
+func (iss *Issuer) introspect(ctx context.Context, token string, audiences []string) (*Token, time.Time, reason) {
+	in := iss.cfg.Introspection
+	if in == nil {
+		return nil, time.Time{}, reasonInvalid
+	}
+	endpoint := in.Endpoint
+	if endpoint == "" {
+		if iss.meta.Load() == nil {
+			if err := iss.wait(ctx, iss.startFetch()); err != nil && iss.meta.Load() == nil {
+				return nil, time.Time{}, reasonUnavailable
+			}
+		}
+		if m := iss.meta.Load(); m != nil {
+			endpoint = m.IntrospectionEndpoint
+		}
+		if endpoint == "" {
+			return nil, time.Time{}, reasonUnavailable
+		}
+	}
+	t := time.NewTimer(iss.cfg.FetchTimeout)
+	defer t.Stop()
+	select {
+	case iss.introSem <- struct{}{}:
+		defer func() { <-iss.introSem }()
+	case <-t.C:
+		return nil, time.Time{}, reasonUnavailable
+	case <-ctx.Done():
+		return nil, time.Time{}, reasonUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, iss.cfg.FetchTimeout)
+	defer cancel()
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, time.Time{}, reasonUnavailable
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(in.ClientID), url.QueryEscape(in.ClientSecret))
+	resp, err := iss.client.Do(req)
+	if err != nil {
+		return nil, time.Time{}, reasonUnavailable
+	}
+	defer resp.Body.Close()
+	doc, err := readJSON(resp, endpoint)
+	if err != nil {
+		return nil, time.Time{}, reasonUnavailable
+	}
+	var r introspection
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if dec.Decode(&r) != nil {
+		return nil, time.Time{}, reasonUnavailable
+	}
+	now := time.Now()
+	switch {
+	case !r.Active:
+		return nil, time.Time{}, reasonInvalid
+	case r.Iss != "" && r.Iss != iss.URL():
+		return nil, time.Time{}, reasonIssuer
+	case !holdsAny(r.Aud, audiences):
+		return nil, time.Time{}, reasonAudience
+	}
+	tok := &Token{Issuer: iss.URL(), Subject: r.Sub, ClientID: r.ClientID, ID: r.Jti, Audience: r.Aud, Introspected: true}
+	until := now.Add(in.TTL)
+	if r.Exp != nil {
+		sec, err := r.Exp.Int64()
+		if err != nil {
+			return nil, time.Time{}, reasonInvalid
+		}
+		tok.Expiry = time.Unix(sec, 0)
+		if !tok.Expiry.Add(iss.cfg.Leeway).After(now) {
+			return nil, time.Time{}, reasonExpired
+		}
+		if tok.Expiry.Before(until) {
+			until = tok.Expiry
+		}
+	}
+	if r.Nbf != nil {
+		if sec, err := r.Nbf.Int64(); err != nil || time.Unix(sec, 0).After(now.Add(iss.cfg.Leeway)) {
+			return nil, time.Time{}, reasonExpired
+		}
+	}
+	tok.ScopeNames = scopeNames(r.Scope)
+	return tok, until, reasonOK
+}
+
+func holdsAny(have, want []string) bool {
+	for _, h := range have {
+		for _, w := range want {
+			if h == w {
+				return true
+			}
+		}
+	}
+	return false
+}
