@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -61,6 +62,16 @@ type AgentCard struct {
 	// SupportsAuthenticatedExtendedCard (0.3) mirrors
 	// Capabilities.ExtendedAgentCard.
 	SupportsAuthenticatedExtendedCard bool `json:"supportsAuthenticatedExtendedCard"`
+	// SecuritySchemes declares how to authenticate, by scheme name:
+	// written in both generations' shapes (see SecurityScheme). Empty
+	// for an open agent.
+	SecuritySchemes map[string]SecurityScheme `json:"securitySchemes,omitempty"`
+	// Security (0.3's name) lists the requirements, any one of which
+	// authorizes a call; each names schemes of SecuritySchemes.
+	Security []SecurityRequirement `json:"security,omitempty"`
+	// SecurityRequirements (1.0) mirrors Security in the 1.0 shape; the
+	// server fills it in (see WithEndpoint).
+	SecurityRequirements SecurityRequirements10 `json:"securityRequirements,omitempty"`
 	// DefaultInputModes lists the media types the agent accepts. Nil
 	// means ["text/plain"].
 	DefaultInputModes []string `json:"defaultInputModes"`
@@ -143,6 +154,22 @@ func (c AgentCard) WithEndpoint(endpoint string) AgentCard {
 	c.PreferredTransport = TransportJSONRPC
 	c.ProtocolVersion = CardProtocolVersion03
 	c.SupportsAuthenticatedExtendedCard = c.Capabilities.ExtendedAgentCard
+	if len(c.Security) > 0 {
+		sec := make([]SecurityRequirement, len(c.Security))
+		for i, r := range c.Security {
+			sec[i] = make(SecurityRequirement, len(r))
+			for name, scopes := range r {
+				if scopes == nil {
+					scopes = []string{}
+				}
+				sec[i][name] = scopes
+			}
+		}
+		c.Security = sec
+		c.SecurityRequirements = SecurityRequirements10(sec)
+	} else {
+		c.Security, c.SecurityRequirements = nil, nil
+	}
 	if c.DefaultInputModes == nil {
 		c.DefaultInputModes = defaultModes
 	}
@@ -179,6 +206,9 @@ func (c *AgentCard) validate(which string) error {
 	}
 	if c.Capabilities.PushNotifications {
 		errs = append(errs, fmt.Errorf("a2a: %s: Capabilities.PushNotifications is not supported (no webhook delivery)", which))
+	}
+	if err := c.validateSecurity(which); err != nil {
+		errs = append(errs, err)
 	}
 	seen := make(map[string]bool, len(c.Skills))
 	for i, sk := range c.Skills {
@@ -238,6 +268,19 @@ func compileCard(c AgentCard) cardTemplate {
 	b = appendBool(b, c.Capabilities.ExtendedAgentCard)
 	b = append(b, `},"supportsAuthenticatedExtendedCard":`...)
 	b = appendBool(b, c.SupportsAuthenticatedExtendedCard)
+	if len(c.SecuritySchemes) > 0 {
+		js, _ := json.Marshal(c.SecuritySchemes) // validated: cannot fail
+		b = append(b, `,"securitySchemes":`...)
+		b = append(b, js...)
+	}
+	if len(c.Security) > 0 {
+		js, _ := json.Marshal(c.Security)
+		b = append(b, `,"security":`...)
+		b = append(b, js...)
+		js, _ = json.Marshal(c.SecurityRequirements)
+		b = append(b, `,"securityRequirements":`...)
+		b = append(b, js...)
+	}
 	b = append(b, `,"defaultInputModes":`...)
 	b = appendStrings(b, c.DefaultInputModes)
 	b = append(b, `,"defaultOutputModes":`...)

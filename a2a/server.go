@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -42,9 +43,19 @@ type Config struct {
 	// per request (see AgentCard).
 	Card AgentCard
 	// ExtendedCard, when not nil and Card.Capabilities.ExtendedAgentCard
-	// is true, is what GetExtendedAgentCard answers. There is no
-	// authentication in front of it: put only what the public may see.
+	// is true, is what GetExtendedAgentCard answers. With Auth set only
+	// authenticated callers reach it (as every method); without Auth
+	// there is no authentication in front of it: put only what the
+	// public may see.
 	ExtendedCard *AgentCard
+	// Auth, when set, protects the endpoint: every call needs a valid
+	// access token for the resource (the contract's authorization row,
+	// decided from the headers before the body is read: 401 with a
+	// WWW-Authenticate challenge, 403 for missing scopes). The card must
+	// then declare how to authenticate (Card.SecuritySchemes and
+	// Card.Security). The agent card at /.well-known/agent-card.json
+	// stays public. Default nil: no authentication, as before.
+	Auth *auth.Resource
 	// Agent handles messages. Required.
 	Agent Agent
 	// PublicURL is the base URL clients reach the server at, such as
@@ -93,6 +104,8 @@ type Server struct {
 	now      func() time.Time
 
 	streaming, push, extendedCard bool
+
+	auth *auth.Resource
 }
 
 // New returns a Server for cfg, or an error naming every mistake in it.
@@ -108,6 +121,9 @@ func New(cfg Config) (*Server, error) {
 		if err := cfg.ExtendedCard.validate("ExtendedCard"); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if cfg.Auth != nil && (len(cfg.Card.SecuritySchemes) == 0 || len(cfg.Card.Security) == 0) {
+		errs = append(errs, errors.New("a2a: Config.Auth is set but the card declares no SecuritySchemes and Security: clients could not know how to authenticate"))
 	}
 	if cfg.MaxTasks < 0 {
 		errs = append(errs, fmt.Errorf("a2a: MaxTasks %d is negative", cfg.MaxTasks))
@@ -149,6 +165,7 @@ func New(cfg Config) (*Server, error) {
 		streaming:    cfg.Card.Capabilities.Streaming,
 		push:         cfg.Card.Capabilities.PushNotifications,
 		extendedCard: cfg.Card.Capabilities.ExtendedAgentCard && cfg.ExtendedCard != nil,
+		auth:         cfg.Auth,
 	}
 	if s.tasks == nil {
 		s.tasks = NewMemoryStore(maxTasks, maxBytes)
@@ -305,13 +322,17 @@ func (s *Server) route(r *fastserver.Request) fastserver.Route {
 // Every route owns its params (fastserver.Route.OwnParams), so that rows
 // 15 to 17 run in the order of contract §5.
 func (s *Server) Endpoint() *fastserver.Endpoint {
-	return &fastserver.Endpoint{
+	ep := &fastserver.Endpoint{
 		Path:   s.path,
 		IDs:    decode.IDsJSONRPC,
 		Check:  checkVersion,
 		Route:  s.route,
 		Labels: append([]string(nil), s.labels...),
 	}
+	if s.auth != nil {
+		ep.Authorize = s.auth.Authorize
+	}
+	return ep
 }
 
 // Task returns the stored task with the given id (false when there is

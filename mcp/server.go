@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -112,6 +113,25 @@ func WithCache(h CacheHint) Option {
 	}
 }
 
+// WithAuth makes the endpoint an OAuth 2.1 protected resource (MCP's
+// authorization specification): every request to it needs a valid
+// access token for res, checked from the headers before the body is read
+// (the contract's row 2a: 401 with a WWW-Authenticate challenge naming
+// res's metadata, 403 for the endpoint's required scopes), and a tool with
+// Scopes needs them too (403 after the tool is found). Serve res's
+// metadata (res.ServeMetadata at res.MetadataPath()) beside the endpoint.
+// tools/list still lists every tool (see the package doc). Give it before
+// the tools. Default: no authorization, as before.
+func WithAuth(res *auth.Resource) Option {
+	return func(s *Server) error {
+		if res == nil {
+			return errors.New("mcp: WithAuth(nil)")
+		}
+		s.auth = res
+		return nil
+	}
+}
+
 // Server holds an MCP server's identity and its tools, resources and
 // prompts, and serves them as a fastserver.Endpoint (see Endpoint).
 //
@@ -123,6 +143,7 @@ type Server struct {
 	info         Info
 	instructions string
 	cache        CacheHint
+	auth         *auth.Resource
 
 	tools       []*tool
 	toolIndex   map[string]*tool
@@ -201,7 +222,7 @@ func (s *Server) register(kind, key string) error {
 // its Err. Endpoint may be called more than once.
 func (s *Server) Endpoint() *fastserver.Endpoint {
 	s.freezeOnce.Do(s.freeze)
-	return &fastserver.Endpoint{
+	ep := &fastserver.Endpoint{
 		Path:   Path,
 		IDs:    decode.IDsMCP,
 		Check:  check,
@@ -209,6 +230,10 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 		Labels: Methods(),
 		Err:    s.Err(),
 	}
+	if s.auth != nil {
+		ep.Authorize = s.auth.Authorize
+	}
+	return ep
 }
 
 // StreamEndpoint is Endpoint for newline-delimited streams (MCP's stdio
@@ -222,6 +247,7 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
 	ep.Check = checkStream
+	ep.Authorize = nil // a local process's own stream: no OAuth (MCP authorization §1.2)
 	return ep
 }
 

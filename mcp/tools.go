@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -36,6 +37,14 @@ type Tool struct {
 	OutputSchema string
 	// Handler runs the tool. Required.
 	Handler ToolHandler
+	// Scopes are the OAuth scopes a caller's access token must hold to
+	// call the tool, besides the endpoint's own (see WithAuth). A call
+	// without them is refused 403 with error="insufficient_scope" naming
+	// every scope it needs, after the tool is found (row 16) and before
+	// its arguments are looked at (row 17). Scopes need WithAuth: a tool
+	// with scopes on a server without it is a registration error.
+	// Transports without authorization (stdio) do not check them.
+	Scopes []string
 }
 
 // ToolHandler runs a tool whose arguments have passed its input schema.
@@ -62,6 +71,9 @@ type tool struct {
 	Tool
 	in  *toolSchema
 	out *toolSchema // nil: no output schema
+
+	scopes    auth.ScopeSet
+	forbidden *fastserver.Error // the 403 of a token without scopes
 }
 
 // AddTool registers a tool. It fails (and records the mistake for Err and
@@ -92,6 +104,17 @@ func (s *Server) AddTool(t Tool) error {
 		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.libraryOnly); err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 		}
+	}
+	if len(t.Scopes) > 0 {
+		if s.auth == nil {
+			return s.fail(fmt.Errorf("mcp: tool %q requires scopes but the server has no WithAuth", t.Name))
+		}
+		set, err := s.auth.Require(t.Scopes...)
+		if err != nil {
+			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
+		}
+		rt.Tool.Scopes = append([]string(nil), t.Scopes...)
+		rt.scopes, rt.forbidden = set, s.auth.Forbidden(set)
 	}
 	s.tools = append(s.tools, rt)
 	s.toolIndex[t.Name] = rt
@@ -227,6 +250,14 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	t, ok := lookup(s.toolIndex, name)
 	if !ok {
 		return dst, unknown("tool", name)
+	}
+	// Row 16a: the tool's scopes. A request that reached here through
+	// an endpoint with WithAuth carries its token; one without (stdio)
+	// came through a transport that has no authorization.
+	if t.scopes != 0 {
+		if tok := auth.FromRequest(r); tok != nil && !tok.Scopes.Has(t.scopes) {
+			return dst, t.forbidden
+		}
 	}
 	if dup {
 		return dst, duplicateIn(m.Params, "")

@@ -13,17 +13,21 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/rpcedge/rpcedge/fleet"
 	"github.com/rpcedge/rpcedge/internal/demo"
 	"github.com/rpcedge/rpcedge/mcp"
+	"github.com/valyala/fasthttp"
 )
 
 // Options configures the demo server.
@@ -43,7 +47,38 @@ type Options struct {
 	// Instance names this process in logs and metrics (and in the fleet's
 	// membership). Default: the host name with Redis, none without.
 	Instance string
+	// Auth turns OAuth on for /mcp and /a2a; the zero value leaves it off.
+	Auth AuthOptions
 }
+
+// AuthOptions configures the demo server as an OAuth 2.1 protected
+// resource. With Issuer empty, authorization is off and the server
+// answers exactly as without it.
+type AuthOptions struct {
+	// Issuer is the authorization server's issuer identifier.
+	Issuer string
+	// Audience is /mcp's resource identifier, the aud its tokens must
+	// name, such as "https://host/mcp". Default: PublicURL + "/mcp".
+	Audience string
+	// A2AAudience is /a2a's. Default: Audience's origin + "/a2a".
+	A2AAudience string
+	// Scopes are required on every /mcp request; A2AScopes on every /a2a
+	// request.
+	Scopes, A2AScopes []string
+	// ToolScopes are per-tool scopes (tool name → scopes).
+	ToolScopes map[string][]string
+	// MetricsPublic leaves /metrics open while authorization is on. By
+	// default it then needs a valid token for /mcp, as Prometheus's
+	// oauth2 scrape configuration sends one.
+	MetricsPublic bool
+	// IntrospectionClientID and IntrospectionSecret turn on RFC 7662
+	// introspection of opaque tokens at the issuer's introspection
+	// endpoint.
+	IntrospectionClientID, IntrospectionSecret string
+}
+
+// enabled reports whether authorization is on.
+func (o *AuthOptions) enabled() bool { return o.Issuer != "" }
 
 // App is a configured demo server.
 type App struct {
@@ -54,6 +89,7 @@ type App struct {
 	srv     *fastserver.Server
 	fleet   *fleet.Fleet
 	limiter *fleet.Limiter
+	issuer  *auth.Issuer
 }
 
 // New builds the demo server.
@@ -68,18 +104,42 @@ func New(opts Options) (*App, error) {
 		}
 		opts.Server.Logger = opts.Server.Logger.With("instance", opts.Instance)
 	}
-	m, err := demo.MCP()
+	app := &App{opts: opts}
+	var (
+		mcpRes, a2aRes *auth.Resource
+		mopts          []mcp.Option
+		err            error
+	)
+	if opts.Auth.enabled() {
+		if app.issuer, mcpRes, a2aRes, err = newAuth(&opts); err != nil {
+			return nil, err
+		}
+		// Fetch the issuer's metadata and keys before serving, so that the
+		// card names the real token endpoint and a misconfiguration shows
+		// at once; if the issuer is down, requests fetch them later.
+		ctx, cancel := context.WithTimeout(context.Background(), startFetch)
+		if err := app.issuer.Refresh(ctx); err != nil {
+			base.Warn("authorization server not reachable at start; tokens are verified once it is", "issuer", opts.Auth.Issuer, "error", err)
+		}
+		cancel()
+		mopts = append(mopts, mcp.WithAuth(mcpRes))
+	}
+	m, err := demo.MCPScoped(opts.Auth.ToolScopes, mopts...)
 	if err != nil {
 		return nil, fmt.Errorf("mcp demo: %w", err)
 	}
-	app := &App{opts: opts, mcp: m}
+	app.mcp = m
 	var tasks a2a.TaskStore
 	if opts.Redis != "" && !opts.Stdio {
 		if err := app.joinFleet(&tasks, base); err != nil {
 			return nil, err
 		}
 	}
-	d, err := demo.NewA2A(demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks})
+	ao := demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks}
+	if a2aRes != nil {
+		ao.Auth = &demo.A2AAuth{Resource: a2aRes, TokenURL: tokenURL(app.issuer), MetadataURL: metadataURL(app.issuer), Scopes: opts.Auth.A2AScopes}
+	}
+	d, err := demo.NewA2A(ao)
 	if err != nil {
 		app.closeFleet()
 		return nil, fmt.Errorf("a2a demo: %w", err)
@@ -88,9 +148,15 @@ func New(opts Options) (*App, error) {
 	if opts.Stdio {
 		return app, nil
 	}
+	if mcpRes != nil && !opts.Auth.MetricsPublic {
+		app.opts.Server.MetricsGuard = mcpRes.Guard(0)
+	}
 	srv, err := fastserver.New(app.opts.Server, m.Endpoint(), app.a2a.Endpoint())
 	if err == nil {
 		err = srv.HandleGET("/.well-known/agent-card.json", app.a2a.ServeCard)
+	}
+	if err == nil && mcpRes != nil {
+		err = mountMetadata(srv, mcpRes, a2aRes)
 	}
 	if err != nil {
 		app.closeFleet()
@@ -100,6 +166,103 @@ func New(opts Options) (*App, error) {
 	app.srv = srv
 	return app, nil
 }
+
+// startFetch bounds how long New waits for the issuer's metadata and keys.
+const startFetch = 10 * time.Second
+
+// newAuth builds the issuer and the two resources: /mcp's and /a2a's,
+// each answering also to the origin, which the root metadata document
+// describes.
+func newAuth(opts *Options) (*auth.Issuer, *auth.Resource, *auth.Resource, error) {
+	o := &opts.Auth
+	var in *auth.IntrospectionConfig
+	if o.IntrospectionClientID != "" {
+		in = &auth.IntrospectionConfig{ClientID: o.IntrospectionClientID, ClientSecret: o.IntrospectionSecret}
+	}
+	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: o.Issuer, Introspection: in, Logger: opts.Server.Logger})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	aud := o.Audience
+	if aud == "" {
+		if opts.Server.PublicURL == "" {
+			return nil, nil, nil, errors.New("auth: -auth-audience (or -public-url) is required with -auth-issuer")
+		}
+		aud = strings.TrimRight(opts.Server.PublicURL, "/") + mcp.Path
+	}
+	u, err := url.Parse(aud)
+	if err != nil || u.Host == "" {
+		return nil, nil, nil, fmt.Errorf("auth: audience %q is not an absolute URL", aud)
+	}
+	origin := u.Scheme + "://" + u.Host
+	a2aAud := o.A2AAudience
+	if a2aAud == "" {
+		a2aAud = origin + a2a.DefaultPath
+	}
+	mcpRes, err := auth.NewResource(iss, auth.ResourceConfig{Resource: aud, Aliases: []string{origin}, Scopes: o.Scopes, Name: "rpcedge MCP"})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a2aRes, err := auth.NewResource(iss, auth.ResourceConfig{Resource: a2aAud, Aliases: []string{origin}, Scopes: o.A2AScopes, Name: "rpcedge A2A"})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for name := range o.ToolScopes {
+		if name != "echo" && name != "add" {
+			return nil, nil, nil, fmt.Errorf("auth: -auth-tool-scope names tool %q; the demo has echo and add", name)
+		}
+	}
+	return iss, mcpRes, a2aRes, nil
+}
+
+// tokenURL is the token endpoint the A2A card names: the metadata's once
+// fetched, else the issuer's conventional /token.
+func tokenURL(iss *auth.Issuer) string {
+	if t := iss.TokenEndpoint(); t != "" {
+		return t
+	}
+	return strings.TrimRight(iss.URL(), "/") + "/token"
+}
+
+// metadataURL is the authorization server metadata URL the card names.
+func metadataURL(iss *auth.Issuer) string {
+	if m := iss.MetadataURL(); m != "" {
+		return m
+	}
+	u, _ := url.Parse(iss.URL())
+	return u.Scheme + "://" + u.Host + "/.well-known/oauth-authorization-server" + strings.TrimSuffix(u.EscapedPath(), "/")
+}
+
+// mountMetadata serves the RFC 9728 documents: each resource's at its
+// path-inserted URL, and the root document describing the origin.
+func mountMetadata(srv *fastserver.Server, res ...*auth.Resource) error {
+	var scopes []string
+	for _, r := range res {
+		if err := srv.HandleGET(r.MetadataPath(), r.ServeMetadata); err != nil {
+			return err
+		}
+		scopes = append(scopes, r.ScopesSupported()...)
+	}
+	first := res[0]
+	u, _ := url.Parse(first.Identifier())
+	if u.EscapedPath() == "" {
+		return nil // the resource is the origin: its document is the root one
+	}
+	root := func(ctx *fasthttp.RequestCtx) {
+		auth.ServeMetadata(ctx, auth.Metadata{
+			Resource:               u.Scheme + "://" + u.Host,
+			AuthorizationServers:   []string{first.Issuer().URL()},
+			ScopesSupported:        scopes,
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "rpcedge",
+		})
+	}
+	return srv.HandleGET("/.well-known/oauth-protected-resource", root)
+}
+
+// Issuer returns the authorization server the demo trusts, nil with
+// authorization off.
+func (a *App) Issuer() *auth.Issuer { return a.issuer }
 
 // joinFleet connects to Redis: the fleet-wide limiter (when a rate is
 // set), the task store and the fleet's metrics.
@@ -228,6 +391,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		opts.Server.TLS = kp.TLSConfig()
 	}
+	if opts.Auth.enabled() && opts.Auth.IntrospectionSecret == "" {
+		opts.Auth.IntrospectionSecret = os.Getenv("RPCEDGE_INTROSPECTION_SECRET")
+	}
 	a, err := New(opts)
 	if a != nil {
 		logger = a.opts.Server.Logger
@@ -351,6 +517,31 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); reloaded with -tls-key on SIGHUP")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
 	fs.BoolVar(&c.AccessLog, "access-log", false, "log one line per request (costs allocations)")
+	au := &o.Auth
+	fs.StringVar(&au.Issuer, "auth-issuer", "", "OAuth authorization server (issuer URL) whose access tokens /mcp and /a2a require; empty: no authorization")
+	fs.StringVar(&au.Audience, "auth-audience", "", "resource identifier of /mcp, the aud its tokens must name (default: -public-url + /mcp)")
+	fs.StringVar(&au.A2AAudience, "auth-a2a-audience", "", "resource identifier of /a2a (default: -auth-audience's origin + /a2a)")
+	fs.Func("auth-scopes", "comma-separated scopes every /mcp request needs", func(v string) error {
+		au.Scopes = append(au.Scopes, splitList(v)...)
+		return nil
+	})
+	fs.Func("auth-a2a-scopes", "comma-separated scopes every /a2a request needs", func(v string) error {
+		au.A2AScopes = append(au.A2AScopes, splitList(v)...)
+		return nil
+	})
+	fs.Func("auth-tool-scope", "TOOL=SCOPE[+SCOPE…]: scopes a tool needs besides -auth-scopes; repeatable", func(v string) error {
+		name, list, ok := strings.Cut(v, "=")
+		if !ok || name == "" || list == "" {
+			return fmt.Errorf("%q: want TOOL=SCOPE[+SCOPE…]", v)
+		}
+		if au.ToolScopes == nil {
+			au.ToolScopes = map[string][]string{}
+		}
+		au.ToolScopes[name] = append(au.ToolScopes[name], strings.Split(list, "+")...)
+		return nil
+	})
+	fs.BoolVar(&au.MetricsPublic, "metrics-public", false, "with -auth-issuer, leave /metrics open (default: it needs a valid token for /mcp)")
+	fs.StringVar(&au.IntrospectionClientID, "auth-introspection-client", "", "client id for RFC 7662 introspection of opaque tokens (secret from $RPCEDGE_INTROSPECTION_SECRET)")
 	fs.StringVar(&o.Redis, "redis", "", "Redis `URL` (redis://127.0.0.1:6379/0) shared by a fleet of instances: -rate holds fleet-wide, A2A tasks live in Redis")
 	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics (default with -redis: the host name)")
 	if err := fs.Parse(args); err != nil {
@@ -360,6 +551,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		fs.Usage()
+		return o, err
+	}
+	if au.Issuer == "" && (au.Audience != "" || au.A2AAudience != "" || au.Scopes != nil || au.A2AScopes != nil || au.ToolScopes != nil || au.IntrospectionClientID != "" || au.MetricsPublic) {
+		err := errors.New("the -auth-* flags and -metrics-public need -auth-issuer")
+		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
@@ -395,6 +591,17 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("timeouts and -grace must be positive")
 	}
 	return nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // parseSize parses "1048576", "512K", "1M", "1KiB", "2MiB" (K and KiB

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -77,6 +78,21 @@ type A2AOptions struct {
 	// MaxWaiting bounds the wait skill's tasks waiting in this process;
 	// past it a wait task is rejected. 0 means DefaultMaxWaiting.
 	MaxWaiting int
+	// Auth, when set, protects the endpoint with OAuth: the card declares
+	// its security schemes (A2AAuthCard) and an extended card
+	// (A2AExtendedCard) is served to authenticated callers.
+	Auth *A2AAuth
+}
+
+// A2AAuth is the demo agent's OAuth configuration.
+type A2AAuth struct {
+	// Resource checks the tokens of /a2a.
+	Resource *auth.Resource
+	// TokenURL and MetadataURL are the authorization server's token
+	// endpoint and metadata, as the card names them.
+	TokenURL, MetadataURL string
+	// Scopes are required on every call.
+	Scopes []string
 }
 
 // A2ADemo is the demo A2A server with its background work (the wait
@@ -98,12 +114,19 @@ func NewA2A(o A2AOptions) (*A2ADemo, error) {
 	if d.max <= 0 {
 		d.max = DefaultMaxWaiting
 	}
-	s, err := a2a.New(a2a.Config{
+	cfg := a2a.Config{
 		Card:      A2ACard(),
 		Agent:     a2a.AgentFunc(d.handle),
 		PublicURL: o.PublicURL,
 		Tasks:     o.Tasks,
-	})
+	}
+	if a := o.Auth; a != nil {
+		cfg.Auth = a.Resource
+		cfg.Card = A2AAuthCard(a.TokenURL, a.MetadataURL, a.Scopes)
+		ext := A2AExtendedCard(cfg.Card)
+		cfg.ExtendedCard = &ext
+	}
+	s, err := a2a.New(cfg)
 	if err != nil {
 		return nil, err
 	}

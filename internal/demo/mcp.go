@@ -27,6 +27,12 @@ const AboutText = "rpcedge serves JSON-RPC 2.0 for agent endpoints (MCP on /mcp,
 //   - resource rpcedge://about: a short text/plain description.
 //   - prompt greet: argument name (required); one user message.
 func MCP(opts ...mcp.Option) (*mcp.Server, error) {
+	return MCPScoped(nil, opts...)
+}
+
+// MCPScoped is MCP with per-tool OAuth scopes (tool name → scopes; see
+// mcp.Tool.Scopes, which need mcp.WithAuth among opts).
+func MCPScoped(toolScopes map[string][]string, opts ...mcp.Option) (*mcp.Server, error) {
 	s, err := mcp.New(MCPInfo, opts...)
 	if err != nil {
 		return nil, err
@@ -37,6 +43,7 @@ func MCP(opts ...mcp.Option) (*mcp.Server, error) {
 		Description: "Returns the text it is given.",
 		InputSchema: `{"type":"object","properties":{"text":{"type":"string","description":"The text to echo."}},"required":["text"]}`,
 		Handler:     mcp.ToolFunc(echo),
+		Scopes:      toolScopes["echo"],
 	})
 	s.AddTool(mcp.Tool{
 		Name:        "add",
@@ -44,6 +51,7 @@ func MCP(opts ...mcp.Option) (*mcp.Server, error) {
 		Description: "Adds two numbers.",
 		InputSchema: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
 		Handler:     mcp.ToolFunc(add),
+		Scopes:      toolScopes["add"],
 	})
 	s.AddResource(mcp.Resource{
 		URI:         "rpcedge://about",
