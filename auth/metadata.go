@@ -74,10 +74,10 @@ func (r *Resource) Guard(need ScopeSet) func(ctx *fasthttp.RequestCtx) bool {
 		if e == nil {
 			return true
 		}
+		ctx.Error(e.Message, e.Status) // resets the headers: set them after
 		for _, h := range e.Header {
 			ctx.Response.Header.Set(h.Name, h.Value)
 		}
-		ctx.Error(e.Message, e.Status)
 		return false
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/authtest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -37,7 +38,12 @@ func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
 // handler, configured as fastserver.New configures its own (streamed
 // bodies, one byte of prefetch, no default Content-Type), with metrics on.
 func demoHTTP(t testing.TB) *fasthttp.Server {
-	a, err := New(Options{Server: fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	return demoHTTPWith(t, AuthOptions{})
+}
+
+// demoHTTPWith is demoHTTP with authorization options.
+func demoHTTPWith(t testing.TB, ao AuthOptions) *fasthttp.Server {
+	a, err := New(Options{Server: fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, Auth: ao})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +62,15 @@ const batch = 16
 // varied ids and texts, under 2026-07-28 (all headers and _meta) when
 // modern, else with no MCP headers.
 func echoRequests(batches int, modern bool) (reqs [][]byte, texts []string) {
+	return echoRequestsAuth(batches, modern, "")
+}
+
+// echoRequestsAuth is echoRequests with an Authorization field, when
+// authz is not empty.
+func echoRequestsAuth(batches int, modern bool, authz string) (reqs [][]byte, texts []string) {
+	if authz != "" {
+		authz = "Authorization: " + authz + "\r\n"
+	}
 	for b := 0; b < batches; b++ {
 		var buf bytes.Buffer
 		for i := 0; i < batch; i++ {
@@ -72,7 +87,7 @@ func echoRequests(batches int, modern bool) (reqs [][]byte, texts []string) {
 				hdr = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n"
 			}
 			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}` + meta + `}}`
-			buf.WriteString("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n" + hdr +
+			buf.WriteString("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n" + hdr + authz +
 				"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 		}
 		reqs = append(reqs, buf.Bytes())
@@ -87,10 +102,19 @@ func echoRequests(batches int, modern bool) (reqs [][]byte, texts []string) {
 // (requestStream.discard's io.CopyN after every streamed request), so it
 // is pinned and can only go down.
 func TestAllocsPerEcho(t *testing.T) {
-	for _, modern := range []bool{false, true} {
-		t.Run("2026-07-28="+strconv.FormatBool(modern), func(t *testing.T) {
-			srv := demoHTTP(t)
-			reqs, texts := echoRequests(8, modern)
+	for _, tc := range []struct {
+		modern, auth bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		modern := tc.modern
+		t.Run("2026-07-28="+strconv.FormatBool(modern)+"/auth="+strconv.FormatBool(tc.auth), func(t *testing.T) {
+			srv, authz := demoHTTP(t), ""
+			if tc.auth {
+				// A token in the verified-token cache costs nothing more.
+				as := authtest.New(t)
+				srv = demoHTTPWith(t, AuthOptions{Issuer: as.URL, Audience: "https://agents.test/mcp", ToolScopes: map[string][]string{"echo": {"echo"}}})
+				authz = "Bearer " + as.Token(as.Claims("https://agents.test/mcp", "echo"))
+			}
+			reqs, texts := echoRequestsAuth(8, modern, authz)
 			conn := &memConn{}
 			run := func(i int) {
 				conn.w.Reset()
