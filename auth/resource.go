@@ -312,7 +312,7 @@ func (r *Resource) Authenticate(ctx context.Context, authorization, requestURI [
 	if len(raw) > r.maxToken {
 		return nil, r.errReason[reasonTooLong]
 	}
-	now := time.Now().UnixNano()
+	now := monoNow()
 	tok := r.cache.get(raw, now)
 	if tok == nil {
 		if !isToken68(raw) {
@@ -351,7 +351,7 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		return nil, why
 	}
 	tok.Scopes = r.table.set(tok.ScopeNames)
-	r.cache.put(raw, until.UnixNano(), now, tok, key)
+	r.cache.put(raw, wallToMono(until), now, tok, key)
 	return tok, reasonOK
 }
 

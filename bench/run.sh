@@ -5,7 +5,9 @@
 #   bench/run.sh   # about 5 minutes (7-8 on a busy machine); bounded by 10
 #
 # 1. The load matrix: every server pinned to core 1 with GOMAXPROCS=1
-#    (rpcedge = cmd/rpcedge built from ../; the others = benchserver), the
+#    (rpcedge = cmd/rpcedge built from ../; rpcedge-auth = the same with
+#    -auth-issuer, every request carrying one valid token from
+#    bench/authority; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
 #    answer) and wrk -t1 (a Lua script posting the small fixture), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
@@ -38,7 +40,7 @@ BUDGET=${BUDGET:-570}
 MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
 VERSION=2025-11-25
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-SERVERS=(rpcedge mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
+SERVERS=(rpcedge rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
 
 cd "$(dirname "$0")" # bench/
 DATE=$(date -u +%Y-%m-%d)
@@ -70,6 +72,7 @@ command -v wrk >/dev/null || { HAVE_WRK=0; log "wrk is missing (apt-get install 
 log "building"
 (cd .. && go build -o "$tmp/rpcedge" ./cmd/rpcedge && go build -o "$tmp/loadgen" ./cmd/loadgen)
 go build -o "$tmp/benchserver" ./servers/cmd/benchserver
+go build -o "$tmp/authority" ./authority
 go build -o "$tmp/plot" ./plot
 go test -c -o "$tmp/bench.test" .
 SRC_SHA=$(cd .. && cat decode/*.go fastserver/*.go mcp/*.go | sha256sum | cut -c1-16)
@@ -112,7 +115,12 @@ done = function(s, latency, requests)
 end
 LUA
 
-declare -A PORT
+# The "auth on" row: rpcedge with -auth-issuer, every request carrying
+# the same valid token (the verified-token cache's hot path), beside
+# rpcedge without authorization.
+sed 's|^wrk.headers\["Content-Type"\]|wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")\n&|' "$tmp/post.lua" >"$tmp/post-auth.lua"
+
+declare -A PORT AUTHZ
 i=0
 for name in "${SERVERS[@]}"; do
 	i=$((i + 1))
@@ -120,6 +128,15 @@ for name in "${SERVERS[@]}"; do
 	PORT[$name]=$port
 	if [ "$name" = rpcedge ]; then
 		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+	elif [ "$name" = rpcedge-auth ]; then
+		taskset -c 0 "$tmp/authority" -audience "http://127.0.0.1:$port/mcp" -ttl 1h -for 30m >"$tmp/authority.out" 2>"$tmp/authority.log" &
+		PID[authority]=$!
+		for _ in $(seq 100); do grep -q '^token ' "$tmp/authority.out" 2>/dev/null && break; sleep 0.1; done
+		issuer=$(awk '/^issuer /{print $2}' "$tmp/authority.out")
+		AUTHZ[$port]="Bearer $(awk '/^token /{print $2}' "$tmp/authority.out")"
+		[ -n "$issuer" ] || { echo "run.sh: the authority did not start" >&2; exit 1; }
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -auth-issuer "$issuer" \
+			-auth-audience "http://127.0.0.1:$port/mcp" 2>"$tmp/$name.log" &
 	else
 		GOMAXPROCS=1 taskset -c 1 "$tmp/benchserver" -name "$name" -addr "127.0.0.1:$port" -for 15m 2>"$tmp/$name.log" &
 	fi
@@ -135,12 +152,16 @@ HZ=$(getconf CLK_TCK)
 ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 
 run_loadgen() { # PORT SECONDS OUTFILE
+	local auth=()
+	[ -n "${AUTHZ[$1]:-}" ] && auth=(-header "Authorization: ${AUTHZ[$1]}")
 	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
 		-c "$CONNS" -d "$2s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
-		-json >"$3" 2>&1 || true
+		"${auth[@]}" -json >"$3" 2>&1 || true
 }
 run_wrk() { # PORT SECONDS OUTFILE
-	timeout $(($2 + 20)) taskset -c 0 wrk -t1 -c"$CONNS" -d"$2s" -s "$tmp/post.lua" "http://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
+	local script=$tmp/post.lua
+	[ -n "${AUTHZ[$1]:-}" ] && script=$tmp/post-auth.lua
+	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${AUTHZ[$1]#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "http://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
 }
 
 # measure REP SERVER CLIENT: one run; appends a line to matrix-raw.tsv.

@@ -68,6 +68,16 @@ func rsaKey(i int) *rsa.PrivateKey {
 
 // New starts an issuer; t.Cleanup stops it.
 func New(t testing.TB) *Issuer {
+	i := Start()
+	t.Cleanup(i.Close)
+	return i
+}
+
+// Close stops the issuer.
+func (i *Issuer) Close() { i.srv.Close() }
+
+// Start starts an issuer on a loopback port; Close stops it.
+func Start() *Issuer {
 	i := &Issuer{opaque: map[string]map[string]any{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +116,6 @@ func New(t testing.TB) *Issuer {
 	})
 	i.srv = httptest.NewServer(mux)
 	i.URL = i.srv.URL
-	t.Cleanup(i.srv.Close)
 	i.Rotate()
 	return i
 }
