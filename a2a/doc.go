@@ -100,8 +100,19 @@
 // built from the request's Host header, which the client controls; it is
 // admitted only as a plain host[:port] (else FallbackHost is written), but
 // a cache that does not key on Host could serve one client's card to
-// another, so set PublicURL in production. The extended card is served
-// without authentication.
+// another, so set PublicURL in production.
+//
+// Config.Auth protects the endpoint with OAuth (package auth): every call
+// needs a valid access token for the endpoint's resource identifier,
+// checked from the headers before the body is read (401 with a
+// WWW-Authenticate challenge, 403 for missing scopes; codes -31401 and
+// -31403, the A2A Go SDK's), and GetExtendedAgentCard is then answered
+// only to authenticated callers. The card declares how to authenticate:
+// AgentCard.SecuritySchemes and Security, written in both generations'
+// shapes (see SecurityScheme; 0.3's typed schemes and "security", 1.0's
+// oneof members and "securityRequirements" side by side). The agent card
+// itself stays public. Without Config.Auth the extended card is served
+// without authentication, so it must hold only what the public may see.
 //
 // # Lifetimes
 //

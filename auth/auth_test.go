@@ -2,13 +2,13 @@ package auth_test
 
 import (
 	"context"
-	"strconv"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"strconv"
 	"strings"
 	"testing"
 	"time"

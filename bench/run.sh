@@ -23,7 +23,8 @@
 #    and CPU profiles (go tool pprof).
 # 4. bench/plot writes matrix.md and the PNG charts.
 #
-# Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6),
+# Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6), ONLY
+# (a space-separated subset of the servers), OUT (results/<UTC date>),
 # PORT_BASE (18470: ports PORT_BASE+1… must be free), BUDGET (570 s:
 # repetitions and rounds that would end after it are not started, and the
 # matrix keeps MATRIX_RESERVE, 200 s, for what follows it; every command
@@ -41,10 +42,11 @@ MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
 VERSION=2025-11-25
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 SERVERS=(rpcedge rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
+[ -n "${ONLY:-}" ] && read -r -a SERVERS <<<"$ONLY" # a subset, such as ONLY="rpcedge rpcedge-auth floor"
 
 cd "$(dirname "$0")" # bench/
 DATE=$(date -u +%Y-%m-%d)
-OUT=results/$DATE
+OUT=${OUT:-results/$DATE}
 rm -rf "$OUT/raw"
 mkdir -p "$OUT/raw"
 tmp=$(mktemp -d)
@@ -252,7 +254,8 @@ perf_summary() { # REPORT: percent of samples by component, then the top symbols
 	awk '/^ *[0-9.]+%/ && n++ < 40' "$1"
 }
 if command -v perf >/dev/null && perf record -o "$tmp/probe.data" true >/dev/null 2>&1; then
-	for name in rpcedge floor; do
+	for name in rpcedge rpcedge-auth floor; do
+		[ -n "${PID[$name]:-}" ] || continue
 		log "perf profile of $name under loadgen"
 		run_loadgen "${PORT[$name]}" 6 "$tmp/prof-load.json" &
 		lg=$!

@@ -19,6 +19,7 @@
 //
 //	 1 Origin not allowed                      403 / -32600
 //	 2 rate limit reached                      429 / -32603, Retry-After, closed
+//	2a not authorized (Endpoint.Authorize)     the hook's answer: 401/400/403 with WWW-Authenticate (package auth)
 //	 3 Content-Type not application/json       415 / -32600
 //	 4 Content-Encoding not served             415 / -32600
 //	 5 Content-Length over the ceiling         413 / -32600
@@ -36,6 +37,12 @@
 //	17 duplicate names in params               200 / -32602 (unless Route.OwnParams)
 //	18 panic, failure, deadline                500 / -32603
 //	19 success                                 200, result
+//
+// Row 2a runs only for an endpoint with an Authorize hook (package auth
+// gives one); it sees the request line and the header section, never the
+// body, and its refusal carries the hook's header fields (an Error's
+// Header). A handler's or Route's *Error may carry header fields too.
+// GET /metrics may be guarded by Config.MetricsGuard.
 //
 // Rows 1 to 9 answer "id": null; later rows echo the request's id when it
 // is present and of a type the endpoint accepts, verbatim. Rows 1 to 6 are

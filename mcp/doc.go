@@ -193,6 +193,24 @@
 // *fastserver.Error ran and failed: the answer is a result with
 // isError: true. A *fastserver.Error is answered as that JSON-RPC error.
 //
+// # Authorization
+//
+// WithAuth makes the endpoint an OAuth 2.1 protected resource (package
+// auth): every request needs a valid access token, checked from the
+// headers before the body is read (the contract's row 2a). A Tool's
+// Scopes are checked at row 16a, after the tool is found and before its
+// arguments: a token without them is answered 403 with
+// error="insufficient_scope" and scope= naming every scope the call
+// needs, so that a client can step up (re-authorize with them) and retry.
+//
+// tools/list lists every tool, whatever the token may call. Filtering was
+// considered and not chosen: MCP's step-up flow starts from a 403 for a
+// tool the client knows of, which a filtered list would hide; the list
+// stays one rendered byte string per version (no allocation, cacheScope
+// "public" stays true); and what a tool needs is not a secret, calling it
+// is. Over stdio (StreamEndpoint) there is no OAuth and scopes are not
+// checked: the client is the local process that started the server.
+//
 // # Departures from the protocol text
 //
 // On purpose, following rpcedge's product page (contract §3):
