@@ -7,7 +7,8 @@
 # 1. The load matrix: every server pinned to core 1 with GOMAXPROCS=1
 #    (rpcedge = cmd/rpcedge built from ../; rpcedge-auth = the same with
 #    -auth-issuer, every request carrying one valid token from
-#    bench/authority; the others = benchserver), the
+#    bench/authority; rpcedge-token = authorization off, the same token
+#    sent anyway; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
 #    answer) and wrk -t1 (a Lua script posting the small fixture), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
@@ -41,7 +42,7 @@ BUDGET=${BUDGET:-570}
 MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
 VERSION=2025-11-25
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-SERVERS=(rpcedge rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
+SERVERS=(rpcedge rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
 [ -n "${ONLY:-}" ] && read -r -a SERVERS <<<"$ONLY" # a subset, such as ONLY="rpcedge rpcedge-auth floor"
 
 cd "$(dirname "$0")" # bench/
@@ -130,6 +131,11 @@ for name in "${SERVERS[@]}"; do
 	PORT[$name]=$port
 	if [ "$name" = rpcedge ]; then
 		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+	elif [ "$name" = rpcedge-token ]; then
+		# Authorization off, the same ~800-byte token in every request:
+		# what carrying the token costs, apart from checking it.
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+		TOKEN_PORT=$port
 	elif [ "$name" = rpcedge-auth ]; then
 		taskset -c 0 "$tmp/authority" -audience "http://127.0.0.1:$port/mcp" -ttl 1h -for 30m >"$tmp/authority.out" 2>"$tmp/authority.log" &
 		PID[authority]=$!
@@ -137,6 +143,7 @@ for name in "${SERVERS[@]}"; do
 		issuer=$(awk '/^issuer /{print $2}' "$tmp/authority.out")
 		AUTHZ[$port]="Bearer $(awk '/^token /{print $2}' "$tmp/authority.out")"
 		[ -n "$issuer" ] || { echo "run.sh: the authority did not start" >&2; exit 1; }
+		[ -n "${TOKEN_PORT:-}" ] && AUTHZ[$TOKEN_PORT]=${AUTHZ[$port]}
 		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -auth-issuer "$issuer" \
 			-auth-audience "http://127.0.0.1:$port/mcp" 2>"$tmp/$name.log" &
 	else

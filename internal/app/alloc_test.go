@@ -155,7 +155,7 @@ func TestAllocsPerEcho(t *testing.T) {
 // fasthttp, beside the floor: fasthttp answering a constant body, and
 // with authorization on (a JWT of about 800 bytes in every request).
 func BenchmarkServeConn(b *testing.B) {
-	for _, name := range []string{"floor", "rpcedge", "rpcedge-auth", "rpcedge-2026-07-28", "rpcedge-2026-07-28-auth"} {
+	for _, name := range []string{"floor", "rpcedge", "rpcedge-token", "rpcedge-auth", "rpcedge-2026-07-28", "rpcedge-2026-07-28-auth"} {
 		b.Run(name, func(b *testing.B) {
 			modern := strings.HasPrefix(name, "rpcedge-2026-07-28")
 			var srv *fasthttp.Server
@@ -165,6 +165,12 @@ func BenchmarkServeConn(b *testing.B) {
 				// the verified-token cache's hot path.
 				as := authtest.New(b)
 				srv = demoHTTPWith(b, AuthOptions{Issuer: as.URL, Audience: "https://agents.test/mcp"})
+				authz = "Bearer " + as.Token(as.Claims("https://agents.test/mcp", ""))
+			} else if name == "rpcedge-token" {
+				// Authorization off, the same token sent anyway: what
+				// carrying it costs fasthttp and the header snapshot.
+				as := authtest.New(b)
+				srv = demoHTTP(b)
 				authz = "Bearer " + as.Token(as.Claims("https://agents.test/mcp", ""))
 			} else if name == "floor" {
 				answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`)

@@ -244,3 +244,50 @@ func TestAuthA2A(t *testing.T) {
 		t.Fatalf("GetExtendedAgentCard without a token: %d", a.status)
 	}
 }
+
+// With Expect: 100-continue the authorization row is not decided in the
+// expectation (fasthttp's hook cannot carry a WWW-Authenticate field):
+// the client gets 100 Continue, sends the body, and gets the 401 with its
+// challenge.
+func TestAuthExpectContinue(t *testing.T) {
+	base, _ := startAuth(t)
+	c, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: "+
+		strconv.Itoa(len(echoCall))+"\r\n\r\n")
+	br := bufio.NewReader(c)
+	line, _ := br.ReadString('\n')
+	if !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("want 100 Continue, got %q", line)
+	}
+	br.ReadString('\n')
+	io.WriteString(c, echoCall)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 401 || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer resource_metadata=") {
+		t.Fatalf("after the body: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// Over stdio there is no OAuth: a tool's scopes are not checked.
+func TestAuthStdio(t *testing.T) {
+	as := authtest.New(t)
+	a, err := New(Options{Stdio: true, Server: fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Auth: AuthOptions{Issuer: as.URL, Audience: mcpAud, ToolScopes: map[string][]string{"add": {"math"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := a.ServeStdio(t.Context(), strings.NewReader(addCall+"\n"), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"text":"3"`) {
+		t.Fatalf("stdio add: %s", out.String())
+	}
+}
