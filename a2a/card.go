@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -269,17 +270,14 @@ func compileCard(c AgentCard) cardTemplate {
 	b = append(b, `},"supportsAuthenticatedExtendedCard":`...)
 	b = appendBool(b, c.SupportsAuthenticatedExtendedCard)
 	if len(c.SecuritySchemes) > 0 {
-		js, _ := json.Marshal(c.SecuritySchemes) // validated: cannot fail
 		b = append(b, `,"securitySchemes":`...)
-		b = append(b, js...)
+		b = appendJSON(b, c.SecuritySchemes) // validated: cannot fail
 	}
 	if len(c.Security) > 0 {
-		js, _ := json.Marshal(c.Security)
 		b = append(b, `,"security":`...)
-		b = append(b, js...)
-		js, _ = json.Marshal(c.SecurityRequirements)
+		b = appendJSON(b, c.Security)
 		b = append(b, `,"securityRequirements":`...)
-		b = append(b, js...)
+		b = appendJSON(b, c.SecurityRequirements)
 	}
 	b = append(b, `,"defaultInputModes":`...)
 	b = appendStrings(b, c.DefaultInputModes)
@@ -323,6 +321,18 @@ func (t *cardTemplate) append(dst []byte, e *endpointURL, host []byte) []byte {
 	dst = append(dst, t.mid...)
 	dst = e.appendQuoted(dst, host)
 	return append(dst, t.post...)
+}
+
+// appendJSON appends v as encoding/json writes it without HTML escaping,
+// as decode.AppendString writes strings.
+func appendJSON(dst []byte, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // validated by New
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
 func appendBool(dst []byte, v bool) []byte {

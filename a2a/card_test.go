@@ -133,6 +133,14 @@ func TestCardMatchesEncodingJSON(t *testing.T) {
 				{ID: "a", Name: odd, Description: odd, Tags: nil, Examples: []string{odd}, InputModes: []string{"x/y"}, OutputModes: []string{"z/w"}},
 				{ID: "b"},
 			},
+			SecuritySchemes: map[string]SecurityScheme{
+				"oauth": {OAuth2: &OAuth2SecurityScheme{Description: odd, MetadataURL: "https://as.example/.well-known/oauth-authorization-server",
+					Flows: OAuthFlows{ClientCredentials: &ClientCredentialsFlow{TokenURL: "https://as.example/token", Scopes: map[string]string{"b": odd, "a": "x"}},
+						AuthorizationCode: &AuthorizationCodeFlow{AuthorizationURL: "https://as.example/authorize", TokenURL: "https://as.example/token", PKCERequired: true}}}},
+				"bearer": {HTTPAuth: &HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT", Description: odd}},
+				"oidc":   {OpenIDConnect: &OpenIDConnectSecurityScheme{URL: "https://as.example/.well-known/openid-configuration"}},
+			},
+			Security: []SecurityRequirement{{"oauth": {"a", "b"}, "bearer": nil}, {"oidc": {}}},
 			// Endpoint members set here are ignored.
 			URL: "ignored", PreferredTransport: "GRPC", ProtocolVersion: "9",
 			SupportedInterfaces: []AgentInterface{{URL: "x"}},
@@ -240,5 +248,77 @@ func TestServeCard(t *testing.T) {
 		if get(parse(t, string(body)), "url") != "http://[::1]:9999/a2a" {
 			t.Fatalf("url in %s", body)
 		}
+	}
+}
+
+// TestCardSecurityShapes reads the security members of a card the way a
+// 0.3 reader and a 1.0 (ProtoJSON) reader do.
+func TestCardSecurityShapes(t *testing.T) {
+	c := testCard()
+	c.SecuritySchemes = map[string]SecurityScheme{
+		"oauth":  {OAuth2: &OAuth2SecurityScheme{MetadataURL: "https://as.example/m", Flows: OAuthFlows{ClientCredentials: &ClientCredentialsFlow{TokenURL: "https://as.example/token", Scopes: map[string]string{"a2a:invoke": "call"}}}}},
+		"bearer": {HTTPAuth: &HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: "JWT"}},
+	}
+	c.Security = []SecurityRequirement{{"oauth": {"a2a:invoke"}}, {"bearer": nil}}
+	s, err := New(Config{Card: c, Agent: echo, PublicURL: "https://x.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := s.AppendCard(nil, nil)
+	var v03 struct {
+		SecuritySchemes map[string]struct {
+			Type, Scheme, BearerFormat, Oauth2MetadataURL string
+			Flows                                         struct {
+				ClientCredentials struct {
+					TokenURL string
+					Scopes   map[string]string
+				}
+			}
+		}
+		Security []map[string][]string
+	}
+	var v10 struct {
+		SecuritySchemes map[string]struct {
+			HTTPAuthSecurityScheme *struct{ Scheme, BearerFormat string }
+			OAuth2SecurityScheme   *struct {
+				Flows struct {
+					ClientCredentials *struct {
+						TokenURL string
+						Scopes   map[string]string
+					}
+				}
+				Oauth2MetadataURL string
+			}
+		}
+		SecurityRequirements []struct {
+			Schemes map[string]struct{ List []string }
+		}
+	}
+	if err := json.Unmarshal(raw, &v03); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &v10); err != nil {
+		t.Fatal(err)
+	}
+	o3, b3 := v03.SecuritySchemes["oauth"], v03.SecuritySchemes["bearer"]
+	if o3.Type != "oauth2" || o3.Flows.ClientCredentials.TokenURL != "https://as.example/token" || o3.Oauth2MetadataURL != "https://as.example/m" ||
+		b3.Type != "http" || b3.Scheme != "Bearer" || len(v03.Security) != 2 || v03.Security[0]["oauth"][0] != "a2a:invoke" || v03.Security[1]["bearer"] == nil {
+		t.Errorf("0.3 reading: %+v\n%s", v03, raw)
+	}
+	o1, b1 := v10.SecuritySchemes["oauth"].OAuth2SecurityScheme, v10.SecuritySchemes["bearer"].HTTPAuthSecurityScheme
+	if o1 == nil || o1.Flows.ClientCredentials == nil || o1.Flows.ClientCredentials.Scopes["a2a:invoke"] != "call" || b1 == nil || b1.BearerFormat != "JWT" ||
+		len(v10.SecurityRequirements) != 2 || v10.SecurityRequirements[0].Schemes["oauth"].List[0] != "a2a:invoke" {
+		t.Errorf("1.0 reading: %+v\n%s", v10, raw)
+	}
+	// A requirement naming an undeclared scheme, and a scheme with two
+	// members, are refused.
+	c.Security = []SecurityRequirement{{"nope": nil}}
+	if _, err := New(Config{Card: c, Agent: echo}); err == nil || !strings.Contains(err.Error(), "does not declare") {
+		t.Errorf("undeclared scheme: %v", err)
+	}
+	c.Security = nil
+	c.SecuritySchemes["x"] = SecurityScheme{HTTPAuth: &HTTPAuthSecurityScheme{Scheme: "Bearer"}, OpenIDConnect: &OpenIDConnectSecurityScheme{URL: "u"}}
+	if _, err := New(Config{Card: c, Agent: echo}); err == nil || !strings.Contains(err.Error(), "exactly one") {
+		t.Errorf("two members: %v", err)
 	}
 }

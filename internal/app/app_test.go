@@ -29,6 +29,12 @@ func TestParseFlags(t *testing.T) {
 	if c.TrustedProxies[1].Bits() != 32 {
 		t.Errorf("a bare IP is a /32: %v", c.TrustedProxies[1])
 	}
+	o, err = ParseFlags([]string{"-auth-issuer", "https://as.example.com", "-auth-audience", "https://h/mcp", "-auth-scopes", "a, b",
+		"-auth-tool-scope", "add=x+y", "-auth-a2a-scopes", "c", "-metrics-public", "-auth-introspection-client", "rs"}, io.Discard)
+	if au := o.Auth; err != nil || au.Issuer != "https://as.example.com" || au.Audience != "https://h/mcp" || strings.Join(au.Scopes, " ") != "a b" ||
+		strings.Join(au.ToolScopes["add"], " ") != "x y" || strings.Join(au.A2AScopes, " ") != "c" || !au.MetricsPublic || au.IntrospectionClientID != "rs" {
+		t.Errorf("auth flags: %+v %v", o.Auth, err)
+	}
 	o, err = ParseFlags(nil, io.Discard)
 	if err != nil || o.Server.Addr != "127.0.0.1:8080" || o.Server.MaxDepth != 1000 {
 		t.Errorf("defaults: %+v %v", o.Server, err)
@@ -50,6 +56,12 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"-max-conns", "0"}, "-max-conns must be positive"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
+		{[]string{"-auth-audience", "https://h/mcp"}, "need -auth-issuer"},
+		{[]string{"-metrics-public"}, "need -auth-issuer"},
+		{[]string{"-auth-tool-scope", "echo"}, "want TOOL=SCOPE"},
+		{[]string{"-auth-issuer", "https://as.example.com"}, "-auth-audience (or -public-url) is required"},
+		{[]string{"-auth-issuer", "http://as.example.com", "-auth-audience", "https://h/mcp"}, "want an https URL"},
+		{[]string{"-auth-issuer", "https://as.example.com", "-auth-audience", "https://h/mcp", "-auth-tool-scope", "nope=x"}, `names tool "nope"`},
 	} {
 		var stderr bytes.Buffer
 		if code := Main(tc.args, strings.NewReader(""), io.Discard, &stderr); code != 2 {
