@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"hash/maphash"
 	"sync"
-	"time"
 )
 
 // NOTE: the verified-token cache.
@@ -28,7 +27,7 @@ const cacheShards = 16
 
 type cacheEntry struct {
 	token []byte
-	exp   int64 // monoNow's clock
+	exp   int64 // unix nanoseconds
 	tok   *Token
 	key   *jwk // the signing key; nil for an introspected token
 }
@@ -117,15 +116,3 @@ func (c *tokenCache) len() int {
 	}
 	return n
 }
-
-// clockBase anchors the cache's clock: monotonic nanoseconds since the
-// process started using the package. Reading it costs one monotonic
-// clock read (time.Since of a time with a monotonic reading), half of
-// time.Now's two.
-var clockBase = time.Now()
-
-func monoNow() int64 { return int64(time.Since(clockBase)) }
-
-// wallToMono converts a wall-clock instant (a token's exp) to monoNow's
-// clock, as of now.
-func wallToMono(t time.Time) int64 { return monoNow() + int64(time.Until(t)) }

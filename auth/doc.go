@@ -105,7 +105,9 @@
 // by a maphash of its tail, compared byte for byte, expiring with the
 // token, its scopes kept as a bitset (ScopeSet): a request carrying a
 // known token costs a header parse, a hash, a read-locked map lookup and a
-// clock read — no signature check and no allocation (pinned by
+// byte compare, judged at the time the server read when the request
+// began (fastserver.Request.Time) — no signature check, no clock read of
+// its own and no allocation (pinned by
 // TestAllocsCacheHit here and through the whole demo server in
 // internal/app). Scope checks are one AND.
 //

@@ -272,7 +272,7 @@ func challenge(status, code int, msg, wwwAuthenticate string) *fastserver.Error 
 // request-target, and lets the request through with its *Token in r.Auth,
 // or refuses it. It allocates nothing for a token in the cache.
 func (r *Resource) Authorize(req *fastserver.Request) *fastserver.Error {
-	tok, e := r.Authenticate(req.Context(), req.Header("Authorization"), req.RequestURI())
+	tok, e := r.authenticate(req.Context(), req.Header("Authorization"), req.RequestURI(), req.Time())
 	if e != nil {
 		return e
 	}
@@ -296,6 +296,12 @@ func (r *Resource) Authorize(req *fastserver.Request) *fastserver.Error {
 //   - a valid token without the endpoint's scopes: 403
 //     error="insufficient_scope" naming every required scope.
 func (r *Resource) Authenticate(ctx context.Context, authorization, requestURI []byte) (*Token, *fastserver.Error) {
+	return r.authenticate(ctx, authorization, requestURI, time.Now())
+}
+
+// authenticate is Authenticate at the time at: the request's own, which
+// the server read anyway (a clock read is a fifth of a cached check).
+func (r *Resource) authenticate(ctx context.Context, authorization, requestURI []byte, at time.Time) (*Token, *fastserver.Error) {
 	if !r.sealed.Load() {
 		r.seal()
 	}
@@ -312,7 +318,7 @@ func (r *Resource) Authenticate(ctx context.Context, authorization, requestURI [
 	if len(raw) > r.maxToken {
 		return nil, r.errReason[reasonTooLong]
 	}
-	now := monoNow()
+	now := at.UnixNano()
 	tok := r.cache.get(raw, now)
 	if tok == nil {
 		if !isToken68(raw) {
@@ -351,7 +357,7 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		return nil, why
 	}
 	tok.Scopes = r.table.set(tok.ScopeNames)
-	r.cache.put(raw, wallToMono(until), now, tok, key)
+	r.cache.put(raw, until.UnixNano(), now, tok, key)
 	return tok, reasonOK
 }
 

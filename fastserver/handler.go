@@ -3,6 +3,7 @@ package fastserver
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -70,7 +71,8 @@ type Request struct {
 	Auth any
 
 	header *fasthttp.RequestHeader
-	f      *fields // the header snapshot the server took, or nil
+	at     time.Time // when the server began serving the request, or zero
+	f      *fields   // the header snapshot the server took, or nil
 	ctx    context.Context
 }
 
@@ -82,6 +84,7 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.Msg = m
 	r.Version = 0
 	r.Auth = nil
+	r.at = time.Time{}
 	r.header = header
 	r.f = nil
 	r.ctx = ctx
@@ -136,6 +139,16 @@ func (r *Request) RequestURI() []byte {
 		return nil
 	}
 	return r.header.RequestURI()
+}
+
+// Time returns when the server began serving the request (a clock read
+// the server makes anyway), or the current time for a Request the
+// server did not start.
+func (r *Request) Time() time.Time {
+	if r.at.IsZero() {
+		return time.Now()
+	}
+	return r.at
 }
 
 // Host returns the request's Host header.

@@ -347,6 +347,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
 	c.stage, c.pending, c.early, c.start = stageHeaders, false, false, start
+	c.req.at = start // Request.Time, for the hooks: no second clock read
 	c.hdr = nil
 	defer func() {
 		if v := recover(); v != nil {
