@@ -2,6 +2,7 @@ package auth
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
@@ -77,6 +78,9 @@ func (r *Resource) Guard(need ScopeSet) func(ctx *fasthttp.RequestCtx) bool {
 		ctx.Error(e.Message, e.Status) // resets the headers: set them after
 		for _, h := range e.Header {
 			ctx.Response.Header.Set(h.Name, h.Value)
+		}
+		if e.RetryAfter > 0 {
+			ctx.Response.Header.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 		}
 		return false
 	}
