@@ -29,7 +29,7 @@
 //     DNS-rebinding defence MCP requires does not depend on credentials.
 //   - The rate limit stays before it: a flood of bad tokens costs a token
 //     of the bucket each and is cut off there, before the one expensive
-//     step here (a signature check on a cache miss, about 60 µs).
+//     step here (a signature check on a cache miss: tens to hundreds of µs).
 //   - Rows 3 to 6 come after it, so that a client without credentials
 //     gets the 401 and its challenge (which tells it where to get a token)
 //     rather than a 415 or 413 it cannot act on; with a valid token every
