@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,5 +320,27 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := auth.NewResource(iss, c); err == nil {
 			t.Errorf("NewResource(%+v) succeeded", c)
 		}
+	}
+}
+
+// TestConcurrentFirstUse lets many requests be a Resource's first at
+// once: none may see a refusal before it is rendered (a nil refusal
+// would let it through), under -race too.
+func TestConcurrentFirstUse(t *testing.T) {
+	as := authtest.New(t)
+	for range 20 {
+		res := newResource(t, as, auth.ResourceConfig{}, auth.IssuerConfig{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tok, e := res.Authenticate(context.Background(), nil, nil)
+				if e == nil || tok != nil || e.Status != 401 {
+					t.Errorf("first use: %v %v", tok, e)
+				}
+			}()
+		}
+		wg.Wait()
 	}
 }

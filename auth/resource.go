@@ -83,7 +83,8 @@ type Resource struct {
 	table     scopeTable
 	required  ScopeSet
 	supported []string
-	sealed    atomic.Bool
+	closed    bool        // registration is over (under mu)
+	sealed    atomic.Bool // the refusals are rendered
 
 	cache    *tokenCache
 	maxToken int
@@ -214,7 +215,7 @@ func (r *Resource) ScopesSupported() []string {
 func (r *Resource) Require(scopes ...string) (ScopeSet, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.sealed.Load() {
+	if r.closed {
 		return 0, errors.New("auth: Require after the Resource started verifying tokens")
 	}
 	var set ScopeSet
@@ -236,8 +237,11 @@ func (r *Resource) Require(scopes ...string) (ScopeSet, error) {
 func (r *Resource) seal() {
 	r.once.Do(func() {
 		r.mu.Lock()
-		r.sealed.Store(true)
+		r.closed = true // no more Require
 		r.mu.Unlock()
+		// sealed is set last: a request that sees it finds every refusal
+		// rendered (one that does not waits in once.Do).
+		defer r.sealed.Store(true)
 		meta := `Bearer resource_metadata="` + r.metaURL + `"`
 		none := meta
 		if r.required != 0 {
@@ -275,6 +279,9 @@ func (r *Resource) Authorize(req *fastserver.Request) *fastserver.Error {
 	tok, e := r.authenticate(req.Context(), req.Header("Authorization"), req.RequestURI(), req.Time())
 	if e != nil {
 		return e
+	}
+	if tok == nil { // cannot happen; never let a request through without a token
+		return r.errReason[reasonInvalid]
 	}
 	req.Auth = tok
 	return nil
