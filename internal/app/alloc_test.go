@@ -59,15 +59,10 @@ func demoHTTPWith(t testing.TB, ao AuthOptions) *fasthttp.Server {
 
 const batch = 16
 
-// echoRequests returns batches of pipelined tools/call echo requests with
+// echoRequestsAuth returns batches of pipelined tools/call echo requests with
 // varied ids and texts, under 2026-07-28 (all headers and _meta) when
 // modern, else with no MCP headers.
-func echoRequests(batches int, modern bool) (reqs [][]byte, texts []string) {
-	return echoRequestsAuth(batches, modern, "")
-}
-
-// echoRequestsAuth is echoRequests with an Authorization field, when
-// authz is not empty.
+// An Authorization field is added to each when authz is not empty.
 func echoRequestsAuth(batches int, modern bool, authz string) (reqs [][]byte, texts []string) {
 	if authz != "" {
 		authz = "Authorization: " + authz + "\r\n"
