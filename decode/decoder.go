@@ -138,6 +138,20 @@ func (d *Decoder) Trim(n int) {
 	d.Reset()
 }
 
+// Body returns the body bytes d holds: those of the last DecodeReader,
+// DecodeBody or Write/Finish (decoded, for a compressed body), up to the
+// ceiling; nil after Decode, whose body is the caller's. Like a Message's
+// slices it is valid until d is reset or reused, and must not be modified.
+// A server reads a message the envelope refused through it, such as a
+// JSON-RPC response (a result or error member, no method) to a request of
+// its own.
+func (d *Decoder) Body() []byte {
+	if d.oneShot {
+		return nil
+	}
+	return d.buf
+}
+
 // Decode decodes the complete body into m. It returns nil for a request or
 // a notification, and otherwise a *Error (also stored in m.Error) that
 // wraps the sentinel of the first failure. A body longer than the ceiling
