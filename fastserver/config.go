@@ -34,6 +34,8 @@ const (
 	DefaultMinBodyRateGrace  = 5 * time.Second
 	DefaultDrainTimeout      = time.Second
 	DefaultDrainBytes        = 4 << 20
+	DefaultMaxStreams        = 1000
+	DefaultClientResponse    = 60 * time.Second
 	// ProxyHeaderXForwardedFor and ProxyHeaderForwarded are the values of
 	// Config.ProxyHeader.
 	ProxyHeaderXForwardedFor = "X-Forwarded-For"
@@ -138,6 +140,21 @@ type Config struct {
 	// reset). Defaults 1 s and 4 MiB.
 	DrainTimeout time.Duration
 	DrainBytes   int64
+
+	// MaxStreams bounds the answers that may stream at once (handlers run
+	// through Request.Stream, each holding a goroutine and, once it sends,
+	// a connection; ServeEvents streams too). Past it a handler runs with
+	// a Stream that refuses to send (ErrStreamLimit). Default 1000.
+	MaxStreams int
+	// ClientResponseTimeout bounds how long Stream.Call waits for the
+	// client's response to a request of the server's own. Default 60 s.
+	ClientResponseTimeout time.Duration
+	// UnmatchedResponse, when set, is offered a client's JSON-RPC response
+	// (its raw id and the whole message) that answers no request this
+	// server awaits, before it is refused as row 10 says: a fleet relays it
+	// to the instance that awaits it (Server.DeliverResponse there) and
+	// returns true, answered 202. Default none.
+	UnmatchedResponse func(id, msg []byte) bool
 
 	// TLS, when set, serves HTTPS with this configuration (a KeyPair's
 	// TLSConfig, say): TLS 1.2 and 1.3 only (a lower MinVersion is raised
@@ -247,6 +264,8 @@ func (c Config) withDefaults() (Config, error) {
 	setDur("ShutdownGrace", &c.ShutdownGrace, DefaultShutdownGrace)
 	setDur("DrainTimeout", &c.DrainTimeout, DefaultDrainTimeout)
 	setI64("DrainBytes", &c.DrainBytes, DefaultDrainBytes)
+	setInt("MaxStreams", &c.MaxStreams, DefaultMaxStreams)
+	setDur("ClientResponseTimeout", &c.ClientResponseTimeout, DefaultClientResponse)
 	if t, err := serverTLS(c.TLS); err != nil {
 		errs = append(errs, err)
 	} else {

@@ -74,6 +74,7 @@ type Request struct {
 	at     time.Time // when the server began serving the request, or zero
 	f      *fields   // the header snapshot the server took, or nil
 	ctx    context.Context
+	st     *Stream // the call's stream (stream.go); nil outside a Server
 }
 
 // Reset prepares r for a call: the request header it came with, the
@@ -88,6 +89,7 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.header = header
 	r.f = nil
 	r.ctx = ctx
+	r.st = nil
 }
 
 // reset is Reset with the server's header snapshot. It keeps r.Auth,
@@ -235,4 +237,9 @@ type Endpoint struct {
 	// Err, when set, is a construction mistake (a duplicate registration,
 	// say): the server's New fails with it.
 	Err error
+	// Other, when set, is offered the requests to Path with a method
+	// other than POST and OPTIONS (an MCP session's GET stream and
+	// DELETE, say) and returns whether it answered; the requests it does
+	// not answer get 405 with Allow: POST, OPTIONS. Default none.
+	Other func(s *Server, ctx *fasthttp.RequestCtx) bool
 }

@@ -23,6 +23,10 @@ import (
 //	rpcedge_connections_open                              gauge (early answers draining included)
 //	rpcedge_panics_total{where}                           counter
 //	rpcedge_handler_timeouts_total                        counter
+//	rpcedge_streams_open                                  gauge (stream slots held)
+//	rpcedge_streams_total                                 counter (answers that streamed)
+//	rpcedge_streams_cut_total                             counter (streams whose final event was not written)
+//	rpcedge_stream_events_total                           counter (writes of events)
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
 //
 // method is a registered method's name or "other" (unregistered names
@@ -37,9 +41,11 @@ type serverMetrics struct {
 	timeouts *metrics.Counter
 	// slowBodies counts bodies cut off for their data rate.
 	slowBodies *metrics.Counter
-	latency    map[*endpoint]*metrics.PrometheusHistogram
-	size       map[*endpoint]*metrics.PrometheusHistogram
-	extra      func(w io.Writer) // Config.MoreMetrics
+
+	streamsStarted, streamsCut, streamEvents *metrics.Counter
+	latency                                  map[*endpoint]*metrics.PrometheusHistogram
+	size                                     map[*endpoint]*metrics.PrometheusHistogram
+	extra                                    func(w io.Writer) // Config.MoreMetrics
 
 	mu       sync.RWMutex
 	counters map[counterKey]*metrics.Counter
@@ -186,6 +192,10 @@ var families = map[string]metricDesc{
 	"rpcedge_panics_total":             {"counter", "Panics recovered, by the stage of the request they happened in."},
 	"rpcedge_handler_timeouts_total":   {"counter", "Handlers that passed their deadline."},
 	"rpcedge_slow_bodies_total":        {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
+	"rpcedge_streams_open":             {"gauge", "Stream slots held: answers that may stream, and event streams."},
+	"rpcedge_streams_total":            {"counter", "Answers that became event streams, and event streams opened."},
+	"rpcedge_streams_cut_total":        {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
+	"rpcedge_stream_events_total":      {"counter", "Events queued on streams (a stream's final response excluded)."},
 }
 
 // describe returns the family a series name belongs to and its

@@ -35,7 +35,9 @@ type Server struct {
 	entered  atomic.Uint64 // POST requests whose handler was entered
 	answered atomic.Uint64 // of those, the ones answered
 	serving  atomic.Bool
-	running  *watchdog // handlers running: deadlines and Shutdown
+	running  *watchdog    // handlers running: deadlines and Shutdown
+	streams  atomic.Int64 // stream slots held (stream.go)
+	pending  pendingCalls // requests to clients awaiting a response (stream.go)
 	shutdown chan struct{}
 	stopOnce sync.Once
 }
@@ -109,6 +111,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
 	s.metrics = newServerMetrics(s.endpoints)
+	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
 	s.metrics.extra = cfg.MoreMetrics
@@ -262,6 +265,14 @@ type call struct {
 	pending bool  // the body may still be arriving on the connection
 	early   bool  // an early answer took the connection
 	retry   int   // the handler error's RetryAfter, for the answer's header
+
+	// For answers that stream (stream.go): the request being served, its
+	// endpoint and label, the result's offset in out, the stream.
+	rctx   *fasthttp.RequestCtx
+	ep     *endpoint
+	label  string
+	prefix int
+	st     Stream
 }
 
 func (s *Server) newCall(ids decode.IDPolicy) *call {
@@ -270,6 +281,7 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 		panic(err) // Config was validated
 	}
 	c.dl.init()
+	c.st.c = c
 	return c
 }
 
@@ -299,6 +311,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		switch {
 		case ctx.IsOptions():
 			s.preflight(ctx)
+		case ep.Other != nil && ep.Other(s, ctx):
 		default:
 			ctx.Response.Header.SetBytesV("Allow", allowPOST)
 			ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
@@ -354,8 +367,17 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 			s.recoverRPC(ctx, ep, c, v)
 		}
 	}()
-	label := ""
-	status, code := s.runRPC(ctx, ep, c, &label)
+	c.ep, c.rctx, c.label = ep, ctx, ""
+	status, code := s.runRPC(ctx, ep, c, &c.label)
+	if c.st.started {
+		return // the answer is a stream: its end finishes the request (stream.go)
+	}
+	s.finishRPC(ctx, c, status, code)
+}
+
+// finishRPC counts an answered request and releases its call.
+func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) {
+	ep, label, start := c.ep, c.label, c.start
 	c.enter(stageMetrics)
 	s.metrics.inflight.Add(-1)
 	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
@@ -372,6 +394,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	c.mem.Reset(nil)
 	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
+	c.rctx, c.ep = nil, nil
 	ep.calls.Put(c)
 	s.answered.Add(1)
 }
@@ -482,6 +505,11 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		if !c.body.eof {
 			return s.refuse(ctx, c, de.HTTPStatus(), de.Code, de.Reason, 0)
 		}
+		if de.Err == decode.ErrEnvelope && s.clientResponse(m, c.dec.Body()) {
+			// A client's response to a request of the server's own (stream.go).
+			ctx.SetStatusCode(fasthttp.StatusAccepted)
+			return fasthttp.StatusAccepted, 0
+		}
 		return s.answerError(ctx, c, de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
 	}
 	if !c.body.eof {
@@ -497,6 +525,10 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	if status == fasthttp.StatusAccepted {
 		ctx.SetStatusCode(status)
 		return status, 0
+	}
+	if c.st.started {
+		s.startStream(ctx, c)
+		return status, code
 	}
 	if c.retry > 0 {
 		ctx.Response.Header.Set("Retry-After", strconv.Itoa(c.retry))
@@ -519,6 +551,7 @@ func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int,
 	// Rows 11 and 12.
 	r := &c.req
 	r.reset(f, m, nil)
+	r.st = &c.st
 	if ep.Check != nil {
 		if e := ep.Check(r); e != nil {
 			id := m.AnswerID()
@@ -564,11 +597,21 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out[:0], `{"jsonrpc":"2.0","id":`...)
 	c.out = append(c.out, m.ID...)
 	c.out = append(c.out, `,"result":`...)
-	prefix := len(c.out)
+	c.prefix = len(c.out)
 	s.running.ensure()
 	c.req.ctx = c.dl.start(time.Now().UnixNano() + int64(s.cfg.HandlerTimeout))
 	s.running.add(&c.dl)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
+	if err == errStreaming && c.st.started {
+		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
+	}
+	return s.afterHandler(c, out, err, panicked)
+}
+
+// afterHandler ends a handler's run (its deadline, its context) and leaves
+// the answer in c.out: the result, or the error its outcome calls for.
+func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
+	m := &c.msg
 	s.running.remove(&c.dl)
 	expired := c.dl.stop(time.Now().UnixNano())
 	c.req.ctx = nil
@@ -589,7 +632,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 		}
 		s.log.Error("handler failed", "method", string(m.Method), "error", err)
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
-	case len(out) == prefix:
+	case len(out) == c.prefix:
 		s.log.Error("handler appended no result", "method", string(m.Method))
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
 	}

@@ -1,0 +1,785 @@
+package fastserver
+
+// NOTE: streamed answers.
+//
+// A handler whose answer may stream calls Request.Stream with a
+// StreamHandler, which runs on a goroutine of its own while the
+// connection's goroutine waits for its first event or its return:
+//
+//   - It returns without sending: its result (or error) is answered exactly
+//     as a plain Handler's would be, byte for byte, with the same status.
+//   - It sends: the answer becomes 200 text/event-stream. The connection's
+//     goroutine hands the Stream to fasthttp as the response body (a
+//     BodyWriterTo, so that each Write is one chunk, flushed) and writes
+//     the events as the handler queues them; the final JSON-RPC response
+//     (result or error) is the last event, then the body ends.
+//
+// Events go through two buffers of StreamBuffer bytes, swapped between
+// the handler and the writer: the writer takes whatever is queued and
+// writes it as one chunk, so a handler faster than the network has its
+// events coalesced (one write per batch, not per event), and one slower
+// than it has each event written as soon as it is queued. A handler whose
+// queue is full waits (Send blocks): a slow reader stalls its own handler,
+// and a stream never holds more than two buffers (and one event larger
+// than a buffer, alone). Every write gets a fresh write deadline
+// (Config.WriteTimeout); a write that fails or times out closes the
+// stream: the handler's context is cancelled and its Sends fail, and its
+// return ends the request. The handler deadline (Config.HandlerTimeout)
+// covers the whole call, streaming included; Shutdown lets streams finish
+// within the grace period and then cancels their handlers, whose final
+// event is the -32603 "server shutting down" error. A stream counts as
+// answered (Stats.Answered) once its final event has been written.
+//
+// Why not fasthttp's SetBodyStreamWriter or a hijacked connection
+// (measured in stream_bench_test.go): SetBodyStreamWriter starts its
+// writer only after the handler returns (the answer must already be known
+// to stream) and copies every byte through an in-memory pipe and a third
+// goroutine; a hijacked connection is written by hand, loses keep-alive
+// (a dial per stream) and escapes the server's write timeout and
+// Shutdown. A coroutine (iter.Pull) that the writer resumes for each event
+// avoids the goroutine but flushes every event on its own, which halved
+// the events/s of the same benchmark.
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
+)
+
+// StreamHandler serves a call whose answer may be a stream of events (see
+// Request.Stream).
+type StreamHandler interface {
+	// ServeStream is ServeRPC with a Stream to send events on before the
+	// result: it appends the call's JSON result to dst and returns the
+	// extended slice, or returns an error, exactly as ServeRPC does.
+	ServeStream(s *Stream, dst []byte) ([]byte, error)
+}
+
+// StreamHandlerFunc adapts a function to StreamHandler.
+type StreamHandlerFunc func(s *Stream, dst []byte) ([]byte, error)
+
+// ServeStream calls f(s, dst).
+func (f StreamHandlerFunc) ServeStream(s *Stream, dst []byte) ([]byte, error) { return f(s, dst) }
+
+var _ StreamHandler = StreamHandlerFunc(nil)
+
+// Errors a Stream returns when it cannot send.
+var (
+	// ErrStreamNotAccepted: the request's Accept header does not list
+	// text/event-stream, or the request is HTTP/1.0, so the answer cannot
+	// be a stream.
+	ErrStreamNotAccepted = errors.New("fastserver: the client does not accept text/event-stream")
+	// ErrStreamUnavailable: the transport has no streams (newline-delimited
+	// streams, a Request not served by a Server).
+	ErrStreamUnavailable = errors.New("fastserver: streamed answers are not available on this transport")
+	// ErrStreamLimit: Config.MaxStreams streams are open.
+	ErrStreamLimit = errors.New("fastserver: too many streams open")
+	// ErrStreamClosed: the stream's connection failed or timed out, or the
+	// server stopped it; the client will not see what follows.
+	ErrStreamClosed = errors.New("fastserver: the stream is closed")
+)
+
+// errStreaming is what Request.Stream returns, through the handler, once
+// the answer has become a stream.
+var errStreaming = errors.New("fastserver: the answer is a stream")
+
+// StreamBuffer is the size of each of a stream's two event buffers: the
+// most a handler can queue before Send waits for the writer.
+const StreamBuffer = 16 << 10
+
+// Stream is the event stream of one call, as a StreamHandler sees it. Its
+// first Send turns the answer into 200 text/event-stream; a handler that
+// never sends is answered with plain JSON.
+//
+// Send, Comment and Call may be called from any goroutine the handler
+// starts, one at a time, and not after ServeStream returns. A Stream is
+// reused: nothing it returns may be kept after ServeStream returns.
+type Stream struct {
+	c       *call
+	r       *Request
+	h       StreamHandler
+	dst     []byte
+	live    bool  // events may be sent
+	refusal error // why not, when !live
+	started bool  // the answer is a stream (set by the connection's goroutine)
+	slot    bool  // holds one of Config.MaxStreams
+
+	// Shared between the handler and the writer, under mu.
+	mu     sync.Mutex
+	cond   sync.Cond
+	fill   []byte // events queued by the handler
+	closed bool   // the writer is gone
+	done   bool   // the handler returned
+	events int
+
+	spare   []byte        // the writer's buffer, swapped with fill
+	first   chan struct{} // the first event was queued, or the handler returned
+	hdone   chan struct{} // the handler's goroutine has ended
+	sentAny bool          // (handler's) the first signal was given
+	buf     []byte        // (handler's) an event being framed
+
+	// The handler's outcome, set before done.
+	out      []byte
+	err      error
+	panicked bool
+	pv       any
+	stack    []byte
+
+	// The writer's.
+	status, code int
+	finalOut     bool
+	writeErr     error
+	finished     bool
+}
+
+// Request returns the request being served.
+func (st *Stream) Request() *Request { return st.r }
+
+// Context returns the call's context (Request.Context): the handler
+// deadline, also cancelled when the stream's connection fails or the
+// server's grace period ends.
+func (st *Stream) Context() context.Context { return st.r.Context() }
+
+// Live reports whether events can be sent: the transport streams, the
+// client accepts text/event-stream, Config.MaxStreams is not reached and
+// the stream has not closed. When it is false, Send, Comment and Call
+// return the reason (Err returns it too).
+func (st *Stream) Live() bool { return st.Err() == nil }
+
+// Err returns why events cannot be sent, or nil when they can.
+func (st *Stream) Err() error {
+	if !st.live {
+		return st.refusal
+	}
+	st.mu.Lock()
+	closed := st.closed
+	st.mu.Unlock()
+	if closed {
+		return ErrStreamClosed
+	}
+	return nil
+}
+
+// Started reports whether the handler has sent an event.
+func (st *Stream) Started() bool { return st.sentAny }
+
+// Send sends msg, one JSON-RPC message (a notification, or a request of
+// the server's own), as a server-sent event: "data: " and the message.
+// msg must be valid JSON; line breaks between its tokens are carried as
+// continuation data lines. The first Send starts the stream (status 200,
+// Content-Type text/event-stream). Send returns once the event is queued
+// for the writer; it waits while the queue is full (the client is slow
+// to read). msg may be reused when Send returns.
+func (st *Stream) Send(msg []byte) error {
+	if !st.live {
+		return st.refusal
+	}
+	st.buf = appendEvent(st.buf[:0], msg)
+	return st.queue(st.buf)
+}
+
+// Comment sends an SSE comment line (": text"), which clients ignore: a
+// keep-alive for proxies that close idle connections. It starts the
+// stream like Send. text must not contain line breaks.
+func (st *Stream) Comment(text string) error {
+	if !st.live {
+		return st.refusal
+	}
+	if bytesHasBreak(text) {
+		return errors.New("fastserver: a stream comment must not contain line breaks")
+	}
+	st.buf = append(append(append(st.buf[:0], ": "...), text...), "\n\n"...)
+	return st.queue(st.buf)
+}
+
+// queue appends an event to the handler's buffer, waiting while it is
+// full (an event larger than the buffer goes alone).
+func (st *Stream) queue(ev []byte) error {
+	st.mu.Lock()
+	for !st.closed && len(st.fill) > 0 && len(st.fill)+len(ev) > StreamBuffer {
+		st.cond.Wait()
+	}
+	if st.closed {
+		st.mu.Unlock()
+		return ErrStreamClosed
+	}
+	st.fill = append(st.fill, ev...)
+	st.events++
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	if !st.sentAny {
+		st.sentAny = true
+		st.first <- struct{}{}
+	}
+	return nil
+}
+
+func bytesHasBreak(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' || s[i] == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// appendEvent appends msg as one SSE event: every line of it prefixed with
+// "data: ", then a blank line. JSON strings cannot hold raw line breaks, so
+// the only ones in valid JSON are whitespace between tokens.
+func appendEvent(dst, msg []byte) []byte {
+	for {
+		i := bytes.IndexAny(msg, "\r\n")
+		if i < 0 {
+			break
+		}
+		if i > 0 {
+			dst = append(dst, "data: "...)
+			dst = append(dst, msg[:i]...)
+			dst = append(dst, '\n')
+		}
+		msg = msg[i+1:]
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, msg...)
+	return append(dst, "\n\n"...)
+}
+
+// Stream runs h, whose answer may stream (see StreamHandler and Stream),
+// and returns what the handler must return: the result appended to dst
+// or h's error when h sends nothing, and an internal marker error, to be
+// returned as it is, once the answer has become a stream. A handler uses
+// it as its last statement:
+//
+//	func (x *X) ServeRPC(r *fastserver.Request, dst []byte) ([]byte, error) {
+//		// checks that refuse with plain JSON come first
+//		return r.Stream(dst, x.streamer)
+//	}
+//
+// When the answer cannot stream (Stream.Live is false: the client does
+// not accept text/event-stream, too many streams are open, or the
+// transport has none), h runs on the calling goroutine all the same and
+// its Sends fail with the reason, so h decides whether it can do without.
+func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
+	st := r.st
+	if st == nil {
+		st = &Stream{r: r, refusal: ErrStreamUnavailable}
+		return h.ServeStream(st, dst)
+	}
+	c := st.c
+	st.reset(r)
+	st.refusal = c.s.streamRefusal(c)
+	if st.refusal != nil {
+		return h.ServeStream(st, dst)
+	}
+	st.live, st.slot = true, true
+	st.h, st.dst = h, dst
+	go st.run()
+	<-st.first
+	st.mu.Lock()
+	plain := st.done && st.events == 0
+	st.mu.Unlock()
+	if plain {
+		// Done without an event: a plain answer.
+		<-st.hdone
+		st.release()
+		if st.panicked {
+			panic(st.pv)
+		}
+		return st.out, st.err
+	}
+	st.started = true
+	return dst, errStreaming
+}
+
+func (st *Stream) reset(r *Request) {
+	st.r, st.h, st.dst = r, nil, nil
+	st.live, st.refusal, st.started, st.slot = false, nil, false, false
+	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
+	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
+	st.out, st.err, st.panicked, st.pv, st.stack = nil, nil, false, nil, nil
+	st.status, st.code, st.finalOut, st.writeErr, st.finished = 0, 0, false, nil, false
+	if st.first == nil {
+		st.cond.L = &st.mu
+		st.first = make(chan struct{}, 1)
+		st.hdone = make(chan struct{}, 1)
+	}
+}
+
+// release gives back the stream's slot and drops buffers that grew large.
+func (st *Stream) release() {
+	st.h, st.dst = nil, nil
+	if st.slot {
+		st.slot = false
+		st.c.s.streams.Add(-1)
+	}
+	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf} {
+		if cap(*b) > keepEventBuffer {
+			*b = nil
+		}
+	}
+}
+
+// keepEventBuffer is the largest event buffer a pooled call keeps.
+const keepEventBuffer = 2 * StreamBuffer
+
+// run is the handler's goroutine.
+func (st *Stream) run() {
+	defer func() {
+		if v := recover(); v != nil {
+			st.panicked, st.pv = true, v
+			st.stack = debug.Stack()
+		}
+		st.mu.Lock()
+		st.done = true
+		st.cond.Broadcast()
+		st.mu.Unlock()
+		if !st.sentAny {
+			st.sentAny = true
+			st.first <- struct{}{}
+		}
+		st.hdone <- struct{}{}
+	}()
+	st.out, st.err = st.h.ServeStream(st, st.dst)
+}
+
+// streamRefusal says why c's answer cannot stream, or reserves a stream
+// slot and returns nil.
+func (s *Server) streamRefusal(c *call) error {
+	if c.rctx == nil {
+		return ErrStreamUnavailable
+	}
+	h := &c.rctx.Request.Header
+	if !h.IsHTTP11() || !acceptsEventStream(c.f.get(fAccept)) {
+		return ErrStreamNotAccepted
+	}
+	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
+		s.streams.Add(-1)
+		return ErrStreamLimit
+	}
+	return nil
+}
+
+// acceptsEventStream reports whether an Accept value lists
+// text/event-stream (case-insensitively) without q=0.
+func acceptsEventStream(accept []byte) bool {
+	const want = "text/event-stream"
+	for len(accept) > 0 {
+		item := accept
+		if i := bytes.IndexByte(accept, ','); i >= 0 {
+			item, accept = accept[:i], accept[i+1:]
+		} else {
+			accept = nil
+		}
+		params := []byte(nil)
+		if i := bytes.IndexByte(item, ';'); i >= 0 {
+			item, params = item[:i], item[i+1:]
+		}
+		item = bytes.TrimSpace(item)
+		if len(item) != len(want) || !bytes.EqualFold(item, []byte(want)) {
+			continue
+		}
+		return !qZero(params)
+	}
+	return false
+}
+
+var (
+	ctEventStream = []byte("text/event-stream")
+	noCache       = []byte("no-cache")
+	noBuffering   = []byte("no")
+)
+
+// startStream makes c's answer the stream that its handler started: the
+// head now, the events as fasthttp writes the body.
+func (s *Server) startStream(ctx *fasthttp.RequestCtx, c *call) {
+	s.metrics.streamsStarted.Inc()
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(ctEventStream)
+	ctx.Response.Header.SetBytesV("Cache-Control", noCache)
+	ctx.Response.Header.SetBytesV("X-Accel-Buffering", noBuffering)
+	ctx.Response.SetBodyStream(&c.st, -1)
+}
+
+// SupportsBodyWriteTo tells fasthttp to write the body with WriteTo, one
+// chunk per batch of events.
+func (st *Stream) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo writes the stream's events to w (fasthttp's chunked body
+// writer, which flushes each Write) as the handler queues them, and the
+// final response last.
+func (st *Stream) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for {
+		batch, ok := st.nextBatch()
+		if !ok {
+			return n, nil
+		}
+		st.refreshDeadline()
+		k, err := w.Write(batch)
+		n += int64(k)
+		if err != nil {
+			st.writeErr = err
+			st.close()
+			return n, err
+		}
+	}
+}
+
+// Read is the io.Reader of the body, for writers that do not use WriteTo.
+func (st *Stream) Read(p []byte) (int, error) {
+	for len(st.spare) == 0 {
+		batch, ok := st.nextBatch()
+		if !ok {
+			return 0, io.EOF
+		}
+		st.refreshDeadline()
+		st.spare = batch
+	}
+	n := copy(p, st.spare)
+	st.spare = st.spare[n:]
+	return n, nil
+}
+
+// nextBatch waits for events and returns all of them, or, once the
+// handler has returned and its events are out, the final response; ok is
+// false after that.
+func (st *Stream) nextBatch() (batch []byte, ok bool) {
+	if st.finalOut {
+		return nil, false
+	}
+	st.mu.Lock()
+	for len(st.fill) == 0 && !st.done && !st.closed {
+		st.cond.Wait()
+	}
+	if len(st.fill) > 0 && !st.closed {
+		st.fill, st.spare = st.spare[:0], st.fill
+		st.cond.Broadcast()
+		st.mu.Unlock()
+		return st.spare, true
+	}
+	st.mu.Unlock()
+	<-st.hdone // the handler's outcome is set
+	st.complete()
+	st.spare = appendEvent(st.spare[:0], st.c.out)
+	st.finalOut = true
+	return st.spare, true
+}
+
+// close marks the writer gone: the handler's Sends fail and its context
+// is cancelled.
+func (st *Stream) close() {
+	st.mu.Lock()
+	st.closed = true
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	st.c.dl.cancel(ErrStreamClosed)
+}
+
+// complete turns the handler's outcome into the final response in c.out,
+// once.
+func (st *Stream) complete() {
+	if st.finished {
+		return
+	}
+	st.finished = true
+	c := st.c
+	if st.panicked {
+		c.s.metrics.panics[stageHandler].Inc()
+		c.s.log.Error("panic serving a request", "where", stageHandler.String(), "panic", fmt.Sprint(st.pv), "stack", string(st.stack), "method", string(c.msg.Method))
+	}
+	st.status, st.code = c.s.afterHandler(c, st.out, st.err, st.panicked)
+}
+
+// refreshDeadline gives the next write a full write timeout.
+func (st *Stream) refreshDeadline() {
+	if ctx := st.c.rctx; ctx != nil {
+		ctx.SetWriteDeadline(time.Now().Add(st.c.s.cfg.WriteTimeout))
+	}
+}
+
+// CloseWithError is called by fasthttp, once, when the body is written
+// or has failed (err): it stops the handler if it still runs and finishes
+// the request. (Stream has no Close: fasthttp would call both, and the
+// call is released by the first.)
+func (st *Stream) CloseWithError(err error) error {
+	if err != nil && st.writeErr == nil {
+		st.writeErr = err
+	}
+	st.finish()
+	return nil
+}
+
+// finish ends the request whose answer was this stream: the handler is
+// stopped (its context cancelled, its Sends failing) if the writer gave
+// up before it returned and waited for, then the call is counted and
+// released.
+func (st *Stream) finish() {
+	c := st.c
+	if c == nil || !st.started || c.rctx == nil {
+		return
+	}
+	if !st.finalOut {
+		st.close()
+		<-st.hdone
+	}
+	st.complete()
+	if !st.finalOut || st.writeErr != nil {
+		c.s.metrics.streamsCut.Inc()
+	}
+	c.s.metrics.streamEvents.Add(st.events)
+	st.release()
+	st.started = false
+	c.s.finishRPC(c.rctx, c, st.status, st.code)
+}
+
+// Call sends a request of the server's own, method with params (a JSON
+// object, or nil for none), to the client on the stream and waits for the
+// client's response, which the client POSTs to the endpoint as a JSON-RPC
+// response with the id the server generated (answered 202). It returns the
+// response's result, or an *Error holding the client's error. It fails
+// when the stream cannot send (see Live), when the call's context ends, or
+// after Config.ClientResponseTimeout. The result belongs to the caller.
+func (st *Stream) Call(method string, params []byte) ([]byte, error) {
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	s := st.c.s
+	id, ch := s.pending.add()
+	defer s.pending.remove(id)
+	msg := make([]byte, 0, 64+len(method)+len(params))
+	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
+	msg = append(msg, id...)
+	msg = append(msg, `,"method":`...)
+	msg = decode.AppendString(msg, method)
+	if len(params) > 0 {
+		msg = append(msg, `,"params":`...)
+		msg = append(msg, params...)
+	}
+	msg = append(msg, '}')
+	if err := st.Send(msg); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(s.cfg.ClientResponseTimeout)
+	defer timer.Stop()
+	select {
+	case resp := <-ch:
+		return parseClientResponse(resp)
+	case <-st.Context().Done():
+		return nil, context.Cause(st.Context())
+	case <-timer.C:
+		return nil, ErrClientTimeout
+	}
+}
+
+// ErrClientTimeout: the client did not answer a request sent with
+// Stream.Call within Config.ClientResponseTimeout.
+var ErrClientTimeout = errors.New("fastserver: the client did not answer in time")
+
+// parseClientResponse returns the result of a client's JSON-RPC response,
+// or its error as an *Error.
+func parseClientResponse(resp []byte) ([]byte, error) {
+	if v, n := decode.Lookup(resp, "result"); n == 1 {
+		return v, nil
+	}
+	e := &Error{Code: decode.CodeInternalError, Message: "the client answered with an error"}
+	if v, n := decode.Lookup(resp, "error"); n == 1 && len(v) > 0 && v[0] == '{' {
+		if code, n := decode.Lookup(v, "code"); n == 1 {
+			var k int
+			if _, err := fmt.Sscan(string(code), &k); err == nil {
+				e.Code = k
+			}
+		}
+		if m, n := decode.Lookup(v, "message"); n == 1 && len(m) > 1 && m[0] == '"' {
+			e.Message = string(decode.AppendUnquoted(nil, m))
+		}
+		if d, n := decode.Lookup(v, "data"); n == 1 {
+			e.Data = d
+		}
+	}
+	return nil, e
+}
+
+// streamMetrics registers the stream metrics; open reads the slots held.
+func (m *serverMetrics) streamMetrics(open func() float64) {
+	m.set.NewGauge("rpcedge_streams_open", open)
+	m.streamsStarted = m.set.NewCounter("rpcedge_streams_total")
+	m.streamsCut = m.set.NewCounter("rpcedge_streams_cut_total")
+	m.streamEvents = m.set.NewCounter("rpcedge_stream_events_total")
+}
+
+// pendingCalls holds the server's requests to clients that await a
+// response, by id. The ids are random (128 bits), so a client cannot
+// answer a request it was not sent.
+type pendingCalls struct {
+	mu sync.Mutex
+	m  map[string]chan []byte
+}
+
+func (p *pendingCalls) add() (id []byte, ch chan []byte) {
+	var raw [16]byte
+	rand.Read(raw[:])
+	id = make([]byte, 0, 32)
+	id = append(id, `"rpcedge-`...)
+	id = base64.RawURLEncoding.AppendEncode(id, raw[:])
+	id = append(id, '"')
+	ch = make(chan []byte, 1)
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = make(map[string]chan []byte)
+	}
+	p.m[string(id)] = ch
+	p.mu.Unlock()
+	return id, ch
+}
+
+func (p *pendingCalls) remove(id []byte) {
+	p.mu.Lock()
+	delete(p.m, string(id))
+	p.mu.Unlock()
+}
+
+// deliver hands a client's response (the whole message, copied) to the
+// request waiting for it, and reports whether one was.
+func (p *pendingCalls) deliver(id, msg []byte) bool {
+	p.mu.Lock()
+	ch, ok := p.m[string(id)]
+	if ok {
+		delete(p.m, string(id))
+	}
+	p.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ch <- append([]byte(nil), msg...)
+	return true
+}
+
+// DeliverResponse hands a client's JSON-RPC response msg (a whole message
+// with "result" or "error") to the request with the raw id bytes id (its
+// quotes included) that a Stream.Call on this server awaits, and reports
+// whether one did. The endpoint does this itself for responses POSTed to
+// it; a fleet whose balancer may send a response to another instance than
+// the one holding the stream relays it here.
+func (s *Server) DeliverResponse(id, msg []byte) bool {
+	return s.pending.deliver(id, msg)
+}
+
+// clientResponse answers a POSTed message that the envelope refused when
+// it is a JSON-RPC response to a request the server is waiting on: 202.
+func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
+	if m.IDType != decode.IDString || m.Method != nil || len(body) == 0 {
+		return false
+	}
+	_, nr := decode.Lookup(body, "result")
+	_, ne := decode.Lookup(body, "error")
+	if nr+ne != 1 {
+		return false
+	}
+	if s.pending.deliver(m.ID, body) {
+		return true
+	}
+	if f := s.cfg.UnmatchedResponse; f != nil {
+		return f(m.ID, body)
+	}
+	return false
+}
+
+// SetResponseHeader sets a header of the answer to r (Mcp-Session-Id,
+// say). It does nothing on transports without headers.
+func (r *Request) SetResponseHeader(name, value string) {
+	if r.st != nil && r.st.c != nil && r.st.c.rctx != nil {
+		r.st.c.rctx.Response.Header.Set(name, value)
+	}
+}
+
+// keepAliveEvery is how often an idle event stream of ServeEvents sends a
+// comment, so that proxies do not close it.
+const keepAliveEvery = 15 * time.Second
+
+// ServeEvents answers ctx with 200 text/event-stream whose events are the
+// messages received from events (each one JSON-RPC message), for streams
+// that are not the answer to a call, such as an MCP session's GET stream.
+// The stream ends when events is closed, when a write fails or times out
+// (Config.WriteTimeout, refreshed per write), or when the server shuts
+// down; then done is called, once. An idle stream gets a keep-alive
+// comment every 15 s. It holds one of Config.MaxStreams: past it, 503.
+func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, done func()) {
+	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
+		s.streams.Add(-1)
+		ctx.Response.Header.Set("Retry-After", "1")
+		ctx.Error("too many streams open", fasthttp.StatusServiceUnavailable)
+		done()
+		return
+	}
+	s.metrics.streamsStarted.Inc()
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(ctEventStream)
+	ctx.Response.Header.SetBytesV("Cache-Control", noCache)
+	ctx.Response.Header.SetBytesV("X-Accel-Buffering", noBuffering)
+	ctx.Response.SetBodyStream(&eventFeed{s: s, ctx: ctx, events: events, stop: ctx.Done(), done: done}, -1)
+}
+
+// eventFeed is the body of ServeEvents.
+type eventFeed struct {
+	s      *Server
+	ctx    *fasthttp.RequestCtx
+	events <-chan []byte
+	stop   <-chan struct{}
+	done   func()
+	buf    []byte
+	ended  bool
+}
+
+func (f *eventFeed) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo writes the events as they come, a keep-alive when none comes.
+func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	tick := time.NewTicker(keepAliveEvery)
+	defer tick.Stop()
+	// A first comment flushes the head: the client knows it is connected.
+	f.buf = append(f.buf[:0], ": stream open\n\n"...)
+	for {
+		f.ctx.SetWriteDeadline(time.Now().Add(f.s.cfg.WriteTimeout))
+		k, err := w.Write(f.buf)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+		f.s.metrics.streamEvents.Inc()
+		select {
+		case msg, ok := <-f.events:
+			if !ok {
+				return n, nil
+			}
+			f.buf = appendEvent(f.buf[:0], msg)
+		case <-tick.C:
+			f.buf = append(f.buf[:0], ": keep-alive\n\n"...)
+		case <-f.stop:
+			return n, nil
+		}
+	}
+}
+
+// Read is never used by fasthttp for a BodyWriterTo; it ends the body.
+func (f *eventFeed) Read([]byte) (int, error) { return 0, io.EOF }
+
+// CloseWithError ends the stream, once.
+func (f *eventFeed) CloseWithError(error) error {
+	if !f.ended {
+		f.ended = true
+		f.s.streams.Add(-1)
+		f.done()
+	}
+	return nil
+}
