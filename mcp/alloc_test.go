@@ -27,6 +27,22 @@ type allocCase struct {
 func TestAllocs(t *testing.T) {
 	srv, httpEP := testServer(t)
 	streamEP := srv.StreamEndpoint()
+	// A Streaming tool called without a progress token or a log level has
+	// nothing to stream: it keeps the plain path, allocation-free.
+	quietSrv, err := New(Info{Name: "q", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quietSrv.AddTool(Tool{Name: "echo", Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		if err := c.Progress(1, 2, "nobody asked"); err != nil {
+			return err
+		}
+		if err := c.LogText(LogError, "x", "nobody asked"); err != nil {
+			return err
+		}
+		return c.AddTextJSON(c.Arg("text"))
+	})})
+	quietEP := quietSrv.Endpoint()
 	texts := []string{"hi", "caf\\u00e9 \\ud83d\\ude00", strings.Repeat("x", 3000), `quote \" and \\ backslash`, "日本語"}
 	ids := []string{`1`, `"abc"`, `12345678901234567890123`, `"caf\u00e9"`, `-7`}
 	echo := func(i int) string {
@@ -58,6 +74,7 @@ func TestAllocs(t *testing.T) {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, ids[i%len(ids)])
 		}},
 		{"stdio tools/call echo 2026-07-28", true, nil, echo},
+		{"Streaming tool with nothing to stream 2026-07-28", false, v26("tools/call", HeaderName, "echo"), echo},
 		{"notification", false, hdr{HeaderProtocolVersion, "2025-11-25", HeaderMethod, "notifications/initialized"}, func(i int) string {
 			return `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 		}},
@@ -66,6 +83,9 @@ func TestAllocs(t *testing.T) {
 		ep := httpEP
 		if tc.stream {
 			ep = streamEP
+		}
+		if strings.HasPrefix(tc.name, "Streaming") {
+			ep = quietEP
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 16

@@ -15,6 +15,9 @@ import (
 // checked against the tool's input schema, and the result being built.
 // Content added to a Call is written straight into the answer, escaped
 // as it is added, so a tool that echoes its arguments allocates nothing.
+// Through it a handler also sends progress and log messages and asks the
+// client for input (see Progress, Log and Ask); a prompt's Render gets a
+// Call for the same purpose.
 //
 // The server reuses Calls: a handler must not keep c, nor any slice it
 // returns, after CallTool returns. A Call is not safe for concurrent use.
@@ -23,6 +26,9 @@ type Call struct {
 	m    *decode.Message
 	args []byte
 	v    Version
+
+	callExchange // streams and input (exchange.go)
+	tool         *tool
 
 	buf           []byte // the answer so far: result head, then content items
 	items         int
@@ -40,6 +46,8 @@ const maxKeep = 64 << 10
 func (c *Call) release() {
 	c.r, c.m, c.args, c.buf = nil, nil, nil, nil
 	c.items, c.isError, c.hasStructured = 0, false, false
+	c.callExchange.reset()
+	c.tool = nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	calls.Put(c)

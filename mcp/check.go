@@ -43,6 +43,11 @@ const (
 	// server does not serve; HTTP status 400, data
 	// {"supported":[…],"requested":"…"}.
 	CodeUnsupportedVersion = -32022
+	// CodeMissingCapability (-32021) refuses a request whose handling needs
+	// a client capability that the request's clientCapabilities does not
+	// declare (MCP 2026-07-28); HTTP status 400, data
+	// {"requiredCapabilities":{"<capability>":{}}}.
+	CodeMissingCapability = -32021
 )
 
 // Header names, as SEP-2243 and MCP 2026-07-28 spell them. Header names
@@ -53,8 +58,22 @@ const (
 	HeaderName            = "Mcp-Name"
 )
 
-// metaVersionKey is the _meta key that repeats the protocol version.
-const metaVersionKey = "io.modelcontextprotocol/protocolVersion"
+// Keys of params._meta that MCP 2026-07-28 defines.
+const (
+	metaVersionKey      = "io.modelcontextprotocol/protocolVersion"
+	metaCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+	metaLogLevelKey     = "io.modelcontextprotocol/logLevel"
+	metaServerInfoKey   = "io.modelcontextprotocol/serverInfo"
+)
+
+// metaInvalid refuses, with 400 / -32602 (SEP-2575, as the conformance
+// suite checks it), a 2026-07-28 request whose params._meta lacks what
+// every request must carry.
+func metaInvalid(field, msg string) *fastserver.Error {
+	e := fastserver.InvalidParams(field, msg)
+	e.Status = 400
+	return e
+}
 
 func mismatch(msg, header string) *fastserver.Error {
 	return &fastserver.Error{
@@ -72,9 +91,15 @@ var (
 	errNameMissing    = mismatch("header mismatch: the Mcp-Name header is required for this method", HeaderName)
 	errNameDiffers    = mismatch("header mismatch: Mcp-Name does not match params.name", HeaderName)
 	errURIDiffers     = mismatch("header mismatch: Mcp-Name does not match params.uri", HeaderName)
-	errMetaMissing    = mismatch("header mismatch: params._meta[\""+metaVersionKey+"\"] is required and must equal MCP-Protocol-Version", HeaderProtocolVersion)
 	errMetaDiffers    = mismatch("header mismatch: MCP-Protocol-Version does not match params._meta[\""+metaVersionKey+"\"]", HeaderProtocolVersion)
 	errMetaDuplicated = mismatch("header mismatch: params._meta or its protocol version key appears twice", HeaderProtocolVersion)
+
+	errParamsMissing       = metaInvalid("params", "params with _meta is required under 2026-07-28")
+	errMetaMissing         = metaInvalid("_meta", "params._meta is required under 2026-07-28")
+	errMetaVersionMissing  = metaInvalid("_meta."+metaVersionKey, "params._meta[\""+metaVersionKey+"\"] is required")
+	errMetaCapsMissing     = metaInvalid("_meta."+metaCapabilitiesKey, "params._meta[\""+metaCapabilitiesKey+"\"] is required")
+	errMetaCapsNotObject   = metaInvalid("_meta."+metaCapabilitiesKey, "params._meta[\""+metaCapabilitiesKey+"\"] must be an object")
+	errMetaVersionNotValid = metaInvalid("_meta."+metaVersionKey, "params._meta[\""+metaVersionKey+"\"] must be a string")
 )
 
 // unsupportedVersion builds the -32022 refusal for the requested value.
@@ -176,17 +201,36 @@ func check(r *fastserver.Request) *fastserver.Error {
 		switch {
 		case metaN > 1:
 			return errMetaDuplicated
+		case !paramsIsObject:
+			return errParamsMissing
 		case metaN == 0 || kindOf(meta) != kindObject:
 			return errMetaMissing
 		}
-		val, n := decode.Lookup(meta, metaVersionKey)
+		var val, caps []byte
+		var n, capsN int
+		for it.Reset(meta); it.Next(); {
+			switch {
+			case it.NameIs(metaVersionKey):
+				val = it.Value()
+				n++
+			case it.NameIs(metaCapabilitiesKey):
+				caps = it.Value()
+				capsN++
+			}
+		}
 		switch {
 		case n > 1:
 			return errMetaDuplicated
 		case n == 0:
-			return errMetaMissing
+			return errMetaVersionMissing
+		case !isString(val):
+			return errMetaVersionNotValid
 		case !stringEqual(val, hv):
 			return errMetaDiffers
+		case capsN == 0:
+			return errMetaCapsMissing
+		case capsN > 1 || kindOf(caps) != kindObject:
+			return errMetaCapsNotObject
 		}
 		if src != noName && nh == nil {
 			return errNameMissing

@@ -63,18 +63,25 @@ func TestHeaderRules(t *testing.T) {
 
 		// 2026-07-28: _meta.
 		{"2026: complete request", v26("tools/call", HeaderName, "echo"), call(echoArgs + "," + meta26), 200, ok},
-		{"2026: no params", v26("tools/call", HeaderName, "echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 400, mismatch},
-		{"2026: params not an object", v26("tools/call", HeaderName, "echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, 400, mismatch},
-		{"2026: no _meta", v26("tools/call", HeaderName, "echo"), call(echoArgs), 400, mismatch},
-		{"2026: _meta not an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":"2026-07-28"`), 400, mismatch},
-		{"2026: _meta without the key", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{}`), 400, mismatch},
-		{"2026: _meta key differs", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`), 400, mismatch},
-		{"2026: _meta key not a string", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}`), 400, mismatch},
-		{"2026: _meta key case", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28"}`), 400, mismatch},
+		// SEP-2575, as the conformance suite checks it: what every request
+		// must carry and lacks is 400 / -32602; a version that differs from
+		// the header, or a key given twice, is -32020.
+		{"2026: no params", v26("tools/call", HeaderName, "echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 400, params},
+		{"2026: params not an object", v26("tools/call", HeaderName, "echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[1]}`, 400, params},
+		{"2026: no _meta", v26("tools/call", HeaderName, "echo"), call(echoArgs), 400, params},
+		{"2026: _meta not an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":"2026-07-28"`), 400, params},
+		{"2026: _meta without the key", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`), 400, params},
+		{"2026: _meta without clientCapabilities", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), 400, params},
+		{"2026: clientCapabilities not an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}`), 400, params},
+		{"2026: clientCapabilities twice", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{}}`), 400, params},
+		{"2026: clientInfo is optional", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), 200, ok},
+		{"2026: _meta key differs", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`), 400, mismatch},
+		{"2026: _meta key not a string", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}`), 400, params},
+		{"2026: _meta key case", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/ProtocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), 400, params},
 		{"2026: _meta twice", v26("tools/call", HeaderName, "echo"), call(echoArgs + "," + meta26 + "," + meta26), 400, mismatch},
 		{"2026: _meta key twice, same value", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), 400, mismatch},
 		{"2026: _meta key twice, one escaped", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol\/protocolVersion":"2026-07-28"}`), 400, mismatch},
-		{"2026: _meta name escaped", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"2026\u002d07-28"}`), 200, ok},
+		{"2026: _meta name escaped", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"\u005fmeta":{"io.modelcontextprotocol\/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol\/client\u0043apabilities":{}}`), 200, ok},
 		{"2026: _meta on a notification is not read", v26("notifications/initialized"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 202, ok},
 
 		// 2026-07-28: Mcp-Method.
@@ -110,8 +117,8 @@ func TestHeaderRules(t *testing.T) {
 		{"2026: resources/read needs Mcp-Name", v26("resources/read"), req("resources/read", `"uri":"test://about",`+meta26), 400, mismatch},
 		{"2026: Mcp-Name ignored on tools/list", v26("tools/list", HeaderName, "whatever"), req("tools/list", meta26), 200, ok},
 		{"2026: Mcp-Name ignored on server/discover", v26("server/discover", HeaderName, "x"), req("server/discover", meta26), 200, ok},
-		{"2026: server/discover needs _meta", v26("server/discover"), req("server/discover", ``), 400, mismatch},
-		{"2026: unknown method is checked before routing", v26("foo/bar"), req("foo/bar", ``), 400, mismatch},
+		{"2026: server/discover needs _meta", v26("server/discover"), req("server/discover", ``), 400, params},
+		{"2026: unknown method is checked before routing", v26("foo/bar"), req("foo/bar", ``), 400, params},
 		{"2026: unknown method with headers", v26("foo/bar"), req("foo/bar", meta26), 404, notFound},
 
 		// 2026-07-28 notifications: headers alone.
@@ -150,6 +157,9 @@ func TestHeaderRules(t *testing.T) {
 			}
 			if a.Code == mismatch && !strings.Contains(string(a.Data), `"header"`) {
 				t.Errorf("-32020 data %s does not name the header", a.Data)
+			}
+			if a.Code == params && a.Status == 400 && !strings.Contains(string(a.Data), `"field"`) {
+				t.Errorf("-32602 data %s does not name the field", a.Data)
 			}
 		})
 	}

@@ -59,12 +59,12 @@ func Example() {
 	// 2026-07-28: headers and _meta required; the result says so.
 	call(ep, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"},
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},`+
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 
 	// A header that disagrees with the body.
 	call(ep, map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "other"},
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo",`+
-			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 
 	// Arguments that fail the schema: -32602 naming the field.
 	call(ep, map[string]string{"MCP-Protocol-Version": "2025-06-18"},
@@ -146,9 +146,9 @@ func ExampleServer_Endpoint_discover() {
 	s, _ := mcp.New(mcp.Info{Name: "example", Title: "Example", Version: "1.0.0"},
 		mcp.WithCache(mcp.CacheHint{TTL: 60e9, Scope: mcp.CachePublic}))
 	call(s.Endpoint(), map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"},
-		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	// Output:
-	// {"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"prompts":{},"resources":{},"tools":{}},"serverInfo":{"name":"example","title":"Example","version":"1.0.0"},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","title":"Example","version":"1.0.0"}}}
+	// {"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}},"serverInfo":{"name":"example","title":"Example","version":"1.0.0"},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","title":"Example","version":"1.0.0"}}}
 }
 
 func ExampleAddTool() {

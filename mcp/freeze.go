@@ -18,7 +18,7 @@ import (
 
 // lists holds the rendered list results of one version.
 type lists struct {
-	tools, resources, prompts []byte
+	tools, resources, prompts, templates []byte
 }
 
 func (s *Server) freeze() {
@@ -36,6 +36,11 @@ func (s *Server) freeze() {
 		resourcesRead: route("resources/read", true, s.serveResourcesRead),
 		promptsList:   route("prompts/list", false, s.servePromptsList),
 		promptsGet:    route("prompts/get", true, s.servePromptsGet),
+		templatesList: route("resources/templates/list", false, s.serveTemplatesList),
+		complete:      route("completion/complete", false, s.serveComplete),
+		setLevel:      route("logging/setLevel", false, s.serveSetLevel),
+		subscribe:     route("resources/subscribe", false, s.serveSubscribe),
+		unsubscribe:   route("resources/unsubscribe", false, s.serveSubscribe),
 	}
 
 	for v := range Version(numVersions) {
@@ -43,14 +48,20 @@ func (s *Server) freeze() {
 			tools:     s.listResult(v, "tools", s.appendTools),
 			resources: s.listResult(v, "resources", s.appendResources),
 			prompts:   s.listResult(v, "prompts", s.appendPrompts),
+			templates: s.listResult(v, "resourceTemplates", s.appendTemplates),
 		}
+		s.empty[v] = s.closeResult(bytes.TrimSuffix(s.openResult(nil, v), []byte(",")), v)
 		if !v.Stateless() {
-			s.init[v] = s.initializeResult(v)
+			s.init[v] = s.initializeResult(v, capabilities)
+			s.initS[v] = s.initializeResult(v, capabilitiesWithSessions)
 		}
 	}
 	s.disc = s.discoverResult()
 	for _, r := range s.resources {
 		r.freeze(s)
+	}
+	for _, t := range s.templates {
+		t.freeze(s)
 	}
 }
 
@@ -69,7 +80,15 @@ func (s *Server) infoJSON(v Version) []byte {
 }
 
 // capabilities is what the server declares: every feature it routes.
-const capabilities = `{"prompts":{},"resources":{},"tools":{}}`
+// Subscriptions to resource updates are not declared: this server keeps
+// no session to deliver them on (resources/subscribe is acknowledged
+// under 2025-xx and has no effect).
+const capabilities = `{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}`
+
+// capabilitiesWithSessions is what a 2025-xx session is offered
+// (WithSessions): subscriptions to resource updates, delivered on the
+// session's GET stream.
+const capabilitiesWithSessions = `{"completions":{},"logging":{},"prompts":{},"resources":{"subscribe":true},"tools":{}}`
 
 func (s *Server) listResult(v Version, key string, items func([]byte, Version) []byte) []byte {
 	b := s.openResult(nil, v)
@@ -167,11 +186,11 @@ func (s *Server) appendPrompts(b []byte, v Version) []byte {
 
 // initializeResult renders the initialize result for the negotiated
 // version v (a version before 2026-07-28).
-func (s *Server) initializeResult(v Version) []byte {
+func (s *Server) initializeResult(v Version, caps string) []byte {
 	b := append([]byte(nil), `{"protocolVersion":`...)
 	b = decode.AppendString(b, v.String())
 	b = append(b, `,"capabilities":`...)
-	b = append(b, capabilities...)
+	b = append(b, caps...)
 	b = append(b, `,"serverInfo":`...)
 	b = append(b, s.infoJSON(v)...)
 	if s.instructions != "" {

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"time"
+
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -12,7 +14,20 @@ import (
 // choice to disconnect to the client. No session is created and no
 // Mcp-Session-Id is issued.
 func (s *Server) serveInitialize(r *fastserver.Request, dst []byte) ([]byte, error) {
-	return append(dst, s.init[negotiate(r.Msg)]...), nil
+	v := negotiate(r.Msg)
+	if s.sessions == nil {
+		return append(dst, s.init[v]...), nil
+	}
+	var caps []byte
+	if r.Msg.ParamsType == decode.ParamsObject {
+		caps, _ = decode.Lookup(r.Msg.Params, "capabilities")
+	}
+	ss, err := s.sessions.create(v, caps, time.Now())
+	if err != nil {
+		return dst, err
+	}
+	r.SetResponseHeader(HeaderSession, ss.id)
+	return append(dst, s.initS[v]...), nil
 }
 
 // negotiate picks the version initialize answers with.

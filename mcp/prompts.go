@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -22,8 +23,14 @@ type Prompt struct {
 	// Get renders the prompt. args holds every argument of the call (all
 	// strings; the required ones are present). Returning an
 	// *fastserver.Error answers that error; any other error is 500 /
-	// -32603. Required.
+	// -32603. Get or Render is required.
 	Get func(r *fastserver.Request, args map[string]string) (*PromptResult, error)
+	// Render, when set instead of Get, renders the prompt with a Call,
+	// through which it can ask the client for input (Call.Ask, Elicit,
+	// Sample, ListRoots): under 2026-07-28 a Render that returns
+	// ErrInputRequired is answered with an input_required result, and runs
+	// again when the client answers. Errors are answered as Get's.
+	Render func(c *Call, args map[string]string) (*PromptResult, error)
 }
 
 // PromptArgument describes one argument of a prompt.
@@ -56,12 +63,16 @@ type PromptResult struct {
 	Messages []PromptMessage
 }
 
-// PromptMessage is one message of a rendered prompt, with text content.
+// PromptMessage is one message of a rendered prompt.
 type PromptMessage struct {
 	// Role of the speaker; empty means RoleUser.
 	Role Role
-	// Text of the message.
+	// Text of the message, its content unless Content is set.
 	Text string
+	// Content, when set, is the message's content block as raw JSON: one
+	// object such as {"type":"image","data":"…","mimeType":"image/png"}
+	// or {"type":"resource","resource":{…}}. It must be valid JSON.
+	Content []byte
 }
 
 type prompt struct {
@@ -75,8 +86,8 @@ func (s *Server) AddPrompt(p Prompt) error {
 	if err := s.register("prompt", p.Name); err != nil {
 		return s.fail(err)
 	}
-	if p.Get == nil {
-		return s.fail(fmt.Errorf("mcp: prompt %q registered with a nil Get", p.Name))
+	if p.Get == nil && p.Render == nil {
+		return s.fail(fmt.Errorf("mcp: prompt %q registered with neither Get nor Render", p.Name))
 	}
 	if _, dup := s.promptIdx[p.Name]; dup {
 		return s.fail(fmt.Errorf("mcp: prompt %q registered twice", p.Name))
@@ -108,7 +119,7 @@ func (s *Server) AddPrompt(p Prompt) error {
 // strings without duplicates, the required ones present), then Get.
 func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	name, args, dup, ferr := target(m, "name")
+	name, args, xp, dup, ferr := targetX(m, "name")
 	if ferr != nil {
 		return dst, ferr
 	}
@@ -141,14 +152,32 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 			return dst, invalidArguments("arguments."+a.Name, "is required")
 		}
 	}
-	res, err := p.Get(r, values)
+	v := RequestVersion(r)
+	var res *PromptResult
+	var err error
+	if p.Render != nil {
+		c := calls.Get().(*Call)
+		c.r, c.v, c.m = r, v, m
+		if e := c.begin(s, v, "prompts/get", p.Name, xp, false); e != nil {
+			c.release()
+			return dst, e
+		}
+		res, err = p.Render(c, values)
+		if _, refused := errors.AsType[*fastserver.Error](err); !refused && errors.Is(err, ErrInputRequired) && v.Stateless() && len(c.asks) > 0 {
+			dst, err = c.appendInputRequired(dst)
+			c.release()
+			return dst, err
+		}
+		c.release()
+	} else {
+		res, err = p.Get(r, values)
+	}
 	if err != nil {
 		return dst, err
 	}
 	if res == nil {
 		res = &PromptResult{}
 	}
-	v := RequestVersion(r)
 	start := len(dst)
 	dst = s.openResult(dst, v)
 	if res.Description != "" {
@@ -171,7 +200,15 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 		dst = append(dst, `{"role":`...)
 		dst = decode.AppendString(dst, role)
 		dst = append(dst, `,"content":`...)
-		dst = appendTextItem(dst, msg.Text)
+		if msg.Content != nil {
+			content := trimWS(msg.Content)
+			if kindOf(content) != kindObject || !decode.Valid(content) {
+				return dst[:start], fmt.Errorf("mcp: prompt %q: a message's Content is not one JSON object", p.Name)
+			}
+			dst = append(dst, content...)
+		} else {
+			dst = appendTextItem(dst, msg.Text)
+		}
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')

@@ -24,9 +24,12 @@ type Resource struct {
 	Description string
 	// MIMEType is the resource's media type, such as "text/plain".
 	MIMEType string
-	// Text is the contents of a static resource. It is ignored when Read
-	// is set.
+	// Text is the contents of a static text resource. It is ignored when
+	// Read or Blob is set.
 	Text string
+	// Blob is the contents of a static binary resource, sent
+	// base64-encoded. It is ignored when Read is set.
+	Blob []byte
 	// Read, when set, produces the contents on every read. Returning an
 	// *fastserver.Error answers that error; any other error is 500 /
 	// -32603.
@@ -91,41 +94,55 @@ func (r *resource) freeze(s *Server) {
 	}
 	r.hint = h.appendJSON(nil)
 	if r.Read == nil {
-		r.contents = r.appendContents(nil, []ResourceContents{{Text: r.Text}})
+		r.contents, _ = appendContentsOf(nil, r.URI, r.MIMEType, []ResourceContents{{Text: r.Text, Blob: r.Blob}})
 	}
 }
 
-// appendContents appends "contents":[…].
-func (r *resource) appendContents(b []byte, items []ResourceContents) []byte {
+// appendContentsOf appends "contents":[…] for the resource uri whose
+// media type is mime (each item may name its own URI and type). An item
+// whose text is not valid UTF-8 is an error.
+func appendContentsOf(b []byte, uri, mime string, items []ResourceContents) ([]byte, error) {
 	b = append(b, `"contents":[`...)
 	for i, c := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		uri, mime := c.URI, c.MIMEType
-		if uri == "" {
-			uri = r.URI
+		u, m := c.URI, c.MIMEType
+		if u == "" {
+			u = uri
 		}
-		if mime == "" {
-			mime = r.MIMEType
+		if m == "" {
+			m = mime
 		}
 		b = append(b, `{"uri":`...)
-		b = decode.AppendString(b, uri)
-		if mime != "" {
+		b = decode.AppendString(b, u)
+		if m != "" {
 			b = append(b, `,"mimeType":`...)
-			b = decode.AppendString(b, mime)
+			b = decode.AppendString(b, m)
 		}
 		if c.Blob != nil {
 			b = append(b, `,"blob":"`...)
 			b = base64.StdEncoding.AppendEncode(b, c.Blob)
 			b = append(b, '"')
 		} else {
+			if !utf8.ValidString(c.Text) {
+				return b, fmt.Errorf("mcp: resource %q: text is not valid UTF-8", u)
+			}
 			b = append(b, `,"text":`...)
 			b = decode.AppendString(b, c.Text)
 		}
 		b = append(b, '}')
 	}
-	return append(b, ']')
+	return append(b, ']'), nil
+}
+
+// unknownResource answers row 16 for a URI that names no resource and
+// matches no template: 200 / -32601 (the contract's departure; MCP
+// 2026-07-28 says -32602), with data {"uri": …} as SEP-2164 asks.
+func unknownResource(uri string) *fastserver.Error {
+	e := unknown("resource", decode.AppendString(nil, uri))
+	e.Data = append(append([]byte(`{"uri":`), decode.AppendString(nil, clip(uri))...), '}')
+	return e
 }
 
 // serveResourcesRead answers resources/read: row 15 (params, uri), row
@@ -139,7 +156,14 @@ func (s *Server) serveResourcesRead(r *fastserver.Request, dst []byte) ([]byte, 
 	}
 	res, ok := lookup(s.resIndex, uri)
 	if !ok {
-		return dst, unknown("resource", uri)
+		u := string(decode.AppendUnquoted(nil, uri))
+		if t, vars := s.findTemplate(u); t != nil {
+			if dup {
+				return dst, duplicateIn(m.Params, "")
+			}
+			return s.readTemplate(r, dst, t, u, vars)
+		}
+		return dst, unknownResource(u)
 	}
 	if dup {
 		return dst, duplicateIn(m.Params, "")
@@ -151,10 +175,15 @@ func (s *Server) serveResourcesRead(r *fastserver.Request, dst []byte) ([]byte, 
 		dst = append(dst, res.contents...)
 	} else {
 		items, err := res.Read(r)
+		if err == nil && len(items) == 0 {
+			err = unknownResource(res.URI) // never an empty contents array (SEP-2164)
+		}
 		if err != nil {
 			return dst[:start], err
 		}
-		dst = res.appendContents(dst, items)
+		if dst, err = appendContentsOf(dst, res.URI, res.MIMEType, items); err != nil {
+			return dst[:start], err
+		}
 	}
 	if v.Stateless() {
 		dst = append(dst, res.hint...)

@@ -35,15 +35,21 @@ func paramsFor(method string) string {
 		return `"uri":"test://about",`
 	case "initialize":
 		return `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"},`
+	case "completion/complete":
+		return `"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"name","value":"A"},`
+	case "logging/setLevel":
+		return `"level":"info",`
+	case "resources/subscribe", "resources/unsubscribe":
+		return `"uri":"test://about",`
 	}
 	return ""
 }
 
 func TestMethodsByVersion(t *testing.T) {
 	_, ep := testServer(t)
-	everywhere := []string{"server/discover", "tools/list", "tools/call", "resources/list", "resources/read", "prompts/list", "prompts/get"}
-	legacyOnly := []string{"initialize", "ping"}
-	never := []string{"notifications/initialized", "resources/templates/list", "subscriptions/listen", "logging/setLevel", "completion/complete", "Tools/List", "tools/list ", ""}
+	everywhere := []string{"server/discover", "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list", "prompts/list", "prompts/get", "completion/complete"}
+	legacyOnly := []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+	never := []string{"notifications/initialized", "subscriptions/listen", "Tools/List", "tools/list ", ""}
 	for _, v := range Versions() {
 		check := func(method string, want int) {
 			t.Helper()
@@ -103,7 +109,8 @@ func TestRouteOwnParams(t *testing.T) {
 
 func TestLabels(t *testing.T) {
 	_, ep := testServer(t)
-	want := []string{"initialize", "notifications/initialized", "ping", "prompts/get", "prompts/list", "resources/list", "resources/read", "server/discover", "tools/call", "tools/list"}
+	want := []string{"completion/complete", "initialize", "logging/setLevel", "notifications/initialized", "ping", "prompts/get", "prompts/list",
+		"resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover", "tools/call", "tools/list"}
 	got := append([]string(nil), ep.Labels...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {

@@ -149,6 +149,11 @@ type Server struct {
 	toolIndex   map[string]*tool
 	resources   []*resource
 	resIndex    map[string]*resource
+	templates   []*resourceTemplate
+	tmplIndex   map[string]*resourceTemplate
+	completer   Completer
+	states      stateCodec
+	sessions    *sessionTable // nil: stateless (WithSessions)
 	prompts     []*prompt
 	promptIdx   map[string]*prompt
 	errs        []error
@@ -161,6 +166,8 @@ type Server struct {
 	routes routes
 	lists  [numVersions]lists
 	init   [numVersions][]byte // initialize results by negotiated version
+	initS  [numVersions][]byte // the same, for a session (WithSessions)
+	empty  [numVersions][]byte // the empty result of each version
 	disc   []byte              // server/discover result
 	meta   []byte              // ,"_meta":{…serverInfo…}} closing 2026-07-28 results
 	hint   []byte              // the default ,"ttlMs":…,"cacheScope":… of 2026-07-28 results
@@ -182,10 +189,17 @@ func New(info Info, opts ...Option) (*Server, error) {
 		cache:     defaultCache,
 		toolIndex: make(map[string]*tool),
 		resIndex:  make(map[string]*resource),
+		tmplIndex: make(map[string]*resourceTemplate),
 		promptIdx: make(map[string]*prompt),
+		states:    stateCodec{ttl: defaultStateTTL, max: defaultStateMax},
 	}
 	for _, o := range opts {
 		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	if s.states.key == nil {
+		if err := s.states.generateKey(); err != nil {
 			return nil, err
 		}
 	}
@@ -225,15 +239,28 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 	ep := &fastserver.Endpoint{
 		Path:   Path,
 		IDs:    decode.IDsMCP,
-		Check:  check,
+		Check:  s.check,
 		Route:  s.route,
 		Labels: Methods(),
 		Err:    s.Err(),
+		Other:  s.serveOther,
 	}
 	if s.auth != nil {
 		ep.Authorize = s.auth.Authorize
 	}
 	return ep
+}
+
+// check is the endpoint's Check: the header rules, then, with sessions
+// on, the session a 2025-xx request names.
+func (s *Server) check(r *fastserver.Request) *fastserver.Error {
+	if e := check(r); e != nil {
+		return e
+	}
+	if s.sessions != nil {
+		return s.checkSession(r)
+	}
+	return nil
 }
 
 // StreamEndpoint is Endpoint for newline-delimited streams (MCP's stdio
@@ -255,13 +282,18 @@ func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 // version: the metrics labels.
 func Methods() []string {
 	return []string{
+		"completion/complete",
 		"initialize",
+		"logging/setLevel",
 		"notifications/initialized",
 		"ping",
 		"prompts/get",
 		"prompts/list",
 		"resources/list",
 		"resources/read",
+		"resources/subscribe",
+		"resources/templates/list",
+		"resources/unsubscribe",
 		"server/discover",
 		"tools/call",
 		"tools/list",
@@ -273,7 +305,10 @@ type routes struct {
 	initialize, ping, discover   fastserver.Route
 	toolsList, toolsCall         fastserver.Route
 	resourcesList, resourcesRead fastserver.Route
+	templatesList                fastserver.Route
+	subscribe, unsubscribe       fastserver.Route
 	promptsList, promptsGet      fastserver.Route
+	complete, setLevel           fastserver.Route
 }
 
 func route(label string, own bool, f func(*fastserver.Request, []byte) ([]byte, error)) fastserver.Route {
@@ -300,6 +335,10 @@ func (s *Server) route(r *fastserver.Request) fastserver.Route {
 		return rt.promptsList
 	case "server/discover":
 		return rt.discover
+	case "resources/templates/list":
+		return rt.templatesList
+	case "completion/complete":
+		return rt.complete
 	case "initialize":
 		if legacy {
 			return rt.initialize
@@ -307,6 +346,18 @@ func (s *Server) route(r *fastserver.Request) fastserver.Route {
 	case "ping":
 		if legacy {
 			return rt.ping
+		}
+	case "logging/setLevel":
+		if legacy {
+			return rt.setLevel
+		}
+	case "resources/subscribe":
+		if legacy {
+			return rt.subscribe
+		}
+	case "resources/unsubscribe":
+		if legacy {
+			return rt.unsubscribe
 		}
 	}
 	return fastserver.Route{}

@@ -45,6 +45,13 @@ type Tool struct {
 	// with scopes on a server without it is a registration error.
 	// Transports without authorization (stdio) do not check them.
 	Scopes []string
+	// Streaming says the handler may send progress or log messages, or
+	// (under 2025-xx) requests to the client, while it runs (Call.Progress,
+	// Call.Log, Call.Ask): a call that may then runs through
+	// fastserver.Request.Stream, so that the first message turns its answer
+	// into a stream. Other tools keep the plain path, and those methods
+	// return ErrNotStreaming.
+	Streaming bool
 }
 
 // ToolHandler runs a tool whose arguments have passed its input schema.
@@ -141,15 +148,22 @@ var (
 // and a string. In the same pass it notes whether any member name of
 // params repeats (row 17, answered after row 16 by the caller).
 func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fastserver.Error) {
+	name, args, _, dup, err = targetX(m, key)
+	return name, args, dup, err
+}
+
+// targetX is target that also returns the members of params the exchange
+// reads (_meta, inputResponses, requestState), found in the same walk.
+func targetX(m *decode.Message, key string) (name, args []byte, xp exchangeParams, dup bool, err *fastserver.Error) {
 	missing, twice, notString := errNameAbsent, errNameTwice, errNameNotString
 	if key == "uri" {
 		missing, twice, notString = errURIMissing, errURITwice, errURINotString
 	}
 	switch m.ParamsType {
 	case decode.ParamsAbsent:
-		return nil, nil, false, missing
+		return nil, nil, xp, false, missing
 	case decode.ParamsOther:
-		return nil, nil, false, errParamsNotObject
+		return nil, nil, xp, false, errParamsNotObject
 	}
 	n := 0
 	var (
@@ -166,20 +180,26 @@ func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fa
 			n++
 		case key == "name" && it.NameIs("arguments"):
 			args = it.Value()
+		case it.NameIs("_meta"):
+			xp.meta = it.Value()
+		case it.NameIs("inputResponses"):
+			xp.inputs = it.Value()
+		case it.NameIs("requestState"):
+			xp.state = it.Value()
 		}
 	}
 	switch {
 	case n == 0:
-		return nil, nil, false, missing
+		return nil, nil, xp, false, missing
 	case n > 1:
-		return nil, nil, false, twice
+		return nil, nil, xp, false, twice
 	case !isString(name):
-		return nil, nil, false, notString
+		return nil, nil, xp, false, notString
 	}
 	if !dup && set.overflow {
 		dup = decode.DuplicateName(m.Params)
 	}
-	return name, args, dup, nil
+	return name, args, xp, dup, nil
 }
 
 // duplicateIn refuses params or arguments holding a member name twice
@@ -243,7 +263,7 @@ func unknown(kind string, v []byte) *fastserver.Error {
 // handler.
 func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	name, args, dup, ferr := target(m, "name")
+	name, args, xp, dup, ferr := targetX(m, "name")
 	if ferr != nil {
 		return dst, ferr
 	}
@@ -275,14 +295,37 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	}
 
 	v := RequestVersion(r)
-	start := len(dst)
 	c := calls.Get().(*Call)
 	c.r, c.args, c.v, c.m = r, args, v, m
+	c.tool = t
+	if s.sessions != nil {
+		c.sess = s.sessionOf(r)
+	}
+	if e := c.begin(s, v, "tools/call", t.Name, xp, t.Streaming); e != nil {
+		c.release()
+		return dst, e
+	}
+	if t.Streaming && c.wantsStream(v) {
+		return r.Stream(dst, c)
+	}
+	return c.runTool(dst)
+}
+
+// ServeStream runs the call's tool with its stream (fastserver.StreamHandler).
+func (c *Call) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, error) {
+	c.st = st
+	return c.runTool(dst)
+}
+
+// runTool runs the tool and builds its answer, then releases c.
+func (c *Call) runTool(dst []byte) ([]byte, error) {
+	s, v := c.srv, c.v
+	start := len(dst)
 	c.buf = append(s.openResult(dst, v), `"content":[`...)
-	err := t.Handler.CallTool(c)
+	err := c.tool.Handler.CallTool(c)
 	dst = c.buf
 	if err == nil {
-		if ferr := t.checkOutput(c); ferr != nil {
+		if ferr := c.tool.checkOutput(c); ferr != nil {
 			c.release()
 			return dst[:start], ferr
 		}
@@ -297,9 +340,15 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 		c.release()
 		return s.closeResult(dst, v), nil
 	}
-	c.release()
+	defer c.release()
 	if fe, ok := errors.AsType[*fastserver.Error](err); ok {
-		return dst[:start], fe
+		return dst[:start], fe // a refusal (-32021 included) wins over a request for input
+	}
+	if errors.Is(err, ErrInputRequired) && v.Stateless() && len(c.asks) > 0 {
+		return c.appendInputRequired(dst[:start])
+	}
+	if errors.Is(err, fastserver.ErrStreamClosed) {
+		return dst[:start], err // the client is gone: nobody reads the answer
 	}
 	// The tool ran and failed: a result with isError.
 	dst = append(s.openResult(dst[:start], v), `"content":[`...)

@@ -1,0 +1,360 @@
+package mcp
+
+// NOTE: sessions, only where 2025-xx needs them.
+//
+// The server is stateless by default: every request stands alone, under
+// every version. What 2025-xx cannot do without a session is deliver
+// notifications that no request asked for: notifications/resources/updated
+// after resources/subscribe, on a GET stream. WithSessions turns sessions
+// on for 2025-xx clients:
+//
+//   - initialize issues an Mcp-Session-Id (128 random bits, base64url) and
+//     the session remembers the negotiated version, the client's
+//     capabilities and, after logging/setLevel, its log level;
+//   - a request that carries the header must name a live session: else
+//     404 (the client starts over with initialize, as MCP says); one
+//     without it is served statelessly, as before;
+//   - resources/subscribe and unsubscribe record the session's
+//     subscriptions, and the initialize result declares
+//     resources.subscribe;
+//   - GET /mcp with the header opens the session's notification stream
+//     (one at a time; 409 for a second), which Server.NotifyResourceUpdated
+//     feeds; DELETE /mcp with the header ends the session (204);
+//   - sessions are bounded in number (SessionOptions.Max: past it,
+//     initialize is refused 503) and in idle time (SessionOptions.Idle:
+//     an expired session is gone, 404), and each stream's queue is bounded
+//     (SessionOptions.Queue: notifications past it are dropped and
+//     counted).
+//
+// Behind a balancer, a session lives in the instance that created it:
+// route by the Mcp-Session-Id header (sticky sessions).
+//
+// 2026-07-28 has no sessions: the header is ignored under it.
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/valyala/fasthttp"
+)
+
+// HeaderSession is the header that carries a session's id (2025-xx).
+const HeaderSession = "Mcp-Session-Id"
+
+// SessionOptions bounds the sessions WithSessions turns on.
+type SessionOptions struct {
+	// Max is the most sessions alive at once; past it initialize is
+	// refused with 503. Default 10,000.
+	Max int
+	// Idle is how long a session lives without a request or an open GET
+	// stream. Default 30 minutes.
+	Idle time.Duration
+	// Queue is how many notifications wait for a session's GET stream;
+	// past it they are dropped (Server.DroppedNotifications). Default 64.
+	Queue int
+}
+
+// WithSessions turns on sessions for 2025-xx clients (see the package
+// doc): Mcp-Session-Id, logging/setLevel and resource subscriptions that
+// last, a GET stream of notifications, DELETE. Default: off, stateless.
+func WithSessions(o SessionOptions) Option {
+	return func(s *Server) error {
+		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 {
+			return errors.New("mcp: session options must not be negative")
+		}
+		if o.Max == 0 {
+			o.Max = 10000
+		}
+		if o.Idle == 0 {
+			o.Idle = 30 * time.Minute
+		}
+		if o.Queue == 0 {
+			o.Queue = 64
+		}
+		s.sessions = &sessionTable{opts: o, m: make(map[string]*session)}
+		return nil
+	}
+}
+
+type sessionTable struct {
+	opts    SessionOptions
+	mu      sync.Mutex
+	m       map[string]*session
+	dropped atomic.Uint64
+}
+
+type session struct {
+	id       string
+	version  Version
+	caps     []byte // initialize's params.capabilities, copied
+	mu       sync.Mutex
+	level    LogLevel
+	levelSet bool
+	subs     map[string]bool
+	events   chan []byte
+	streamed bool // a GET stream is open
+	seen     time.Time
+	ended    bool
+}
+
+var (
+	errSessionGone = &fastserver.Error{Status: 404, Code: -32001, Message: "session not found: it ended or expired; initialize again"}
+	errSessionFull = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many sessions"}
+)
+
+// create starts a session of version v whose client declared caps.
+func (t *sessionTable) create(v Version, caps []byte, now time.Time) (*session, *fastserver.Error) {
+	var raw [16]byte
+	rand.Read(raw[:])
+	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), version: v, caps: append([]byte(nil), caps...),
+		subs: map[string]bool{}, events: make(chan []byte, t.opts.Queue), seen: now}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.m) >= t.opts.Max {
+		t.sweep(now)
+		if len(t.m) >= t.opts.Max {
+			return nil, errSessionFull
+		}
+	}
+	t.m[ss.id] = ss
+	return ss, nil
+}
+
+// sweep drops expired sessions (t.mu held).
+func (t *sessionTable) sweep(now time.Time) {
+	for id, ss := range t.m {
+		if ss.expired(now, t.opts.Idle) {
+			t.endLocked(id, ss)
+		}
+	}
+}
+
+func (ss *session) expired(now time.Time, idle time.Duration) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return !ss.streamed && now.Sub(ss.seen) > idle
+}
+
+// lookup returns the live session id names and marks it seen.
+func (t *sessionTable) lookup(id []byte, now time.Time) *session {
+	t.mu.Lock()
+	ss := t.m[string(id)]
+	if ss != nil && ss.expired(now, t.opts.Idle) {
+		t.endLocked(ss.id, ss)
+		ss = nil
+	}
+	t.mu.Unlock()
+	if ss != nil {
+		ss.mu.Lock()
+		ss.seen = now
+		ss.mu.Unlock()
+	}
+	return ss
+}
+
+// end ends the session id names; it reports whether there was one.
+func (t *sessionTable) end(id []byte) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ss := t.m[string(id)]
+	if ss != nil {
+		t.endLocked(ss.id, ss)
+	}
+	return ss != nil
+}
+
+func (t *sessionTable) endLocked(id string, ss *session) {
+	delete(t.m, id)
+	ss.mu.Lock()
+	if !ss.ended {
+		ss.ended = true
+		close(ss.events) // ends its GET stream
+	}
+	ss.mu.Unlock()
+}
+
+// sessionOf returns the session r names under 2025-xx, or nil.
+func (s *Server) sessionOf(r *fastserver.Request) *session {
+	if s.sessions == nil || RequestVersion(r).Stateless() {
+		return nil
+	}
+	id := r.Header(HeaderSession)
+	if id == nil {
+		return nil
+	}
+	return s.sessions.lookup(id, time.Now())
+}
+
+// checkSession refuses, under 2025-xx with sessions on, a request whose
+// Mcp-Session-Id names no live session: 404.
+func (s *Server) checkSession(r *fastserver.Request) *fastserver.Error {
+	if s.sessions == nil || RequestVersion(r).Stateless() {
+		return nil
+	}
+	if id := r.Header(HeaderSession); id != nil && s.sessions.lookup(id, time.Now()) == nil {
+		return errSessionGone
+	}
+	return nil
+}
+
+// Sessions returns how many sessions are alive (0 without WithSessions).
+func (s *Server) Sessions() int {
+	if s.sessions == nil {
+		return 0
+	}
+	s.sessions.mu.Lock()
+	defer s.sessions.mu.Unlock()
+	s.sessions.sweep(time.Now())
+	return len(s.sessions.m)
+}
+
+// DroppedNotifications counts the notifications dropped because a
+// session's queue was full.
+func (s *Server) DroppedNotifications() uint64 {
+	if s.sessions == nil {
+		return 0
+	}
+	return s.sessions.dropped.Load()
+}
+
+// NotifyResourceUpdated sends notifications/resources/updated for uri to
+// every session subscribed to it (on its GET stream, when one is open;
+// queued until one opens, up to SessionOptions.Queue). It returns how many
+// sessions it was queued for. Safe for concurrent use.
+func (s *Server) NotifyResourceUpdated(uri string) int {
+	if s.sessions == nil {
+		return 0
+	}
+	msg := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), decode.AppendString(nil, uri)...)
+	msg = append(msg, "}}"...)
+	t := s.sessions
+	t.mu.Lock()
+	var targets []*session
+	for _, ss := range t.m {
+		ss.mu.Lock()
+		if ss.subs[uri] {
+			targets = append(targets, ss)
+		}
+		ss.mu.Unlock()
+	}
+	t.mu.Unlock()
+	n := 0
+	for _, ss := range targets {
+		ss.mu.Lock()
+		if !ss.ended {
+			select {
+			case ss.events <- msg:
+				n++
+			default:
+				t.dropped.Add(1)
+			}
+		}
+		ss.mu.Unlock()
+	}
+	return n
+}
+
+// serveOther answers GET (a session's notification stream) and DELETE
+// (the end of a session) on the endpoint when sessions are on.
+func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bool {
+	if s.sessions == nil {
+		return false
+	}
+	id := ctx.Request.Header.Peek(HeaderSession)
+	switch {
+	case ctx.IsDelete():
+		if len(id) == 0 {
+			ctx.Error("DELETE needs the Mcp-Session-Id of the session to end", fasthttp.StatusBadRequest)
+		} else if s.sessions.end(id) {
+			ctx.SetStatusCode(fasthttp.StatusNoContent)
+		} else {
+			ctx.Error("session not found", fasthttp.StatusNotFound)
+		}
+		return true
+	case ctx.IsGet():
+		if len(id) == 0 {
+			return false // 405: no stream without a session
+		}
+		ss := s.sessions.lookup(id, time.Now())
+		if ss == nil {
+			ctx.Error("session not found", fasthttp.StatusNotFound)
+			return true
+		}
+		if !acceptsSSE(ctx.Request.Header.Peek("Accept")) {
+			ctx.Error("the session stream is text/event-stream", fasthttp.StatusNotAcceptable)
+			return true
+		}
+		ss.mu.Lock()
+		busy := ss.streamed || ss.ended
+		ss.streamed = !busy
+		ss.mu.Unlock()
+		if busy {
+			ctx.Error("the session's stream is already open", fasthttp.StatusConflict)
+			return true
+		}
+		srv.ServeEvents(ctx, ss.events, func() {
+			ss.mu.Lock()
+			ss.streamed = false
+			ss.seen = time.Now()
+			ss.mu.Unlock()
+		})
+		return true
+	}
+	return false
+}
+
+// acceptsSSE reports whether an Accept value lists text/event-stream.
+func acceptsSSE(accept []byte) bool {
+	for len(accept) > 0 {
+		item := accept
+		if i := indexByte(accept, ','); i >= 0 {
+			item, accept = accept[:i], accept[i+1:]
+		} else {
+			accept = nil
+		}
+		if i := indexByte(item, ';'); i >= 0 {
+			item = item[:i]
+		}
+		if equalFoldTrim(item, "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func equalFoldTrim(b []byte, s string) bool {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

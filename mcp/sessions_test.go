@@ -1,0 +1,194 @@
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// sessionServer serves a server with sessions on, on loopback.
+func sessionServer(t testing.TB, o SessionOptions) (*Server, string) {
+	t.Helper()
+	s, err := New(Info{Name: "sess", Version: "1"}, WithSessions(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddResource(Resource{URI: "test://watched", Text: "v1"})
+	s.AddTool(Tool{Name: "logs", Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		for _, l := range []LogLevel{LogDebug, LogInfo, LogError} {
+			if err := c.LogText(l, "", l.String()); err != nil {
+				return err
+			}
+		}
+		c.AddText("logged")
+		return nil
+	})})
+	srv, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, s.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return s, "http://" + ln.Addr().String() + "/mcp"
+}
+
+func do(t testing.TB, method, url, session, body string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", sse)
+	req.Header.Set(HeaderProtocolVersion, "2025-11-25")
+	if session != "" {
+		req.Header.Set(HeaderSession, session)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`
+
+func TestSessions(t *testing.T) {
+	s, url := sessionServer(t, SessionOptions{})
+	resp, body := do(t, "POST", url, "", initialize)
+	id := resp.Header.Get(HeaderSession)
+	if len(id) != 22 || !strings.Contains(body, `"resources":{"subscribe":true}`) || s.Sessions() != 1 {
+		t.Fatalf("initialize: id %q, %s", id, body)
+	}
+	for _, c := range id {
+		if c < 0x21 || c > 0x7e {
+			t.Fatalf("id %q is not visible ASCII", id)
+		}
+	}
+	// The session's log level applies to later calls; without the header a
+	// call is stateless (every level).
+	if resp, body := do(t, "POST", url, id, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`); resp.StatusCode != 200 || body != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("setLevel: %d %s", resp.StatusCode, body)
+	}
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"logs"}}`
+	if _, body := do(t, "POST", url, id, call); strings.Count(body, "notifications/message") != 2 || strings.Contains(body, `"debug"`) {
+		t.Errorf("session logs: %s", body)
+	}
+	if _, body := do(t, "POST", url, "", call); strings.Count(body, "notifications/message") != 3 {
+		t.Errorf("stateless logs: %s", body)
+	}
+
+	// The GET stream carries notifications/resources/updated for the
+	// session's subscriptions.
+	if resp, _ := do(t, "POST", url, id, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://watched"}}`); resp.StatusCode != 200 {
+		t.Fatalf("subscribe: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(HeaderSession, id)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != 200 || stream.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET: %d %s", stream.StatusCode, stream.Header.Get("Content-Type"))
+	}
+	br := bufio.NewReader(stream.Body)
+	if line, _ := br.ReadString('\n'); line != ": stream open\n" {
+		t.Fatalf("first line %q", line)
+	}
+	br.ReadString('\n')
+	if resp, _ := do(t, "GET", url, id, ""); resp.StatusCode != 409 {
+		t.Errorf("second GET: %d, want 409", resp.StatusCode)
+	}
+	if n := s.NotifyResourceUpdated("test://watched"); n != 1 {
+		t.Errorf("notified %d sessions", n)
+	}
+	s.NotifyResourceUpdated("test://other")
+	if line, _ := br.ReadString('\n'); line != `data: {"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://watched"}}`+"\n" {
+		t.Errorf("event %q", line)
+	}
+	br.ReadString('\n')
+	// Unsubscribed: nothing more.
+	do(t, "POST", url, id, `{"jsonrpc":"2.0","id":5,"method":"resources/unsubscribe","params":{"uri":"test://watched"}}`)
+	if n := s.NotifyResourceUpdated("test://watched"); n != 0 {
+		t.Errorf("notified %d sessions after unsubscribe", n)
+	}
+
+	// DELETE ends the session and its stream; the id is then unknown.
+	if resp, _ := do(t, "DELETE", url, id, ""); resp.StatusCode != 204 {
+		t.Errorf("DELETE: %d", resp.StatusCode)
+	}
+	if rest, _ := io.ReadAll(br); len(rest) != 0 {
+		t.Errorf("after DELETE the stream sent %q", rest)
+	}
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		body := ""
+		if m == "POST" {
+			body = call
+		}
+		if resp, b := do(t, m, url, id, body); resp.StatusCode != 404 {
+			t.Errorf("%s after DELETE: %d %s", m, resp.StatusCode, b)
+		}
+	}
+	if resp, _ := do(t, "DELETE", url, "", ""); resp.StatusCode != 400 {
+		t.Errorf("DELETE without a session: %d", resp.StatusCode)
+	}
+	if resp, _ := do(t, "GET", url, "", ""); resp.StatusCode != 405 {
+		t.Errorf("GET without a session: %d", resp.StatusCode)
+	}
+	// 2026-07-28 has no sessions: the header is ignored.
+	resp, body = do(t, "POST", url, "nope", `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		HeaderProtocolVersion, "2026-07-28", HeaderMethod, "tools/list")
+	if resp.StatusCode != 200 {
+		t.Errorf("2026 with a session header: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestSessionBounds(t *testing.T) {
+	s, url := sessionServer(t, SessionOptions{Max: 2, Idle: 200 * time.Millisecond, Queue: 1})
+	ids := []string{}
+	for range 2 {
+		resp, _ := do(t, "POST", url, "", initialize)
+		ids = append(ids, resp.Header.Get(HeaderSession))
+	}
+	if resp, body := do(t, "POST", url, "", initialize); resp.StatusCode != 503 || resp.Header.Get(HeaderSession) != "" {
+		t.Errorf("past Max: %d %s", resp.StatusCode, body)
+	}
+	do(t, "POST", url, ids[0], `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://watched"}}`)
+	s.NotifyResourceUpdated("test://watched")
+	s.NotifyResourceUpdated("test://watched") // the queue holds one
+	if s.DroppedNotifications() != 1 {
+		t.Errorf("dropped %d", s.DroppedNotifications())
+	}
+	time.Sleep(300 * time.Millisecond)
+	if resp, _ := do(t, "POST", url, ids[1], `{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 404 {
+		t.Errorf("idle session: %d, want 404", resp.StatusCode)
+	}
+	// Expired sessions make room.
+	if resp, _ := do(t, "POST", url, "", initialize); resp.StatusCode != 200 || s.Sessions() != 1 {
+		t.Errorf("after expiry: %d, %d sessions", resp.StatusCode, s.Sessions())
+	}
+	if _, err := New(Info{Name: "x", Version: "1"}, WithSessions(SessionOptions{Max: -1})); err == nil {
+		t.Error("negative Max accepted")
+	}
+}
