@@ -79,7 +79,7 @@ func echoRequestsAuth(batches int, modern bool, authz string) (reqs [][]byte, te
 			texts = append(texts, text)
 			meta, hdr := "", ""
 			if modern {
-				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 				hdr = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\n"
 			}
 			body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}` + meta + `}}`

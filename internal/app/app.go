@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,7 +50,18 @@ type Options struct {
 	Instance string
 	// Auth turns OAuth on for /mcp and /a2a; the zero value leaves it off.
 	Auth AuthOptions
+	// Demo chooses the MCP content: "" or "default" for the contract's
+	// demo (§4), "conformance" for the fixtures of the official MCP
+	// conformance suite (internal/demo/conformance.go).
+	Demo string
+	// Sessions turns on MCP sessions for 2025-xx clients (mcp.WithSessions
+	// with its defaults): resource subscriptions delivered on a GET
+	// stream. Off by default: the server is stateless.
+	Sessions bool
 }
+
+// Demos names the MCP contents ParseFlags accepts for -demo.
+var Demos = []string{"default", "conformance"}
 
 // AuthOptions configures the demo server as an OAuth 2.1 protected
 // resource. With Issuer empty, authorization is off and the server
@@ -124,7 +136,21 @@ func New(opts Options) (*App, error) {
 		cancel()
 		mopts = append(mopts, mcp.WithAuth(mcpRes))
 	}
-	m, err := demo.MCPScoped(opts.Auth.ToolScopes, mopts...)
+	if opts.Sessions {
+		mopts = append(mopts, mcp.WithSessions(mcp.SessionOptions{}))
+	}
+	var m *mcp.Server
+	switch opts.Demo {
+	case "", "default":
+		m, err = demo.MCPScoped(opts.Auth.ToolScopes, mopts...)
+	case "conformance":
+		if opts.Auth.ToolScopes != nil {
+			return nil, errors.New("per-tool scopes apply to the default demo's tools, not to -demo conformance")
+		}
+		m, err = demo.Conformance(mopts...)
+	default:
+		err = fmt.Errorf("unknown demo %q (want one of %s)", opts.Demo, strings.Join(Demos, ", "))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mcp demo: %w", err)
 	}
@@ -516,6 +542,8 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.Stdio, "stdio", false, "serve MCP over standard input and output, one message per line")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); reloaded with -tls-key on SIGHUP")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
+	fs.BoolVar(&o.Sessions, "sessions", false, "MCP sessions for 2025-xx clients (Mcp-Session-Id, resource subscriptions on a GET stream, DELETE); default stateless")
+	fs.StringVar(&o.Demo, "demo", "default", "MCP content to serve: default (the contract's demo) or conformance (the fixtures of the official MCP conformance suite)")
 	fs.BoolVar(&c.AccessLog, "access-log", false, "log one line per request (costs allocations)")
 	au := &o.Auth
 	fs.StringVar(&au.Issuer, "auth-issuer", "", "OAuth authorization server (issuer URL) whose access tokens /mcp and /a2a require; empty: no authorization")
@@ -551,6 +579,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		err := fmt.Errorf("unexpected arguments: %q", fs.Args())
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		fs.Usage()
+		return o, err
+	}
+	if !slices.Contains(Demos, o.Demo) {
+		err := fmt.Errorf("-demo %q: want one of %s", o.Demo, strings.Join(Demos, ", "))
+		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
 	if au.Issuer == "" && (au.Audience != "" || au.A2AAudience != "" || au.Scopes != nil || au.A2AScopes != nil || au.ToolScopes != nil || au.IntrospectionClientID != "" || au.MetricsPublic) {

@@ -14,7 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 
 type outcome struct {
 	status, code int
