@@ -2,7 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/app"
 )
 
 // TestSelfAgainstRPCEdge runs loadgen -self against the real demo server
@@ -32,5 +39,49 @@ func TestSelfAgainstRPCEdge(t *testing.T) {
 				t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
 			}
 		})
+	}
+}
+
+// TestSelfStreamed runs loadgen against the conformance fixtures'
+// streamed tool (stream_events) under 2025-11-25 and 2026-07-28: every
+// answer must be a stream of exactly the events asked for, then the
+// result, and a wrong count must be caught.
+func TestSelfStreamed(t *testing.T) {
+	startConformance := func() (string, func(), error) {
+		url, stop, err := app.Start(app.Options{Demo: "conformance", Server: fastserver.Config{
+			Addr:   "127.0.0.1:0",
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		}})
+		if err != nil {
+			return "", nil, err
+		}
+		return url, func() { stop() }, nil
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		meta := `{"progressToken":"lg"}`
+		if version == "2026-07-28" {
+			meta = `{"progressToken":"lg","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+		}
+		body := filepath.Join(t.TempDir(), "stream.json")
+		os.WriteFile(body, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stream_events","arguments":{"count":12},"_meta":`+meta+`}}`), 0o600)
+		for _, events := range []string{"12", "11"} {
+			t.Run(version+"/events="+events, func(t *testing.T) {
+				r := runCmd(t, env{self: startConformance}, "-self", "-n", "500", "-c", "4", "-json", "-mcp-version", version, "-body", body, "-events", events)
+				var rep struct {
+					OK     int64 `json:"ok"`
+					Wrong  int64 `json:"wrong"`
+					Events int64 `json:"events"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+					t.Fatalf("report: %v\n%s\n%s", err, r.stdout, r.stderr)
+				}
+				if events == "12" && (r.code != 0 || rep.OK != 500 || rep.Events != 500*12) {
+					t.Errorf("exit %d, right %d, events %d\n%s", r.code, rep.OK, rep.Events, r.stdout)
+				}
+				if events == "11" && (r.code != 1 || rep.Wrong != 500) {
+					t.Errorf("a wrong event count passed: exit %d, wrong %d", r.code, rep.Wrong)
+				}
+			})
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -55,6 +56,7 @@ type verdict struct {
 	why       string // a constant phrase
 	want, got int64  // numbers behind why, when hasNums
 	hasNums   bool
+	events    int // notifications a streamed answer carried before its response
 }
 
 func wrong(c Class, why string) verdict { return verdict{class: c, why: why} }
@@ -97,11 +99,17 @@ func check(e *expectation, r *response, v2026 bool) verdict {
 		}
 		return verdict{}
 	}
+	if e.events > 0 {
+		return checkStream(e, r, v2026)
+	}
 	if !r.hasCType || !isJSONType(r.ctype) {
 		return wrong(ClassHeader, "Content-Type is not application/json")
 	}
+	return checkAnswer(e, r.body, v2026)
+}
 
-	b := r.body
+// checkAnswer checks b, the JSON-RPC answer to the request e describes.
+func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 	var w objWalker
 	i := skipWS(b, 0)
 	if !w.start(b, i) {
@@ -170,6 +178,135 @@ func check(e *expectation, r *response, v2026 bool) verdict {
 		return wrongNums(ClassCode, "wrong error code", int64(e.code), code)
 	}
 	return verdict{}
+}
+
+// checkStream checks a streamed answer (Config.Events): 200
+// text/event-stream whose events are e.events notifications, then the
+// answer to the request, checked as a plain answer would be, and nothing
+// after it. Comment lines (keep-alives) are skipped; a data field split
+// over several lines is joined, in place, as SSE joins it.
+func checkStream(e *expectation, r *response, v2026 bool) verdict {
+	if !r.hasCType || !isEventStream(r.ctype) {
+		return wrong(ClassHeader, "Content-Type is not text/event-stream")
+	}
+	b := r.body
+	n := 0
+	for i := 0; i < len(b); {
+		data, next, ok := nextEvent(b, i)
+		if !ok {
+			return wrong(ClassBody, "malformed server-sent event")
+		}
+		i = next
+		if data == nil {
+			continue // a comment or an event without data
+		}
+		if n < e.events {
+			if why := checkNotification(data); why != "" {
+				return wrong(ClassBody, why)
+			}
+			n++
+			continue
+		}
+		if skipWS(b, i) != len(b) {
+			return wrong(ClassBody, "events after the response")
+		}
+		v := checkAnswer(e, data, v2026)
+		v.events = n
+		return v
+	}
+	if n < e.events {
+		return wrongNums(ClassBody, "the stream ended early (notifications)", int64(e.events), int64(n))
+	}
+	return wrong(ClassBody, "the stream ended without the response")
+}
+
+func isEventStream(v []byte) bool {
+	v = trimOWS(v)
+	if i := bytes.IndexByte(v, ';'); i >= 0 {
+		v = trimOWS(v[:i])
+	}
+	return equalFold(v, "text/event-stream")
+}
+
+// nextEvent reads the event that starts at b[i]: its data (nil when it
+// has none), where the next one starts, and whether it is well formed (it
+// ends with a blank line). Continuation data lines are joined with "\n" in
+// place.
+func nextEvent(b []byte, i int) (data []byte, next int, ok bool) {
+	w := -1 // where the joined data ends, -1 before the first data line
+	start := -1
+	for i < len(b) {
+		end := bytes.IndexByte(b[i:], '\n')
+		if end < 0 {
+			return nil, 0, false
+		}
+		line := b[i : i+end]
+		i += end + 1
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		switch {
+		case len(line) == 0:
+			if start < 0 {
+				return nil, i, true
+			}
+			return b[start:w], i, true
+		case line[0] == ':':
+			continue
+		case bytes.HasPrefix(line, []byte("data:")):
+			v := line[5:]
+			if len(v) > 0 && v[0] == ' ' {
+				v = v[1:]
+			}
+			if start < 0 {
+				start = int(uintptrDiff(b, v))
+				w = start + len(v)
+			} else {
+				b[w] = '\n'
+				w++
+				w += copy(b[w:], v)
+			}
+		default:
+			continue // event:, id:, retry: fields
+		}
+	}
+	return nil, 0, false
+}
+
+// uintptrDiff returns the offset of sub, a subslice of b, within b.
+func uintptrDiff(b, sub []byte) int {
+	return cap(b) - cap(sub)
+}
+
+// checkNotification checks one notification of a stream: a JSON object
+// with jsonrpc "2.0", a string method and neither id, result nor error.
+func checkNotification(b []byte) string {
+	var w objWalker
+	if !w.start(b, skipWS(b, 0)) {
+		return "a streamed notification is not a JSON object"
+	}
+	var haveJSONRPC, haveMethod bool
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			break
+		}
+		switch {
+		case strIs(key, "jsonrpc"):
+			haveJSONRPC = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "2.0")
+		case strIs(key, "method"):
+			haveMethod = len(val) >= 2 && val[0] == '"'
+		case strIs(key, "id"), strIs(key, "result"), strIs(key, "error"):
+			return "a streamed event before the response is not a notification"
+		}
+	}
+	if w.bad || skipWS(b, w.i) != len(b) {
+		return "a streamed notification is not valid JSON"
+	}
+	if !haveJSONRPC || !haveMethod {
+		return "a streamed notification lacks jsonrpc \"2.0\" or a method"
+	}
+	return ""
 }
 
 // idEqual compares an answer's id with the one sent. Both are JSON; the

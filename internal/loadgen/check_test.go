@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +90,50 @@ func TestCheck(t *testing.T) {
 			}
 			if (v.class == ClassOK) != (v.why == "") {
 				t.Errorf("verdict %+v", v)
+			}
+		})
+	}
+}
+
+func TestCheckStream(t *testing.T) {
+	const sseCT = "Content-Type: text/event-stream\r\n"
+	note := `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}` + "\n\n"
+	final := `data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}` + "\n\n"
+	streamed := func(n int) *expectation {
+		e := expect(ShapeCustom, "7", "")
+		e.events = n
+		return e
+	}
+	for _, tc := range []struct {
+		name   string
+		exp    *expectation
+		resp   string
+		want   Class
+		events int
+	}{
+		{"two events", streamed(2), answer(200, sseCT, note+note+final), ClassOK, 2},
+		{"comments and CRLF", streamed(1), answer(200, sseCT+"", ": keep-alive\n\n"+strings.ReplaceAll(note, "\n", "\r\n")+": x\n\n"+final), ClassOK, 1},
+		{"data split over lines", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\"2.0\",\ndata: \"method\":\"x\"}\n\n"+final), ClassOK, 1},
+		{"event field", streamed(1), answer(200, sseCT, "event: message\n"+note+final), ClassOK, 1},
+		{"too few", streamed(3), answer(200, sseCT, note+note+final), ClassBody, 0},
+		{"too many", streamed(1), answer(200, sseCT, note+note+final), ClassBody, 0},
+		{"no response", streamed(2), answer(200, sseCT, note+note), ClassBody, 0},
+		{"after the response", streamed(1), answer(200, sseCT, note+final+note), ClassBody, 0},
+		{"unterminated", streamed(1), answer(200, sseCT, note+strings.TrimSuffix(final, "\n")), ClassBody, 0},
+		{"a request before the response", streamed(1), answer(200, sseCT, `data: {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}`+"\n\n"+final), ClassBody, 0},
+		{"notification not JSON", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\n\n"+final), ClassBody, 0},
+		{"plain JSON where a stream is due", streamed(1), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"result":{}}`), ClassHeader, 0},
+		{"wrong id in the response", streamed(1), answer(200, sseCT, note+`data: {"jsonrpc":"2.0","id":8,"result":{}}`+"\n\n"), ClassID, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r response
+			done, err := r.parse([]byte(tc.resp), false)
+			if !done || err != nil {
+				t.Fatalf("parse: %v %v", done, err)
+			}
+			v := check(tc.exp, &r, false)
+			if v.class != tc.want || v.class == ClassOK && v.events != tc.events {
+				t.Errorf("class %v (%s), %d events; want %v, %d", v.class, v.detail(), v.events, tc.want, tc.events)
 			}
 		})
 	}

@@ -64,6 +64,13 @@ type Config struct {
 	Body []byte
 	// BodyName names where Body came from, for the report.
 	BodyName string
+	// Events, when above zero, says every answer to Body is streamed: the
+	// request is sent with Accept: application/json, text/event-stream
+	// and its answer must be 200 text/event-stream carrying exactly Events
+	// notifications (JSON-RPC notifications, each checked) and then the
+	// response, checked as a call's. Report.Events counts the
+	// notifications. Needs Body.
+	Events int
 	// Headers are sent with every request, after loadgen's own.
 	Headers []Header
 	// MCPVersion, when set, sends MCP-Protocol-Version, Mcp-Method and
@@ -364,6 +371,9 @@ func (c Config) normalized() (Config, error) {
 		if !ok {
 			return c, fmt.Errorf("loadgen: -mcp-version %q: want one of %s", c.MCPVersion, strings.Join(MCPVersions, ", "))
 		}
+	}
+	if c.Events < 0 || c.Events > 0 && c.Body == nil {
+		return c, errors.New("loadgen: -events needs -body (the request whose answer streams) and a count above 0")
 	}
 	if len(c.Body) > MaxBodySize {
 		return c, fmt.Errorf("loadgen: -body %s: %d bytes; at most %d", c.BodyName, len(c.Body), MaxBodySize)

@@ -95,7 +95,7 @@ func TestConfigValidate(t *testing.T) {
 		{"body no method", Config{Body: []byte(`{"jsonrpc":"2.0","id":1}`)}, "string method"},
 		{"body duplicate id", Config{Body: []byte(`{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`)}, "id appears twice"},
 		{"body 2026 without meta", Config{MCPVersion: "2026-07-28", Body: []byte(`{"jsonrpc":"2.0","method":"tools/list","params":{}}`)}, "params._meta"},
-		{"body 2026 with meta", Config{MCPVersion: "2026-07-28", Body: []byte(`{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)}, ""},
+		{"body 2026 with meta", Config{MCPVersion: "2026-07-28", Body: []byte(`{"jsonrpc":"2.0","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)}, ""},
 		{"header", Config{Headers: []Header{{"Content-Length", "1"}}}, "Content-Length is written by loadgen"},
 	} {
 		err := tc.cfg.Validate()

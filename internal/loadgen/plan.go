@@ -28,7 +28,10 @@ type plan struct {
 	customPre, customPost []byte
 }
 
-const metaKey = "io.modelcontextprotocol/protocolVersion"
+const (
+	metaKey         = "io.modelcontextprotocol/protocolVersion"
+	capabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+)
 
 func newPlan(c Config) (*plan, error) {
 	tgt, err := parseTarget(c.URL)
@@ -37,7 +40,7 @@ func newPlan(c Config) (*plan, error) {
 	}
 	p := &plan{cfg: c, tgt: tgt, v2026: c.MCPVersion == stateless2026}
 	if p.v2026 {
-		p.meta = `"_meta":{"` + metaKey + `":"` + c.MCPVersion + `"}`
+		p.meta = `"_meta":{"` + metaKey + `":"` + c.MCPVersion + `","` + capabilitiesKey + `":{}}`
 	}
 	var t uint64
 	for i, w := range c.Mix {
@@ -79,6 +82,9 @@ func newPlan(c Config) (*plan, error) {
 			if name != "" {
 				mcp = append(mcp, "Mcp-Name: "+headerValue(name))
 			}
+		}
+		if s == ShapeCustom && c.Events > 0 {
+			mcp = append(mcp, "Accept: application/json, text/event-stream")
 		}
 		p.head[s] = p.appendHead(nil, mcp)
 	}
@@ -210,6 +216,7 @@ type expectation struct {
 	code   int  // the error code wanted; 0 wants a result
 	idNull bool // the answer's id must be null
 	echo   bool // the result must echo text
+	events int  // a streamed answer of this many notifications, then the response (Config.Events)
 	idLen  uint8
 	txtLen uint8
 	id     [32]byte // the id sent, as JSON
@@ -298,6 +305,10 @@ func (g *generator) build(wire []byte, e *expectation) []byte {
 	g.n += g.stride
 	ex := &expectByShape[s]
 	e.shape, e.status, e.code, e.idNull, e.echo = s, ex.status, ex.code, ex.idNull, ex.echo
+	e.events = 0
+	if s == ShapeCustom {
+		e.events = p.cfg.Events
+	}
 	e.idLen, e.txtLen = 0, 0
 
 	b := g.body[:0]

@@ -32,6 +32,10 @@ type Report struct {
 	Wrong uint64 `json:"wrong"`
 	// RPS is Answers per second of ElapsedS.
 	RPS float64 `json:"rps"`
+	// Events counts the notifications of right streamed answers
+	// (Config.Events); EventsPerSec is Events per second of ElapsedS.
+	Events       uint64  `json:"events"`
+	EventsPerSec float64 `json:"events_per_s"`
 	// MissedSlots (open loop) counts requests sent more than SlotTolerance
 	// (1 ms) after their intended time.
 	MissedSlots uint64 `json:"missed_slots"`
@@ -164,7 +168,9 @@ func (r *runner) report(end int64) *Report {
 	}
 	if end > 0 {
 		rep.RPS = float64(int64(float64(t.answers)/(float64(end)/1e9)*10)) / 10
+		rep.EventsPerSec = float64(int64(float64(t.events)/(float64(end)/1e9)*10)) / 10
 	}
+	rep.Events = t.events
 	rep.Latency = latencyOf(t.lat)
 	rep.LatencyUncorrected = rep.Latency
 	if r.open {
@@ -233,6 +239,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\n  %.2fs, %d sent, %d answers, %.1f answers/s\n", r.ElapsedS, r.Sent, r.Answers, r.RPS)
 	fmt.Fprintf(&b, "  right %d, wrong %d\n", r.OK, r.Wrong)
+	if r.Events > 0 {
+		fmt.Fprintf(&b, "  streamed events %d (%.1f/s)\n", r.Events, r.EventsPerSec)
+	}
 	if r.Wrong > 0 {
 		b.WriteString("  wrong by class:")
 		for cl := ClassTransport; cl < numClasses; cl++ {

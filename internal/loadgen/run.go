@@ -170,6 +170,7 @@ type stats struct {
 type counts struct {
 	sent       uint64 // requests written
 	answers    uint64 // complete HTTP answers
+	events     uint64 // notifications of right streamed answers
 	ok         uint64
 	wrong      [numClasses]uint64
 	shapeSent  [numShapes]uint64
@@ -230,6 +231,7 @@ func (w *worker) answered(x *exchange, now int64) {
 	if v.class == ClassOK {
 		st.ok++
 		st.shapeOK[x.exp.shape]++
+		st.events += uint64(v.events)
 	} else {
 		st.wrong[v.class]++
 	}
@@ -319,6 +321,7 @@ func (r *runner) totals(hists bool) (t counts) {
 		s.mu.Lock()
 		t.sent += s.sent
 		t.answers += s.answers
+		t.events += s.events
 		t.ok += s.ok
 		for i := range s.wrong {
 			t.wrong[i] += s.wrong[i]
