@@ -27,7 +27,7 @@ type server struct {
 // startServer builds cmd/rpcedge from the parent module and runs it on a
 // free loopback port; t.Cleanup stops it by its process id with SIGTERM
 // and checks that it exits 0.
-func startServer(t *testing.T) *server {
+func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "rpcedge")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/rpcedge")
@@ -35,7 +35,7 @@ func startServer(t *testing.T) *server {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building cmd/rpcedge: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-grace", "5s")
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-grace", "5s"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

