@@ -117,6 +117,13 @@ func Conformance(opts ...mcp.Option) (*mcp.Server, error) {
 			Handler: mcp.ToolFunc(irMultiRound)},
 		{Name: "test_input_required_result_capabilities", Description: "Asks only for what the client declares it can give.", InputSchema: noArgs,
 			Handler: mcp.ToolFunc(irCapabilities)},
+		{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features", Handler: text("schema ok"),
+			InputSchema: `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+				`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+				`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+				`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+				`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
+				`"additionalProperties":false}`},
 		// Not a suite fixture: the streamed tool of the load matrix.
 		{Name: "stream_events", Description: "Sends count progress notifications (delayMs apart), then its result: the streamed tool of rpcedge's load matrix.",
 			InputSchema: `{"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":10000},"delayMs":{"type":"integer","minimum":0,"maximum":1000}},"required":["count"]}`,
