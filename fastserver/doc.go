@@ -120,6 +120,24 @@
 // context with the deadline (Request.Context), cancelled also when
 // shutdown's grace period ends.
 //
+// # Streamed answers
+//
+// A handler whose answer may stream ends with return r.Stream(dst, h):
+// the StreamHandler h runs on a goroutine of its own and sends JSON-RPC
+// messages on its Stream. One that sends nothing is answered exactly as a
+// plain handler; the first Send makes the answer 200 text/event-stream
+// (when the request's Accept lists it, and Config.MaxStreams allows),
+// each message one "data:" event, the final response the last event.
+// Events are queued in two bounded buffers (StreamBuffer) that the
+// connection's goroutine writes as they fill, coalescing events a fast
+// handler queues between writes; a slow reader makes Send wait, never
+// memory grow. Every write has its own write timeout; a failed write
+// cancels the handler's context. Stream.Call sends a request of the
+// server's own and waits for the client's response POST (answered 202,
+// matched by a random id). ServeEvents streams events that answer no
+// call (an MCP session's GET stream). stream.go has the details and the
+// measurements behind the design.
+//
 // # Lifetimes
 //
 // A Request, its Msg and everything they return borrow from the request

@@ -1,5 +1,11 @@
 // Package interop holds tests that drive the rpcedge demo server
 // (cmd/rpcedge, built from the parent module) with real third-party
-// clients. It is a module of its own so that the clients never enter the
-// main module's dependencies.
+// clients: the official MCP Go SDK client (both protocol generations) and
+// the official MCP TypeScript SDK client (node/ts_client.mjs, on the Node
+// tools node/install.sh installs from the pinned node/package-lock.json),
+// against the default demo and the conformance fixtures (-demo
+// conformance): progress and log notifications, sampling, elicitation,
+// roots and input_required rounds. conformance.sh runs the official MCP
+// conformance suite the same way. It is a module of its own so that the
+// clients never enter the main module's dependencies.
 package interop

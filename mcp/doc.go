@@ -18,10 +18,19 @@
 // Four protocol versions are served: 2026-07-28 (stateless: every request
 // carries its version, client identity and capabilities in params._meta;
 // results carry resultType and _meta) and the earlier 2025-11-25,
-// 2025-06-18 and 2025-03-26, served in stateless JSON-response mode: no
-// Mcp-Session-Id is ever issued, initialize is answered but remembers
-// nothing, notifications/initialized is accepted (202) and has no effect,
-// and no stream (GET, SSE) is offered.
+// 2025-06-18 and 2025-03-26, served statelessly by default: initialize
+// is answered but remembers nothing, notifications/initialized is
+// accepted (202) and has no effect, and no Mcp-Session-Id is issued unless
+// WithSessions turns sessions on (see Sessions). Answers are plain JSON,
+// or a text/event-stream when a handler sends notifications or requests
+// to the client while it runs (see Streamed answers).
+//
+// The official MCP conformance suite (@modelcontextprotocol/conformance)
+// is the arbiter of this package's MCP behaviour: where it and rpcedge's
+// wire contract (§4) disagree, the suite wins, except for the departures
+// listed below. cmd/rpcedge -demo conformance serves the suite's fixtures
+// (internal/demo/conformance.go) and interop/conformance.sh runs the
+// suite against it.
 //
 // The MCP-Protocol-Version header names the version of each request; a
 // request without it is 2025-03-26 (the header did not exist before
@@ -37,7 +46,18 @@
 //	notifications/initialized (notif.)      -            yes
 //	tools/list, tools/call                  yes          yes
 //	resources/list, resources/read          yes          yes
+//	resources/templates/list                yes          yes
 //	prompts/list, prompts/get               yes          yes
+//	completion/complete                     yes          yes
+//	logging/setLevel                        -            yes
+//	resources/subscribe, unsubscribe        -            yes
+//
+// logging/setLevel checks its level and answers {}; without a session it
+// sets nothing (log messages of a request go out at every level under
+// 2025-xx). resources/subscribe and unsubscribe answer {} for a URI that
+// names a resource or matches a template; without a session they have
+// no effect. completion/complete asks the Completer (WithCompleter) about
+// an existing prompt or template, and answers no suggestions without one.
 //
 // notifications/initialized sent with an id is a request to an unknown
 // method: 404. initialize answers with the version the client asks for
@@ -65,13 +85,18 @@
 //
 //   - MCP-Protocol-Version naming a version not served: 400 / -32022 with
 //     data {"supported":[…],"requested":"…"}.
-//   - Under 2026-07-28 every request must carry
-//     params._meta["io.modelcontextprotocol/protocolVersion"] equal to the
-//     header, an Mcp-Method header equal to the method, and for
-//     tools/call and prompts/get an Mcp-Name header equal to params.name,
-//     for resources/read equal to params.uri. Missing params, missing
-//     _meta, a _meta or protocol version key given twice, or a different
-//     value: 400 / -32020.
+//   - Under 2026-07-28 every request must carry an Mcp-Method header equal
+//     to the method, and for tools/call and prompts/get an Mcp-Name header
+//     equal to params.name, for resources/read equal to params.uri (else
+//     400 / -32020), and params._meta with
+//     "io.modelcontextprotocol/protocolVersion" (a string) and
+//     "io.modelcontextprotocol/clientCapabilities" (an object; clientInfo
+//     is optional): missing params, missing _meta or a missing or
+//     ill-typed key is 400 / -32602 with data {"field":…} (SEP-2575, as
+//     the conformance suite checks it); a protocol version that differs
+//     from the header, or _meta or the version key given twice, is 400 /
+//     -32020. A request whose handling needs a client capability the
+//     request does not declare is 400 / -32021 (CodeMissingCapability).
 //   - Under earlier versions Mcp-Method and Mcp-Name are optional, but a
 //     present one must match the body: else 400 / -32020.
 //   - A present Mcp-Name disagrees with a body whose source field
@@ -90,7 +115,54 @@
 //
 // The -32020 answers carry data {"header":"<the header at fault>"}.
 //
-// # Streams
+// # Streamed answers and requests to the client
+//
+// A tool registered with Streaming may send progress (Call.Progress) and
+// log messages (Call.Log) while it runs, and ask the client for input
+// (Call.Ask, Elicit, Sample, ListRoots); a prompt's Render may ask too.
+// Progress goes out when the request carries _meta.progressToken, log
+// messages at or above the level the request asks for
+// (_meta["io.modelcontextprotocol/logLevel"] under 2026-07-28, none when
+// it asks for none; under 2025-xx every level, or the session's). They go
+// on the request's own stream (fastserver.Request.Stream): the first one
+// turns the answer into 200 text/event-stream, the final response is the
+// last event; a call that sends nothing is answered with plain JSON, byte
+// for byte, and a Streaming tool called with nothing to stream runs on
+// the plain path without allocating.
+//
+// Requests to the client follow the version. Under 2026-07-28 they never
+// go on a stream (SEP-2322): Ask returns the answer the request carries
+// in inputResponses (or an earlier round left in its requestState), and
+// otherwise records the request and returns ErrInputRequired; the
+// handler returns it and the call is answered
+// {"resultType":"input_required","inputRequests":{…},"requestState":"…"}.
+// The client repeats the call with its answers and that state; the
+// handler runs again from the start and finds them. requestState is
+// signed with HMAC-SHA256 (WithStateKey; a random key per process by
+// default, so share one across a fleet), bound to the method and tool or
+// prompt, expires (WithStateTTL, 10 minutes) and is bounded in size
+// (WithStateLimit, 64 KiB): a tampered, foreign, expired or misbound
+// state is -32602, as are inputResponses that are not an object of
+// objects. Under 2025-xx the request goes on the call's stream with an id
+// the server generates, the client POSTs its response (answered 202) and
+// Ask returns it; a client's error answer is a ClientError (the tool
+// fails, isError). Behind a balancer that response must reach the
+// instance holding the stream: route by the client (sticky sessions), or
+// relay it with fastserver.Config.UnmatchedResponse and
+// Server.DeliverResponse.
+//
+// # Sessions
+//
+// WithSessions turns on sessions for 2025-xx clients, only for what
+// needs one: initialize issues an Mcp-Session-Id (404 for an id that
+// ended or expired; requests without the header stay stateless), the
+// session keeps its log level and resource subscriptions, GET /mcp with
+// the id opens its stream of notifications/resources/updated
+// (NotifyResourceUpdated), DELETE ends it. Sessions are bounded in number,
+// idle time and queued notifications (SessionOptions). 2026-07-28 has no
+// sessions. See sessions.go for the details.
+//
+// # Newline-delimited streams
 //
 // StreamEndpoint serves the same methods over newline-delimited streams
 // (MCP's stdio transport, fastserver.ServeLines), where there are no
@@ -223,6 +295,12 @@
 //   - A cursor is refused with -32602: every list fits on one page.
 //   - Header mismatches use -32020 (MCP 2026-07-28), not SEP-2243's
 //     earlier -32001.
+//   - A resource that does not exist (and no template matches) is -32601
+//     with data {"uri": …}; MCP 2026-07-28 (SEP-2164) asks for -32602.
+//     The conformance suite warns on it.
+//   - On newline-delimited streams (stdio) nothing is streamed: a
+//     Streaming tool's notifications are not sent there, and 2025-xx
+//     requests to the client fail (ErrNoStream).
 //
 // # Lifetimes and concurrency
 //

@@ -303,9 +303,9 @@ func capabilityOf(method string) string {
 
 // ClientSupports reports whether the client declares the named capability
 // ("sampling", "elicitation", "roots", …): under 2026-07-28 from the
-// request's clientCapabilities; under 2025-xx, where this server keeps no
-// session to remember initialize's, it reports true (the client refuses a
-// request it cannot serve).
+// request's clientCapabilities; under 2025-xx from initialize's, kept by
+// the session the request names (WithSessions), and without one it
+// reports true (the client refuses a request it cannot serve).
 func (c *Call) ClientSupports(capability string) bool {
 	if !c.v.Stateless() {
 		if c.sess != nil {
