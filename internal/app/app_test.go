@@ -36,8 +36,17 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("auth flags: %+v %v", o.Auth, err)
 	}
 	o, err = ParseFlags(nil, io.Discard)
-	if err != nil || o.Server.Addr != "127.0.0.1:8080" || o.Server.MaxDepth != 1000 {
-		t.Errorf("defaults: %+v %v", o.Server, err)
+	if err != nil || o.Server.Addr != "127.0.0.1:8080" || o.Server.MaxDepth != 1000 || o.Demo != "default" || o.Sessions {
+		t.Errorf("defaults: %+v %v", o, err)
+	}
+	o, err = ParseFlags([]string{"-demo", "conformance", "-sessions"}, io.Discard)
+	if err != nil || o.Demo != "conformance" || !o.Sessions {
+		t.Errorf("-demo conformance -sessions: %+v %v", o, err)
+	}
+	for _, demo := range Demos {
+		if _, err := New(Options{Demo: demo, Sessions: true}); err != nil {
+			t.Errorf("demo %s: %v", demo, err)
+		}
 	}
 }
 
@@ -55,6 +64,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"-grace", "0s"}, "-grace must be positive"},
 		{[]string{"-max-conns", "0"}, "-max-conns must be positive"},
 		{[]string{"extra"}, "unexpected arguments"},
+		{[]string{"-demo", "everything"}, `-demo "everything": want one of default, conformance`},
 		{[]string{"-no-such-flag"}, "flag provided but not defined"},
 		{[]string{"-auth-audience", "https://h/mcp"}, "need -auth-issuer"},
 		{[]string{"-metrics-public"}, "need -auth-issuer"},
