@@ -1,3 +1,8 @@
+// Roots, sampling and logging are deprecated by SEP-2577 (2026-07-28) but
+// served during the deprecation window; this test drives them on purpose.
+//
+//lint:file-ignore SA1019 the deprecated features are what this test exercises
+
 package interop
 
 import (

@@ -80,7 +80,6 @@ type callExchange struct {
 	target    string             // … and the tool or prompt name
 	meta      []byte             // params._meta, nil when none
 	inputs    []byte             // params.inputResponses (2026-07-28), nil when none
-	stateRaw  []byte             // params.requestState, nil when none
 	state     stateData          // the verified requestState
 	hasState  bool
 

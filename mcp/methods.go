@@ -3,7 +3,6 @@ package mcp
 import (
 	"errors"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -260,14 +259,4 @@ func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, erro
 		ss.mu.Unlock()
 	}
 	return append(dst, s.empty[RequestVersion(r)]...), nil
-}
-
-// validUTF8 reports whether every string is valid UTF-8.
-func validUTF8(ss ...string) bool {
-	for _, s := range ss {
-		if !utf8.ValidString(s) {
-			return false
-		}
-	}
-	return true
 }

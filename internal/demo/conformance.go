@@ -69,6 +69,7 @@ func Conformance(opts ...mcp.Option) (*mcp.Server, error) {
 				[]byte(`{"type":"resource","resource":{"uri":"test://mixed-content-resource","mimeType":"application/json","text":"{\"test\":\"data\",\"value\":123}"}}`))},
 		{Name: "test_error_handling", Description: "Always fails: a result with isError.", InputSchema: noArgs,
 			Handler: mcp.ToolFunc(func(*mcp.Call) error {
+				//lint:ignore ST1005 the text the conformance scenario shows
 				return errors.New("This tool intentionally returns an error for testing")
 			})},
 		{Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100, 50 ms apart.", InputSchema: noArgs,
