@@ -19,7 +19,10 @@
 // Content-Type (application/json, or none on a 202), the envelope
 // (one JSON object, jsonrpc "2.0", exactly one of result and error), the
 // id (the request's own, or null for parse errors and batches), the error
-// code, and for echo calls the text of the result. A wrong answer is
+// code, and for echo calls the text of the result. With Config.Events the
+// answers to Body must be streamed (text/event-stream): exactly that many
+// JSON-RPC notifications, each checked, then the response, checked as a
+// call's; Report.Events counts them. A wrong answer is
 // counted once, in the first Class that fails, and the first few are kept
 // verbatim (Report.Examples). The JSON reader is strict RFC 8259 and
 // allocation-free.
