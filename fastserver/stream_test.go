@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
 )
 
 // streamMethods serves:
@@ -310,5 +311,60 @@ func TestStreamShutdown(t *testing.T) {
 	<-stopped
 	if st := s.Stats(); st.Entered != st.Answered {
 		t.Errorf("stats %+v", st)
+	}
+}
+
+// ServeEvents streams what its channel carries, ends when the channel is
+// closed, and ends at Shutdown, calling done once each time.
+func TestServeEvents(t *testing.T) {
+	var ms Methods
+	ms.HandleFunc("x", func(r *Request, dst []byte) ([]byte, error) { return append(dst, "1"...), nil })
+	ep := ms.Endpoint("/rpc", decode.IDsJSONRPC)
+	events := make(chan []byte, 4)
+	var done atomic.Int64
+	ep.Other = func(s *Server, ctx *fasthttp.RequestCtx) bool {
+		if !ctx.IsGet() {
+			return false
+		}
+		s.ServeEvents(ctx, events, func() { done.Add(1) })
+		return true
+	}
+	s, addr := serveNoCleanup(t, Config{}, ep)
+	c := dial(t, addr)
+	c.send("GET /rpc HTTP/1.1\r\nHost: x\r\n\r\n")
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	hr, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hr.StatusCode != 200 || hr.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("GET: %d %s", hr.StatusCode, hr.Header.Get("Content-Type"))
+	}
+	br := bufio.NewReader(hr.Body)
+	if line, _ := br.ReadString('\n'); line != ": stream open\n" {
+		t.Fatalf("first line %q", line)
+	}
+	br.ReadString('\n')
+	events <- []byte(`{"jsonrpc":"2.0","method":"n"}`)
+	if line, _ := br.ReadString('\n'); line != `data: {"jsonrpc":"2.0","method":"n"}`+"\n" {
+		t.Errorf("event %q", line)
+	}
+	// Other methods still get 405.
+	if r := roundTrip(t, addr, "DELETE /rpc HTTP/1.1\r\nHost: x\r\n\r\n"); r.Status != 405 {
+		t.Errorf("DELETE: %d", r.Status)
+	}
+	// Shutdown ends the open stream.
+	stopped := make(chan struct{})
+	go func() { stopServer(t, s); close(stopped) }()
+	if _, err := io.ReadAll(br); err != nil {
+		t.Errorf("reading to the end: %v", err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(8 * time.Second):
+		t.Fatal("Shutdown did not end the event stream")
+	}
+	if done.Load() != 1 || s.streams.Load() != 0 {
+		t.Errorf("done %d, slots %d", done.Load(), s.streams.Load())
 	}
 }
