@@ -368,3 +368,15 @@ func TestServeEvents(t *testing.T) {
 		t.Errorf("done %d, slots %d", done.Load(), s.streams.Load())
 	}
 }
+
+func TestAppendEvent(t *testing.T) {
+	for _, tc := range []struct{ msg, want string }{
+		{`{"a":1}`, "data: {\"a\":1}\n\n"},
+		{"{\n  \"a\": 1\r\n}", "data: {\ndata:   \"a\": 1\ndata: }\n\n"},
+		{"{\"s\":\"x\\ny\"}", "data: {\"s\":\"x\\ny\"}\n\n"},
+	} {
+		if got := string(appendEvent(nil, []byte(tc.msg))); got != tc.want {
+			t.Errorf("appendEvent(%q) = %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}
