@@ -26,8 +26,9 @@ package mcp
 //     (SessionOptions.Queue: notifications past it are dropped and
 //     counted).
 //
-// Behind a balancer, a session lives in the instance that created it:
-// route by the Mcp-Session-Id header (sticky sessions).
+// With WithAuth, GET and DELETE of a session need the endpoint's token as
+// its POSTs do. Behind a balancer, a session lives in the instance that
+// created it: route by the Mcp-Session-Id header (sticky sessions).
 //
 // 2026-07-28 has no sessions: the header is ignored under it.
 
@@ -267,6 +268,23 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 		return false
 	}
 	id := ctx.Request.Header.Peek(HeaderSession)
+	if len(id) > 0 && s.auth != nil && (ctx.IsDelete() || ctx.IsGet()) {
+		// A session's stream and its end need the endpoint's token, as
+		// its POSTs do (WithAuth).
+		var r fastserver.Request
+		r.Reset(&ctx.Request.Header, nil, ctx)
+		if e := s.auth.Authorize(&r); e != nil {
+			status := e.Status
+			if status == 0 {
+				status = fasthttp.StatusUnauthorized
+			}
+			ctx.Error(e.Message, status) // resets the headers: set them after
+			for _, h := range e.Header {
+				ctx.Response.Header.Add(h.Name, h.Value)
+			}
+			return true
+		}
+	}
 	switch {
 	case ctx.IsDelete():
 		if len(id) == 0 {

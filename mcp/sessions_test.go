@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/authtest"
 )
 
 // sessionServer serves a server with sessions on, on loopback.
@@ -190,5 +192,53 @@ func TestSessionBounds(t *testing.T) {
 	}
 	if _, err := New(Info{Name: "x", Version: "1"}, WithSessions(SessionOptions{Max: -1})); err == nil {
 		t.Error("negative Max accepted")
+	}
+}
+
+// With WithAuth, a session's GET stream and DELETE need the token its
+// POSTs need.
+func TestSessionsWithAuth(t *testing.T) {
+	as := authtest.New(t)
+	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const resourceID = "http://127.0.0.1/mcp"
+	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Info{Name: "sess", Version: "1"}, WithSessions(SessionOptions{}), WithAuth(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, s.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	url := "http://" + ln.Addr().String() + "/mcp"
+	token := "Bearer " + as.Token(as.Claims(resourceID, ""))
+	resp, body := do(t, "POST", url, "", initialize, "Authorization", token)
+	id := resp.Header.Get(HeaderSession)
+	if resp.StatusCode != 200 || id == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	for _, m := range []string{"GET", "DELETE"} {
+		if resp, _ := do(t, m, url, id, ""); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s without a token: %d %q", m, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+	if resp, _ := do(t, "DELETE", url, id, "", "Authorization", token); resp.StatusCode != 204 {
+		t.Errorf("DELETE with the token: %d", resp.StatusCode)
 	}
 }
