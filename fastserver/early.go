@@ -197,8 +197,25 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 // earlyAnswer writes status and body (of media type ctype) on the
 // hijacked connection, then half-closes it, drains what the client still
 // sends for a bounded time and size, and closes it. fasthttp writes
-// nothing itself.
+// nothing itself. Under net/http the answer is left in the response for
+// the bridge, which hijacks the connection to do the same (nethttp.go).
 func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, ctype, body []byte) {
+	ctx.SetStatusCode(status)
+	if b, ok := ctx.Conn().(*bridgeConn); ok {
+		b.early = true
+		ctx.Response.Header.SetContentTypeBytes(ctype)
+		ctx.SetBody(body)
+		return
+	}
+	resp := earlyBytes(&ctx.Response.Header, status, ctype, body)
+	raw := ctx.Conn()
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(s.guardHijack(func(c net.Conn) { s.closeAfter(c, raw, resp) }))
+}
+
+// earlyBytes is the raw answer of an early refusal: status, body and the
+// header fields of h a refusal carries, with Connection: close.
+func earlyBytes(h *fasthttp.ResponseHeader, status int, ctype, body []byte) []byte {
 	var resp bytes.Buffer
 	resp.Grow(256 + len(body))
 	resp.WriteString("HTTP/1.1 ")
@@ -210,7 +227,7 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, ctype, body [
 	resp.WriteString("\r\nContent-Length: ")
 	resp.WriteString(strconv.Itoa(len(body)))
 	resp.WriteString("\r\nConnection: close\r\n")
-	for k, v := range ctx.Response.Header.All() {
+	for k, v := range h.All() {
 		switch string(k) {
 		case "Retry-After", "Access-Control-Allow-Origin", "Vary", "Www-Authenticate", "WWW-Authenticate":
 			resp.Write(k)
@@ -221,21 +238,23 @@ func (s *Server) earlyAnswer(ctx *fasthttp.RequestCtx, status int, ctype, body [
 	}
 	resp.WriteString("\r\n")
 	resp.Write(body)
-	raw := ctx.Conn()
-	wt, dt, db := s.cfg.WriteTimeout, s.cfg.DrainTimeout, s.cfg.DrainBytes
-	ctx.SetStatusCode(status)
-	ctx.HijackSetNoResponse(true)
-	ctx.Hijack(s.guardHijack(func(c net.Conn) {
-		c.SetWriteDeadline(time.Now().Add(wt))
-		if _, err := c.Write(resp.Bytes()); err != nil {
-			return
-		}
-		if cw, ok := raw.(interface{ CloseWrite() error }); ok {
-			cw.CloseWrite()
-		}
-		c.SetReadDeadline(time.Now().Add(dt))
-		io.CopyN(io.Discard, c, db)
-	}))
+	return resp.Bytes()
+}
+
+// closeAfter writes resp on c, half-closes the connection (raw is the
+// one that can: c may be a TLS connection over it), drains what the
+// client still sends for DrainTimeout and DrainBytes, and returns; the
+// caller closes c.
+func (s *Server) closeAfter(c, raw net.Conn, resp []byte) {
+	c.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if _, err := c.Write(resp); err != nil {
+		return
+	}
+	if cw, ok := raw.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(s.cfg.DrainTimeout))
+	io.CopyN(io.Discard, c, s.cfg.DrainBytes)
 }
 
 // preflight answers OPTIONS on an endpoint (CORS).

@@ -118,6 +118,7 @@ func checkFraming(t *testing.T, addr string, tc framingCase) {
 // query string, each request on its own connection, and checks that the
 // server answers a plain call on a new connection after each.
 func TestFramingVariants(t *testing.T) {
+	fasthttpOnly(t, "net/http frames requests itself (417 for an unknown expectation, 501 for an unknown coding, its own closes); TestFramingPipelined and TestFramingTruncatedBody run on both")
 	s, addr := serve(t, Config{DrainTimeout: 200 * time.Millisecond})
 	for _, path := range []string{pathRPC, pathJR, pathRPC + "?x=1&y", pathJR + "?"} {
 		for _, tc := range framingCases(path) {
@@ -188,11 +189,9 @@ func TestFramingExpectNoBody(t *testing.T) {
 	_, addr := serve(t, Config{})
 	c := dial(t, addr)
 	c.send("POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n")
-	first := c.read()
-	if first.Status != 100 {
-		t.Fatalf("first answer %s, want 100 Continue", first.StatusLine)
-	}
-	want{400, -32700, "null", "", ""}.check(t, c.read())
+	// fasthttp says 100 Continue first; net/http does not for a request
+	// whose framing says it has no body (RFC 9110 allows both).
+	want{400, -32700, "null", "", ""}.check(t, c.readFinal())
 	// Refused by row 3 before the body: 417, never 100.
 	c2 := dial(t, addr)
 	c2.send("POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: text/html\r\n\r\n")

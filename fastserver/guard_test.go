@@ -95,6 +95,9 @@ func TestPanicAtEveryStage(t *testing.T) {
 	s, addr := serveNoCleanup(t, Config{Logger: slog.New(slog.NewTextHandler(logs, nil)), DrainTimeout: 100 * time.Millisecond})
 	for _, tc := range cases {
 		t.Run(tc.st.String()+"/"+strconv.Itoa(tc.n), func(t *testing.T) {
+			if netHTTP && (tc.st == stageError || tc.st == stageEarly && tc.n == 2) {
+				t.Skip("fasthttp transport only: its error handler and its hijacked early answers")
+			}
 			fired := panicAt(t, tc.st, tc.n)
 			c := dial(t, addr)
 			c.send(tc.raw)
@@ -135,8 +138,12 @@ func TestPanicAtEveryStage(t *testing.T) {
 		})
 	}
 	out := logs.String()
-	if n := strings.Count(out, "injected panic at"); n < len(cases) {
-		t.Errorf("%d panics logged, want %d", n, len(cases))
+	wantLogged := len(cases)
+	if netHTTP {
+		wantLogged -= 2
+	}
+	if n := strings.Count(out, "injected panic at"); n < wantLogged {
+		t.Errorf("%d panics logged, want %d", n, wantLogged)
 	}
 	if !strings.Contains(out, "guard_test.go") {
 		t.Errorf("the logs carry no stack")

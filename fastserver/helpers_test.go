@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,20 @@ import (
 
 	"github.com/rpcedge/rpcedge/decode"
 )
+
+// netHTTP says the tests serve through net/http (ServeNetHTTP) rather
+// than fasthttp: RPCEDGE_TRANSPORT=nethttp go test ./fastserver/ runs the
+// same table against the other transport (.ci/run does).
+var netHTTP = os.Getenv("RPCEDGE_TRANSPORT") == "nethttp"
+
+// fasthttpOnly skips a test of what only the fasthttp transport does
+// (its framing parser, its hijacked early answers, its plain-text errors).
+func fasthttpOnly(t testing.TB, why string) {
+	t.Helper()
+	if netHTTP {
+		t.Skip("fasthttp transport only: " + why)
+	}
+}
 
 // ioTimeout bounds every read and write of a test client: no test waits
 // on the network longer than this.
@@ -242,7 +257,11 @@ func serveNoCleanup(t testing.TB, cfg Config, eps ...*Endpoint) (*Server, string
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
+	if netHTTP {
+		go func() { done <- s.ServeNetHTTP(ln) }()
+	} else {
+		go func() { done <- s.Serve(ln) }()
+	}
 	serveDone.Store(s, done)
 	return s, ln.Addr().String()
 }

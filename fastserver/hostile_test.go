@@ -84,7 +84,11 @@ func TestTrailersIgnored(t *testing.T) {
 		strconv.FormatInt(int64(len(v)), 16) + "\r\n" + v + "\r\n0\r\nX-Version: 1\r\n\r\n"
 	want{200, 0, "4", "2", ""}.check(t, roundTrip(t, addr, raw))
 	// A trailer RFC 9110 §6.5.1 forbids (framing, content coding) makes the
-	// chunked body malformed: fasthttp refuses it while the body is read.
+	// chunked body malformed: fasthttp refuses it while the body is read
+	// (net/http keeps it in Request.Trailer, read by nothing).
+	if netHTTP {
+		return
+	}
 	raw = "POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\nContent-Encoding: gzip\r\n\r\n"
 	want{400, -32700, "null", "", ""}.check(t, roundTrip(t, addr, raw))

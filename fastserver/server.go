@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,8 @@ type Server struct {
 	log       *slog.Logger
 
 	open     atomic.Int64  // connections open, hijacked ones included
+	netMu    sync.Mutex
+	net      []*http.Server // ServeNetHTTP's servers
 	entered  atomic.Uint64 // POST requests whose handler was entered
 	answered atomic.Uint64 // of those, the ones answered
 	serving  atomic.Bool
@@ -222,7 +225,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	wait, cancelWait := context.WithDeadline(context.WithoutCancel(ctx), end.Add(time.Second))
 	defer cancelWait()
 	done := make(chan error, 1)
-	go func() { done <- s.http.ShutdownWithContext(wait) }()
+	go func() {
+		s.netMu.Lock()
+		nets := s.net
+		s.netMu.Unlock()
+		for _, hs := range nets {
+			// Stop accepting and close idle connections; the requests in
+			// flight are waited for below.
+			go hs.Shutdown(wait)
+		}
+		err := s.http.ShutdownWithContext(wait)
+		// Requests served through HTTPHandler are not fasthttp's: wait
+		// for them too.
+		for s.entered.Load() != s.answered.Load() && wait.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err == nil && s.entered.Load() != s.answered.Load() {
+			err = context.DeadlineExceeded
+		}
+		done <- err
+	}()
 	select {
 	case err := <-done:
 		s.running.stop()

@@ -726,7 +726,7 @@ func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, don
 	ctx.Response.Header.SetContentTypeBytes(ctEventStream)
 	ctx.Response.Header.SetBytesV("Cache-Control", noCache)
 	ctx.Response.Header.SetBytesV("X-Accel-Buffering", noBuffering)
-	ctx.Response.SetBodyStream(&eventFeed{s: s, ctx: ctx, events: events, stop: ctx.Done(), done: done}, -1)
+	ctx.Response.SetBodyStream(&eventFeed{s: s, ctx: ctx, events: events, stop: s.shutdown, done: done}, -1)
 }
 
 // eventFeed is the body of ServeEvents.

@@ -39,6 +39,19 @@ const (
 	mib = 1 << 20
 )
 
+// netHTTP says the tests serve through net/http rather than fasthttp
+// (RPCEDGE_TRANSPORT=nethttp; .ci/run runs the suite both ways): the
+// in-process servers with ServeNetHTTP, the binary with -transport nethttp.
+var netHTTP = os.Getenv("RPCEDGE_TRANSPORT") == "nethttp"
+
+// fasthttpOnly skips a test of what only the fasthttp transport does.
+func fasthttpOnly(t testing.TB, why string) {
+	t.Helper()
+	if netHTTP {
+		t.Skip("fasthttp transport only: " + why)
+	}
+}
+
 // quietLogger discards the server's logs.
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -92,7 +105,11 @@ func serveOn(t testing.TB, s *fastserver.Server) *server {
 		t.Fatalf("listen: %v", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
+	if netHTTP {
+		go func() { done <- s.ServeNetHTTP(ln) }()
+	} else {
+		go func() { done <- s.Serve(ln) }()
+	}
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {

@@ -37,6 +37,10 @@ type Options struct {
 	Server fastserver.Config
 	// Stdio serves MCP over standard input and output instead of HTTP.
 	Stdio bool
+	// Transport is the HTTP server the endpoints are served by: "fasthttp"
+	// (the default) or "nethttp" (net/http, HTTP/2 over TLS); both run
+	// the same pipeline (fastserver.Server.HTTPHandler).
+	Transport string
 	// TLSCert and TLSKey, when set, serve HTTPS with this PEM certificate
 	// and key, reloaded on SIGHUP.
 	TLSCert, TLSKey string
@@ -348,6 +352,9 @@ func (a *App) Serve(ln net.Listener) error {
 	if a.srv == nil {
 		return errors.New("app: Serve in stdio mode")
 	}
+	if a.opts.Transport == "nethttp" {
+		return a.srv.ServeNetHTTP(ln)
+	}
 	return a.srv.Serve(ln)
 }
 
@@ -539,6 +546,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.HandlerTimeout, "handler-timeout", fastserver.DefaultHandlerTimeout, "handler deadline")
 	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
+	fs.StringVar(&o.Transport, "transport", "fasthttp", "HTTP server: fasthttp, or nethttp (net/http; HTTP/2 with -tls-cert)")
 	fs.BoolVar(&o.Stdio, "stdio", false, "serve MCP over standard input and output, one message per line")
 	fs.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain); reloaded with -tls-key on SIGHUP")
 	fs.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of -tls-cert")
@@ -588,6 +596,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if au.Issuer == "" && (au.Audience != "" || au.A2AAudience != "" || au.Scopes != nil || au.A2AScopes != nil || au.ToolScopes != nil || au.IntrospectionClientID != "" || au.MetricsPublic) {
 		err := errors.New("the -auth-* flags and -metrics-public need -auth-issuer")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Transport != "fasthttp" && o.Transport != "nethttp" {
+		err := fmt.Errorf("-transport %q: want fasthttp or nethttp", o.Transport)
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}

@@ -1,0 +1,320 @@
+package fastserver
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// NOTE: the same server over net/http.
+//
+// HTTPHandler serves a Server's endpoints and GET routes as an
+// http.Handler, through the one pipeline the fasthttp transport runs:
+// each request is carried into a fasthttp.RequestCtx of its own (pooled),
+// served by the same function, and its answer written back to the
+// http.ResponseWriter. So every row of the contract, every limit, the
+// metrics, the panic guard and streamed answers behave as over fasthttp;
+// what differs is what net/http does before and after:
+//
+//   - Framing is net/http's: it refuses what it cannot frame (an unknown
+//     transfer coding 501, conflicting lengths 400) and hides
+//     Transfer-Encoding; trailers are in http.Request.Trailer and never
+//     reach a check.
+//   - The header section is http.Request.Header, whose lines of one name
+//     keep their order: a field's lines are combined as over fasthttp.
+//   - An early answer (rows 1 to 7 with the body still arriving) takes the
+//     connection over HTTP/1.x (http.ResponseController.Hijack) and is
+//     written, half-closed, drained and closed as over fasthttp; over
+//     HTTP/2 it ends the stream.
+//   - Expect: 100-continue: rows 1 to 6 decide before the body, and a
+//     refusal is 417; otherwise net/http sends 100 Continue when the body
+//     is first read.
+//   - Read and write deadlines (the data-rate cut, Shutdown, a stream's
+//     writes) go through http.ResponseController.
+//   - Connection limits, header size and timeouts belong to the
+//     http.Server: set them there (cmd/rpcedge -transport nethttp sets
+//     them from Config).
+
+// HTTPHandler returns an http.Handler that serves s's endpoints (POST
+// and OPTIONS, 405 otherwise) and its GET routes (/healthz, /metrics,
+// HandleGET's) exactly as the fasthttp transport does. It may be mounted
+// on any mux at the endpoints' paths, and served over HTTP/1.1, HTTP/2
+// or TLS by an http.Server. Shutdown then waits for the requests it is
+// serving. Serve and HTTPHandler may be used together.
+func (s *Server) HTTPHandler() http.Handler { return (*netHandler)(s) }
+
+type netHandler Server
+
+// ServeNetHTTP serves connections from ln with net/http's server and
+// HTTPHandler until Shutdown: HTTP/1.1, and HTTP/2 over TLS when
+// Config.TLS is set (ALPN h2 and http/1.1). The http.Server gets the
+// Config's limits: MaxHeaderBytes, ReadTimeout (the whole request, as
+// over fasthttp), WriteTimeout (streams extend it per write),
+// IdleTimeout, and MaxConns over all open connections. It returns nil
+// after a clean shutdown.
+func (s *Server) ServeNetHTTP(ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.HTTPHandler(),
+		// net/http reads up to MaxHeaderBytes + 4096 before it answers
+		// 431: the Config's bound is the sum.
+		MaxHeaderBytes: max(s.cfg.MaxHeaderBytes-4096, 1024),
+		ReadHeaderTimeout: s.cfg.ReadTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.netMu.Lock()
+	s.net = append(s.net, hs)
+	s.netMu.Unlock()
+	s.serving.Store(true)
+	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil}
+	var err error
+	if s.cfg.TLS != nil {
+		t := s.cfg.TLS.Clone()
+		t.NextProtos = []string{"h2", "http/1.1"}
+		hs.TLSConfig = t
+		err = hs.ServeTLS(ln, "", "")
+	} else {
+		err = hs.Serve(ln)
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// bridge carries one net/http request through the pipeline.
+type bridge struct {
+	ctx  fasthttp.RequestCtx
+	conn bridgeConn
+}
+
+var bridges = sync.Pool{New: func() any { return new(bridge) }}
+
+// bridgeConn is the net.Conn the pipeline sees under net/http: its
+// deadlines are the ResponseController's; it cannot be read or written
+// directly; closing it aborts the response.
+type bridgeConn struct {
+	rc            *http.ResponseController
+	remote, local net.Addr
+	early         bool // an early answer: the bridge writes it and closes
+}
+
+var errBridge = errors.New("fastserver: the net/http transport has no raw connection")
+
+func (b *bridgeConn) Read([]byte) (int, error)  { return 0, errBridge }
+func (b *bridgeConn) Write([]byte) (int, error) { return 0, errBridge }
+
+// Close aborts the response (the connection is closed by net/http).
+func (b *bridgeConn) Close() error                       { panic(http.ErrAbortHandler) }
+func (b *bridgeConn) LocalAddr() net.Addr                { return b.local }
+func (b *bridgeConn) RemoteAddr() net.Addr               { return b.remote }
+func (b *bridgeConn) SetDeadline(t time.Time) error      { return errors.Join(b.SetReadDeadline(t), b.SetWriteDeadline(t)) }
+func (b *bridgeConn) SetReadDeadline(t time.Time) error  { return b.rc.SetReadDeadline(t) }
+func (b *bridgeConn) SetWriteDeadline(t time.Time) error { return b.rc.SetWriteDeadline(t) }
+
+// tcpAddr parses "host:port" as net/http gives RemoteAddr.
+func tcpAddr(hostport string) net.Addr {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return &net.TCPAddr{}
+	}
+	p, _ := strconv.Atoi(port)
+	return &net.TCPAddr{IP: net.ParseIP(host), Port: p}
+}
+
+func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s := (*Server)(h)
+	s.serving.Store(true)
+	b := bridges.Get().(*bridge)
+	defer func() {
+		b.ctx.Request.Reset()
+		b.ctx.Response.Reset()
+		b.conn = bridgeConn{}
+		bridges.Put(b)
+	}()
+	b.conn.rc = http.NewResponseController(w)
+	b.conn.remote = tcpAddr(r.RemoteAddr)
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		b.conn.local = la
+	} else {
+		b.conn.local = &net.TCPAddr{}
+	}
+	ctx := &b.ctx
+	ctx.Init2(&b.conn, fasthttpLogger{s.log}, false)
+	ctx.Response.Header.SetNoDefaultContentType(true)
+	copyRequest(&ctx.Request, r)
+
+	if r.Method == http.MethodPost && r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		if st := s.expectHandler(ctx); st != fasthttp.StatusContinue {
+			ctx.Response.Header.SetContentLength(0)
+			s.answerEarly(w, r, earlyBytes(&ctx.Response.Header, st, nil, nil)[:0:0], st)
+			return
+		}
+	}
+	s.serve(ctx)
+	if b.conn.early {
+		resp := &ctx.Response
+		s.answerEarly(w, r, earlyBytes(&resp.Header, resp.StatusCode(), resp.Header.ContentType(), resp.Body()), resp.StatusCode())
+		return
+	}
+	writeResponse(w, r, &ctx.Response)
+}
+
+// answerEarly answers a refusal decided with the body still arriving.
+// Over HTTP/1.x the connection is hijacked and treated as fasthttp's
+// early answers are (written, half-closed, drained for a bounded time,
+// closed): net/http would otherwise read what is left of the body before
+// it closed, holding the connection up to its read timeout. Over HTTP/2
+// the answer ends the stream; the client's remaining data is refused by
+// the protocol. raw is the answer's bytes for HTTP/1.x (empty: a bare
+// status line of status).
+func (s *Server) answerEarly(w http.ResponseWriter, r *http.Request, raw []byte, status int) {
+	if len(raw) == 0 {
+		raw = []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\nServer: rpcedge\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	}
+	if r.ProtoMajor == 1 {
+		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			defer c.Close()
+			raw2 := c
+			if tc, ok := c.(interface{ NetConn() net.Conn }); ok {
+				raw2 = tc.NetConn()
+			}
+			s.closeAfter(c, raw2, raw)
+			return
+		}
+	}
+	// HTTP/2, or a writer that cannot be hijacked: the answer as it is.
+	i := bytes.Index(raw, []byte("\r\n\r\n"))
+	body := raw[i+4:]
+	hdr := w.Header()
+	for _, line := range bytes.Split(raw[:i], []byte("\r\n"))[1:] {
+		k, v, _ := bytes.Cut(line, []byte(": "))
+		if !hopByHop(k) {
+			hdr.Set(string(k), string(v))
+		}
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// copyRequest carries r's request line, header section and body into req.
+// Each line of a field is added on its own, so that the snapshot
+// combines them; Content-Type, which fasthttp keeps in one field, is
+// given its lines joined.
+func copyRequest(req *fasthttp.Request, r *http.Request) {
+	h := &req.Header
+	h.SetMethod(r.Method)
+	if r.RequestURI != "" {
+		h.SetRequestURI(r.RequestURI)
+	} else {
+		h.SetRequestURI(r.URL.RequestURI())
+	}
+	h.SetHost(r.Host)
+	if !r.ProtoAtLeast(1, 1) {
+		h.SetProtocol("HTTP/1.0")
+	}
+	for name, values := range r.Header {
+		switch {
+		case equalFoldASCII(name, "Content-Type"):
+			ct := strings.Join(values, ", ")
+			if ct == "" {
+				ct = " " // present and empty: fasthttp would take "" for absent
+			}
+			h.SetContentType(ct)
+		case equalFoldASCII(name, "Content-Length"), equalFoldASCII(name, "Host"), equalFoldASCII(name, "Transfer-Encoding"):
+		default:
+			for _, v := range values {
+				h.Add(name, v)
+			}
+		}
+	}
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		h.SetContentLength(0)
+	default:
+		req.SetBodyStream(noClose{r.Body}, int(max(r.ContentLength, -1)))
+	}
+}
+
+// noClose keeps fasthttp's Request.Reset from closing a net/http body:
+// net/http closes (and drains) it itself, after the answer is written.
+type noClose struct{ io.Reader }
+
+// hopByHop are the fields the pipeline sets that net/http writes itself.
+func hopByHop(name []byte) bool {
+	for _, n := range [...]string{"Content-Length", "Connection", "Transfer-Encoding", "Date", "Server"} {
+		if equalFoldASCII(name, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeResponse writes the pipeline's answer to w: status, header fields,
+// and the body, a streamed one event batch by event batch, each flushed.
+func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Response) {
+	hdr := w.Header()
+	for k, v := range resp.Header.All() {
+		if hopByHop(k) {
+			continue
+		}
+		hdr.Add(string(k), string(v))
+	}
+	if resp.ConnectionClose() && r.ProtoMajor == 1 {
+		hdr.Set("Connection", "close")
+	}
+	if len(resp.Header.ContentType()) == 0 {
+		hdr.Del("Content-Type")
+	}
+	status := resp.StatusCode()
+	stream := resp.BodyStream()
+	if stream == nil {
+		body := resp.Body()
+		if len(body) > 0 {
+			hdr.Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			w.Write(body)
+		}
+		return
+	}
+	w.WriteHeader(status)
+	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	var err error
+	if wt, ok := stream.(io.WriterTo); ok {
+		_, err = wt.WriteTo(fw)
+	} else {
+		_, err = io.Copy(fw, stream)
+	}
+	if c, ok := stream.(fasthttp.ReadCloserWithError); ok {
+		c.CloseWithError(err)
+	} else if c, ok := stream.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// flushWriter flushes every write: each batch of events leaves at once.
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		return n, err
+	}
+	return n, f.rc.Flush()
+}
