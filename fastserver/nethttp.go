@@ -63,10 +63,10 @@ type netHandler Server
 // after a clean shutdown.
 func (s *Server) ServeNetHTTP(ln net.Listener) error {
 	hs := &http.Server{
-		Handler:           s.HTTPHandler(),
+		Handler: s.HTTPHandler(),
 		// net/http reads up to MaxHeaderBytes + 4096 before it answers
 		// 431: the Config's bound is the sum.
-		MaxHeaderBytes: max(s.cfg.MaxHeaderBytes-4096, 1024),
+		MaxHeaderBytes:    max(s.cfg.MaxHeaderBytes-4096, 1024),
 		ReadHeaderTimeout: s.cfg.ReadTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
@@ -116,10 +116,12 @@ func (b *bridgeConn) Read([]byte) (int, error)  { return 0, errBridge }
 func (b *bridgeConn) Write([]byte) (int, error) { return 0, errBridge }
 
 // Close aborts the response (the connection is closed by net/http).
-func (b *bridgeConn) Close() error                       { panic(http.ErrAbortHandler) }
-func (b *bridgeConn) LocalAddr() net.Addr                { return b.local }
-func (b *bridgeConn) RemoteAddr() net.Addr               { return b.remote }
-func (b *bridgeConn) SetDeadline(t time.Time) error      { return errors.Join(b.SetReadDeadline(t), b.SetWriteDeadline(t)) }
+func (b *bridgeConn) Close() error         { panic(http.ErrAbortHandler) }
+func (b *bridgeConn) LocalAddr() net.Addr  { return b.local }
+func (b *bridgeConn) RemoteAddr() net.Addr { return b.remote }
+func (b *bridgeConn) SetDeadline(t time.Time) error {
+	return errors.Join(b.SetReadDeadline(t), b.SetWriteDeadline(t))
+}
 func (b *bridgeConn) SetReadDeadline(t time.Time) error  { return b.rc.SetReadDeadline(t) }
 func (b *bridgeConn) SetWriteDeadline(t time.Time) error { return b.rc.SetWriteDeadline(t) }
 

@@ -32,11 +32,11 @@ type Server struct {
 	metrics   *serverMetrics
 	log       *slog.Logger
 
-	open     atomic.Int64  // connections open, hijacked ones included
+	open     atomic.Int64 // connections open, hijacked ones included
 	netMu    sync.Mutex
 	net      []*http.Server // ServeNetHTTP's servers
-	entered  atomic.Uint64 // POST requests whose handler was entered
-	answered atomic.Uint64 // of those, the ones answered
+	entered  atomic.Uint64  // POST requests whose handler was entered
+	answered atomic.Uint64  // of those, the ones answered
 	serving  atomic.Bool
 	running  *watchdog    // handlers running: deadlines and Shutdown
 	streams  atomic.Int64 // stream slots held (stream.go)
