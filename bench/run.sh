@@ -8,7 +8,9 @@
 #    (rpcedge = cmd/rpcedge built from ../; rpcedge-auth = the same with
 #    -auth-issuer, every request carrying one valid token from
 #    bench/authority; rpcedge-token = authorization off, the same token
-#    sent anyway; the others = benchserver), the
+#    sent anyway; rpcedge-nethttp = the same pipeline on net/http
+#    (-transport nethttp); rpcedge-tls = HTTPS with a P-256 certificate,
+#    wrk only; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
 #    answer) and wrk -t1 (a Lua script posting the small fixture), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
@@ -42,7 +44,7 @@ BUDGET=${BUDGET:-570}
 MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
 VERSION=2025-11-25
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-SERVERS=(rpcedge rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
+SERVERS=(rpcedge rpcedge-nethttp rpcedge-tls rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
 [ -n "${ONLY:-}" ] && read -r -a SERVERS <<<"$ONLY" # a subset, such as ONLY="rpcedge rpcedge-auth floor"
 
 cd "$(dirname "$0")" # bench/
@@ -123,7 +125,11 @@ LUA
 # rpcedge without authorization.
 sed 's|^wrk.headers\["Content-Type"\]|wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")\n&|' "$tmp/post.lua" >"$tmp/post-auth.lua"
 
-declare -A PORT AUTHZ
+# rpcedge-tls serves HTTPS (a self-signed P-256 certificate made here):
+# wrk only, loadgen speaks plain HTTP.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
+declare -A PORT AUTHZ PROTO
 i=0
 for name in "${SERVERS[@]}"; do
 	i=$((i + 1))
@@ -131,6 +137,12 @@ for name in "${SERVERS[@]}"; do
 	PORT[$name]=$port
 	if [ "$name" = rpcedge ]; then
 		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+	elif [ "$name" = rpcedge-nethttp ]; then
+		# The same pipeline on net/http (fastserver.Server.ServeNetHTTP).
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -transport nethttp 2>"$tmp/$name.log" &
+	elif [ "$name" = rpcedge-tls ]; then
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -tls-cert "$tmp/cert.pem" -tls-key "$tmp/key.pem" 2>"$tmp/$name.log" &
+		PROTO[$port]=https
 	elif [ "$name" = rpcedge-token ]; then
 		# Authorization off, the same ~800-byte token in every request:
 		# what carrying the token costs, apart from checking it.
@@ -161,6 +173,7 @@ HZ=$(getconf CLK_TCK)
 ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 
 run_loadgen() { # PORT SECONDS OUTFILE
+	[ "${PROTO[$1]:-http}" = https ] && { : >"$3"; return; } # loadgen speaks plain HTTP
 	local auth=()
 	[ -n "${AUTHZ[$1]:-}" ] && auth=(-header "Authorization: ${AUTHZ[$1]}")
 	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
@@ -170,7 +183,7 @@ run_loadgen() { # PORT SECONDS OUTFILE
 run_wrk() { # PORT SECONDS OUTFILE
 	local script=$tmp/post.lua
 	[ -n "${AUTHZ[$1]:-}" ] && script=$tmp/post-auth.lua
-	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${AUTHZ[$1]#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "http://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
+	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${AUTHZ[$1]#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
 }
 
 # measure REP SERVER CLIENT: one run; appends a line to matrix-raw.tsv.
@@ -182,6 +195,9 @@ measure() {
 	t1=$(ticks "$pid")
 	local cpu
 	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
+	if [ "$client" = loadgen ] && [ "${PROTO[${PORT[$name]}]:-http}" = https ]; then
+		return # no loadgen row for HTTPS
+	fi
 	if [ "$client" = loadgen ]; then
 		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
 			/^  "rps": /     { gsub(/[,]/, "", $2); rps = $2 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,10 @@ func startServer(t *testing.T, args ...string) *server {
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building cmd/rpcedge: %v\n%s", err, out)
+	}
+	if tr := os.Getenv("RPCEDGE_TRANSPORT"); tr != "" {
+		// The same clients against the other transport (.ci/run runs both).
+		args = append([]string{"-transport", tr}, args...)
 	}
 	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-grace", "5s"}, args...)...)
 	stderr, err := cmd.StderrPipe()
