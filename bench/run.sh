@@ -183,7 +183,8 @@ run_loadgen() { # PORT SECONDS OUTFILE
 run_wrk() { # PORT SECONDS OUTFILE
 	local script=$tmp/post.lua
 	[ -n "${AUTHZ[$1]:-}" ] && script=$tmp/post-auth.lua
-	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${AUTHZ[$1]#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
+	local token=${AUTHZ[$1]:-}
+	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${token#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
 }
 
 # measure REP SERVER CLIENT: one run; appends a line to matrix-raw.tsv.

@@ -84,42 +84,94 @@ func (c *Call) Arg(name string) []byte {
 	return v
 }
 
-// ArgString returns the named argument's text with escapes resolved, and
-// whether it is a string. The slice lives in the Call's scratch space:
-// valid until the handler returns, and not to be appended to.
-func (c *Call) ArgString(name string) ([]byte, bool) {
+// Argument accessors. Each returns the value or an error, never a
+// quiet zero: the error is a *fastserver.Error (-32602, data naming the
+// field, "arguments.<name>") that a handler returns as it is, and the
+// client is told which argument was wrong. A tool whose input schema
+// declares the argument required and typed never meets the error; the
+// accessors do not trust that, so a schema that says less cannot turn a
+// bad argument into a wrong result.
+
+// argError is the refusal of an argument: -32602 naming it.
+func argError(name, want string) error {
+	return fastserver.InvalidParams("arguments."+name, "argument "+name+" must be "+want)
+}
+
+// ArgString returns the named argument's text with escapes resolved, or
+// an error when it is absent or not a string. The slice lives in the
+// Call's scratch space: valid until the handler returns, and not to be
+// appended to.
+func (c *Call) ArgString(name string) ([]byte, error) {
 	v := c.Arg(name)
 	if !isString(v) {
-		return nil, false
+		return nil, argError(name, "a string")
 	}
 	start := len(c.scratch)
 	c.scratch = decode.AppendUnquoted(c.scratch, v)
-	return c.scratch[start:len(c.scratch):len(c.scratch)], true
+	return c.scratch[start:len(c.scratch):len(c.scratch)], nil
 }
 
-// ArgFloat returns the named argument as the nearest float64, and whether
-// it is a number within float64's range.
-func (c *Call) ArgFloat(name string) (float64, bool) {
+// ArgBool returns the named argument, or an error when it is absent or
+// not true or false.
+func (c *Call) ArgBool(name string) (bool, error) {
+	switch string(c.Arg(name)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, argError(name, "true or false")
+}
+
+// ArgNumber returns the named argument's number exactly as it was sent
+// (its JSON text: 12345678901234567890, 1e400, 0.1), or an error when it
+// is absent or not a number. It is the exact alternative to ArgFloat and
+// ArgInt, for values that fit neither; valid until the handler returns.
+func (c *Call) ArgNumber(name string) ([]byte, error) {
 	v := c.Arg(name)
 	if kindOf(v) != kindNumber {
-		return 0, false
+		return nil, argError(name, "a number")
+	}
+	return v, nil
+}
+
+// ArgFloat returns the named argument as the nearest float64, or an error
+// when it is absent, not a number, beyond float64's range, or an integer
+// float64 cannot hold exactly (beyond 2^53, where two integers share one
+// float64: ArgInt or ArgNumber keep those exact). A fraction such as 0.1
+// is rounded to the nearest float64, as JSON numbers are by definition
+// of float64.
+func (c *Call) ArgFloat(name string) (float64, error) {
+	v := c.Arg(name)
+	if kindOf(v) != kindNumber {
+		return 0, argError(name, "a number")
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || math.IsInf(f, 0) {
-		return 0, false
+		return 0, argError(name, "a number within float64's range")
 	}
-	return f, true
+	if math.Abs(f) > 1<<53 && f == math.Trunc(f) {
+		if i, ok := decimalInt(v); !ok || float64(i) != f || int64(f) != i {
+			return 0, argError(name, "a number a float64 holds exactly (use an integer below 2^53)")
+		}
+	}
+	return f, nil
 }
 
-// ArgInt returns the named argument as an int64, and whether it is a
-// number with no fractional part (1.0 and 1e3 count) within int64's
-// range. The conversion is exact.
-func (c *Call) ArgInt(name string) (int64, bool) {
+// ArgInt returns the named argument as an int64, or an error when it is
+// absent, not a number, has a fractional part, or lies outside int64's
+// range. 1.0 and 1e3 count as integers (JSON Schema's reading). The
+// conversion is exact.
+func (c *Call) ArgInt(name string) (int64, error) {
 	v := c.Arg(name)
 	if kindOf(v) != kindNumber {
-		return 0, false
+		return 0, argError(name, "an integer")
 	}
-	return decimalInt(v)
+	i, ok := decimalInt(v)
+	if !ok {
+		return 0, argError(name, "an integer within int64's range")
+	}
+	return i, nil
 }
 
 // decimalInt converts a JSON number with no fractional part to int64

@@ -258,12 +258,18 @@
 // {"field":"…"} naming the field, such as "arguments.text" (row 17); then
 // the handler. prompts/get and resources/read follow the same order.
 //
-// A ToolHandler gets a Call: the checked arguments (Arg, ArgString,
-// ArgInt, ArgFloat) and a result builder (AddText, AddTextJSON,
-// AddContentJSON, SetStructuredContent, SetError) that writes straight
-// into the answer. A handler that returns an error that is not a
-// *fastserver.Error ran and failed: the answer is a result with
-// isError: true. A *fastserver.Error is answered as that JSON-RPC error.
+// A ToolHandler gets a Call: the checked arguments (Arg for the raw
+// value; ArgString, ArgInt, ArgFloat, ArgBool and ArgNumber, which return
+// the value or an error — a -32602 *fastserver.Error naming the argument,
+// to be returned as it is — and never a quiet zero: an integer beyond
+// int64, or one beyond 2^53 asked for as a float, is an error, and
+// ArgNumber gives any number's exact text) and a result builder
+// (AddText, AddTextJSON, AddContentJSON, SetStructuredContent, SetError)
+// that writes straight into the answer. A handler that returns an error
+// that is not a *fastserver.Error ran and failed: the answer is a result
+// with isError: true. A *fastserver.Error is answered as that JSON-RPC
+// error. Typed tools (AddTool with Go types) decode every argument with
+// the same exactness.
 //
 // # Authorization
 //

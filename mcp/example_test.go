@@ -82,8 +82,14 @@ func ExampleCall_SetError() {
 		Name:        "divide",
 		InputSchema: `{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}`,
 		Handler: mcp.ToolFunc(func(c *mcp.Call) error {
-			a, _ := c.ArgFloat("a")
-			b, _ := c.ArgFloat("b")
+			a, err := c.ArgFloat("a")
+			if err != nil {
+				return err // -32602 naming the argument
+			}
+			b, err := c.ArgFloat("b")
+			if err != nil {
+				return err
+			}
 			if b == 0 {
 				// The call happened and failed: the model reads why.
 				c.SetError()

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"strconv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,15 +218,20 @@ func TestCallArgs(t *testing.T) {
 	}
 	var got []string
 	s.AddTool(Tool{Name: "args", Handler: ToolFunc(func(c *Call) error {
-		str, ok := c.ArgString("s")
-		got = append(got, fmt.Sprintf("s=%q,%v", str, ok))
+		str, err := c.ArgString("s")
+		got = append(got, fmt.Sprintf("s=%q,%v", str, err == nil))
 		str2, _ := c.ArgString("s2")
 		got = append(got, fmt.Sprintf("s=%q s2=%q", str, str2))
-		for _, k := range []string{"i", "big", "neg", "min", "frac", "exp", "s"} {
-			i, ok := c.ArgInt(k)
-			f, okf := c.ArgFloat(k)
-			got = append(got, fmt.Sprintf("%s=%d,%v/%g,%v", k, i, ok, f, okf))
+		for _, k := range []string{"i", "big", "neg", "min", "frac", "exp", "s", "huge"} {
+			i, err := c.ArgInt(k)
+			f, errf := c.ArgFloat(k)
+			got = append(got, fmt.Sprintf("%s=%d,%v/%g,%v", k, i, err == nil, f, errf == nil))
 		}
+		n, err := c.ArgNumber("huge")
+		got = append(got, fmt.Sprintf("huge=%s,%v", n, err == nil))
+		b, err := c.ArgBool("t")
+		_, errb := c.ArgBool("i")
+		got = append(got, fmt.Sprintf("t=%v,%v i=%v", b, err == nil, errb == nil))
 		got = append(got, fmt.Sprintf("missing=%q v=%v args=%s", c.Arg("missing"), c.Version(), c.Arguments()))
 		if c.Request() == nil || c.Context() == nil {
 			t.Error("no request or context")
@@ -233,7 +239,7 @@ func TestCallArgs(t *testing.T) {
 		return nil
 	})})
 	ep := s.Endpoint()
-	a := exchange(t, ep, h25, call(`"name":"args","arguments":{"s":"caf\u00e9","s2":"x\ny","i":42,"big":9223372036854775807,"neg":-9223372036854775808,"min":9223372036854775808,"frac":1.5,"exp":1e3}`))
+	a := exchange(t, ep, h25, call(`"name":"args","arguments":{"s":"caf\u00e9","s2":"x\ny","i":42,"big":9223372036854775807,"neg":-9223372036854775808,"min":9223372036854775808,"frac":1.5,"exp":1e3,"huge":99999999999999999999,"t":true}`))
 	if a.Code != 0 {
 		t.Fatal(a)
 	}
@@ -241,16 +247,53 @@ func TestCallArgs(t *testing.T) {
 		`s="café",true`,
 		`s="café" s2="x\ny"`,
 		`i=42,true/42,true`,
-		`big=9223372036854775807,true/9.223372036854776e+18,true`,
+		`big=9223372036854775807,true/0,false`,
 		`neg=-9223372036854775808,true/-9.223372036854776e+18,true`,
-		`min=0,false/9.223372036854776e+18,true`,
+		`min=0,false/0,false`,
 		`frac=0,false/1.5,true`,
 		`exp=1000,true/1000,true`,
 		`s=0,false/0,false`,
-		`missing="" v=2025-11-25 args={"s":"caf\u00e9","s2":"x\ny","i":42,"big":9223372036854775807,"neg":-9223372036854775808,"min":9223372036854775808,"frac":1.5,"exp":1e3}`,
+		`huge=0,false/0,false`,
+		`huge=99999999999999999999,true`,
+		`t=true,true i=false`,
+		`missing="" v=2025-11-25 args={"s":"caf\u00e9","s2":"x\ny","i":42,"big":9223372036854775807,"neg":-9223372036854775808,"min":9223372036854775808,"frac":1.5,"exp":1e3,"huge":99999999999999999999,"t":true}`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The trap of issue #21: an integer schema, a number beyond int64, and a
+// handler that returns the accessor's error: the client gets -32602
+// naming the argument, never a wrong sum.
+func TestArgIntOverflowRefused(t *testing.T) {
+	s, err := New(Info{Name: "t", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddTool(Tool{
+		Name:        "add",
+		InputSchema: `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`,
+		Handler: ToolFunc(func(c *Call) error {
+			a, err := c.ArgInt("a")
+			if err != nil {
+				return err
+			}
+			b, err := c.ArgInt("b")
+			if err != nil {
+				return err
+			}
+			c.AddText(strconv.FormatInt(a+b, 10))
+			return nil
+		}),
+	})
+	ep := s.Endpoint()
+	a := exchange(t, ep, h25, call(`"name":"add","arguments":{"a":99999999999999999999,"b":1}`))
+	if a.Code != -32602 || string(a.Data) != `{"field":"arguments.a"}` {
+		t.Errorf("a beyond int64: %+v, want -32602 naming arguments.a", a)
+	}
+	if a := exchange(t, ep, h25, call(`"name":"add","arguments":{"a":2,"b":1e1}`)); a.Code != 0 || !strings.Contains(string(a.Result), `"12"`) {
+		t.Errorf("2 + 1e1: %+v", a)
 	}
 }
 

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/rpcedge/rpcedge/mcp"
@@ -14,10 +13,13 @@ func RpcedgeRaw(s *mcp.Server) error {
 		Description: "Adds two integers.",
 		InputSchema: `{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`,
 		Handler: mcp.ToolFunc(func(c *mcp.Call) error {
-			a, okA := c.ArgInt("a")
-			b, okB := c.ArgInt("b")
-			if !okA || !okB {
-				return errors.New("a and b must be 64-bit integers")
+			a, err := c.ArgInt("a")
+			if err != nil {
+				return err
+			}
+			b, err := c.ArgInt("b")
+			if err != nil {
+				return err
 			}
 			var buf [20]byte
 			c.AddText(string(strconv.AppendInt(buf[:0], a+b, 10)))
@@ -29,7 +31,10 @@ func RpcedgeRaw(s *mcp.Server) error {
 		Description: "Looks a key up.",
 		InputSchema: `{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`,
 		Handler: mcp.ToolFunc(func(c *mcp.Call) error {
-			key, _ := c.ArgString("key")
+			key, err := c.ArgString("key")
+			if err != nil {
+				return err
+			}
 			if v, ok := Table[string(key)]; ok {
 				c.AddText(v)
 			} else {

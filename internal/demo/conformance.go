@@ -237,8 +237,14 @@ func withProgress(c *mcp.Call) error {
 }
 
 func streamEvents(c *mcp.Call) error {
-	n, _ := c.ArgInt("count")
-	delay, _ := c.ArgInt("delayMs")
+	n, err := c.ArgInt("count")
+	if err != nil {
+		return err
+	}
+	delay, err := c.ArgInt("delayMs")
+	if err != nil {
+		return err
+	}
 	for i := range n {
 		if delay > 0 && i > 0 {
 			if err := pause(c, time.Duration(delay)*time.Millisecond); err != nil {
@@ -269,7 +275,10 @@ func withLogging(c *mcp.Call) error {
 }
 
 func sampling(c *mcp.Call) error {
-	prompt, _ := c.ArgString("prompt")
+	prompt, err := c.ArgString("prompt")
+	if err != nil {
+		return err
+	}
 	params := `{"messages":[{"role":"user","content":{"type":"text","text":` + string(decode.AppendString(nil, prompt)) + `}}],"maxTokens":100}`
 	resp, err := c.Sample("sampling", []byte(params))
 	if err != nil {
@@ -281,7 +290,10 @@ func sampling(c *mcp.Call) error {
 }
 
 func elicitation(c *mcp.Call) error {
-	msg, _ := c.ArgString("message")
+	msg, err := c.ArgString("message")
+	if err != nil {
+		return err
+	}
 	params := `{"message":` + string(decode.AppendString(nil, msg)) + `,"requestedSchema":{"type":"object","properties":{` +
 		`"username":{"type":"string","description":"User's response"},` +
 		`"email":{"type":"string","description":"User's email address"}},"required":["username","email"]}}`
