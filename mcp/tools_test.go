@@ -1,11 +1,11 @@
 package mcp
 
 import (
-	"strconv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
