@@ -193,6 +193,36 @@ func (s *Server) ListenAndServe() error {
 	return s.Serve(ln)
 }
 
+// Run listens on Config.Addr, serves until ctx is done (a signal, say:
+// signal.NotifyContext), then shuts down gracefully (Shutdown, with the
+// grace period of Config.ShutdownGrace) and returns. It logs the address
+// it listens on at Info level ("listening", addr=http://HOST:PORT, or
+// https:// with Config.TLS), so Addr may be "127.0.0.1:0". It returns nil
+// after a clean shutdown, or the error that ended serving.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http://"
+	if s.cfg.TLS != nil {
+		scheme = "https://"
+	}
+	s.log.Info("listening", "addr", scheme+ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	err = s.Shutdown(context.WithoutCancel(ctx))
+	if serr := <-done; err == nil {
+		err = serr
+	}
+	return err
+}
+
 // Serve serves connections from ln until Shutdown, over TLS when
 // Config.TLS is set. It returns nil after a clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
