@@ -2,10 +2,13 @@ package fastserver
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -121,5 +124,39 @@ func TestTLSConfigErrors(t *testing.T) {
 	}
 	if _, err := LoadKeyPair("/nonexistent/cert.pem", "/nonexistent/key.pem"); err == nil {
 		t.Errorf("LoadKeyPair of missing files succeeded")
+	}
+}
+
+// Run listens on Config.Addr, logs where, serves until its context ends,
+// then shuts down gracefully and returns nil.
+func TestRun(t *testing.T) {
+	logs := newSyncBuf()
+	s, err := New(Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(logs, nil))}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	var addr string
+	waitFor(t, "the listening line", func() bool {
+		m := regexp.MustCompile(`addr=http://(\S+)`).FindStringSubmatch(logs.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	})
+	want{200, 0, "7", `{"a":1}`, ""}.check(t, roundTrip(t, addr, post(pathRPC, valid)))
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run returned %v after its context ended", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Errorf("still listening after Run returned")
 	}
 }
