@@ -166,6 +166,13 @@ type Config struct {
 	// nil: /metrics is public, as /healthz is.
 	MetricsGuard func(ctx *fasthttp.RequestCtx) bool
 
+	// HealthPath is where GET answers "ok" for load balancers, and
+	// MetricsPath where GET answers the Prometheus exposition. Defaults
+	// "/healthz" and "/metrics". NoHealth and NoMetrics turn either route
+	// off (Server.MetricsHandler serves the exposition elsewhere).
+	HealthPath, MetricsPath string
+	NoHealth, NoMetrics     bool
+
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
 	// MoreMetrics, when not nil, writes more metrics in the Prometheus
@@ -270,6 +277,20 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, err)
 	} else {
 		c.TLS = t
+	}
+	if c.HealthPath == "" {
+		c.HealthPath = "/healthz"
+	}
+	if c.MetricsPath == "" {
+		c.MetricsPath = "/metrics"
+	}
+	for _, p := range []struct{ name, v string }{{"HealthPath", c.HealthPath}, {"MetricsPath", c.MetricsPath}} {
+		if p.v[0] != '/' {
+			bad(p.name, p.v+" (want a path starting with /)")
+		}
+	}
+	if c.HealthPath == c.MetricsPath && !c.NoHealth && !c.NoMetrics {
+		bad("MetricsPath", c.MetricsPath+" (the same as HealthPath)")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -211,3 +211,33 @@ func TestDrainingCountsAgainstCap(t *testing.T) {
 		return err == nil && a.Status == 200
 	})
 }
+
+// The server's own routes move and switch off (Config.HealthPath,
+// MetricsPath, NoHealth, NoMetrics), and the exposition can be served
+// elsewhere (MetricsHandler).
+func TestOwnRoutesMovable(t *testing.T) {
+	_, addr := serve(t, Config{HealthPath: "/live", MetricsPath: "/internal/metrics"})
+	for path, st := range map[string]int{"/live": 200, "/internal/metrics": 200, "/healthz": 404, "/metrics": 404} {
+		if r := roundTrip(t, addr, request("GET", path, "")); r.Status != st {
+			t.Errorf("GET %s: %d, want %d", path, r.Status, st)
+		}
+	}
+	off, _ := New(Config{NoMetrics: true, NoHealth: true, Logger: quietLogger}, testEndpoints(nil)...)
+	if err := off.HandleGET("/ops/metrics", off.MetricsHandler()); err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	go off.Serve(ln)
+	t.Cleanup(func() { stopServer(t, off) })
+	for path, st := range map[string]int{"/ops/metrics": 200, "/healthz": 404, "/metrics": 404} {
+		if r := roundTrip(t, ln.Addr().String(), request("GET", path, "")); r.Status != st {
+			t.Errorf("with NoMetrics, NoHealth: GET %s: %d, want %d", path, r.Status, st)
+		}
+	}
+	if _, err := New(Config{HealthPath: "live"}, testEndpoints(nil)...); err == nil {
+		t.Errorf("a HealthPath without / was accepted")
+	}
+	if _, err := New(Config{MetricsPath: pathRPC}, testEndpoints(nil)...); err == nil {
+		t.Errorf("MetricsPath on an endpoint's path was accepted")
+	}
+}

@@ -87,8 +87,8 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 			errs = append(errs, ep.Err)
 		case ep.Path == "" || ep.Path[0] != '/':
 			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q must start with /", ep.Path))
-		case ep.Path == "/healthz" || ep.Path == "/metrics":
-			errs = append(errs, fmt.Errorf("fastserver: endpoint path %s is reserved for the server's own route", ep.Path))
+		case (ep.Path == cfg.HealthPath && !cfg.NoHealth) || (ep.Path == cfg.MetricsPath && !cfg.NoMetrics):
+			errs = append(errs, fmt.Errorf("fastserver: endpoint path %s is the server's own route (Config.HealthPath, MetricsPath)", ep.Path))
 		case ep.Route == nil:
 			errs = append(errs, fmt.Errorf("fastserver: endpoint %s has no Route", ep.Path))
 		case s.endpoints[ep.Path] != nil:
@@ -102,6 +102,12 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if !cfg.NoHealth {
+		s.gets[cfg.HealthPath] = s.healthz
+	}
+	if !cfg.NoMetrics {
+		s.gets[cfg.MetricsPath] = s.serveMetrics
 	}
 	s.origins = newOrigins(cfg.AllowedOrigins)
 	if cfg.RateLimiter != nil {
@@ -153,7 +159,7 @@ func (s *Server) HandleGET(path string, h fasthttp.RequestHandler) error {
 	if path == "" || path[0] != '/' || h == nil {
 		return fmt.Errorf("fastserver: HandleGET(%q): want a path starting with / and a handler", path)
 	}
-	if _, dup := s.gets[path]; dup || s.endpoints[path] != nil || path == "/healthz" || path == "/metrics" {
+	if _, dup := s.gets[path]; dup || s.endpoints[path] != nil {
 		return fmt.Errorf("fastserver: HandleGET(%q): path already served", path)
 	}
 	s.gets[path] = h
@@ -370,15 +376,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		}
 		return
 	}
-	var h fasthttp.RequestHandler
-	switch string(path) {
-	case "/healthz":
-		h = s.healthz
-	case "/metrics":
-		h = s.serveMetrics
-	default:
-		h = s.gets[string(path)]
-	}
+	h := s.gets[string(path)]
 	if h == nil {
 		ctx.SetStatusCode(fasthttp.StatusNotFound)
 		return
@@ -390,6 +388,12 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	h(ctx)
 }
+
+// MetricsHandler returns the handler of the Prometheus exposition (behind
+// Config.MetricsGuard), to serve it at a path or port of one's own with
+// Config.NoMetrics set; over net/http, mount HTTPHandler there after
+// HandleGET(path, s.MetricsHandler()).
+func (s *Server) MetricsHandler() fasthttp.RequestHandler { return s.serveMetrics }
 
 // serveMetrics answers GET /metrics behind Config.MetricsGuard.
 func (s *Server) serveMetrics(ctx *fasthttp.RequestCtx) {
