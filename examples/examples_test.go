@@ -98,6 +98,18 @@ func expect(t *testing.T, status int, body string, wantStatus int, wantIn string
 	}
 }
 
+// The two-tool service takes no more lines than on the official MCP Go
+// SDK (51, TARGETS.md): an embedder writes no more to get rpcedge.
+func TestMCPServerLines(t *testing.T) {
+	b, err := os.ReadFile("mcp-server/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 51 {
+		t.Errorf("examples/mcp-server is %d lines, more than the official SDK's 51 for the same service", n)
+	}
+}
+
 func TestMCPServer(t *testing.T) {
 	addr := start(t, build(t, "mcp-server"), "-addr", "127.0.0.1:0")
 	u := "http://" + addr + "/mcp"

@@ -1,6 +1,5 @@
-// Command mcp-server is an MCP server with two typed tools on fasthttp:
-// add (two integers) and lookup (a key matching ^[a-z]+$). SIGINT or
-// SIGTERM stops it gracefully: every accepted request is answered.
+// Command mcp-server serves two typed MCP tools on fasthttp, add and lookup,
+// until SIGINT or SIGTERM, then shuts down gracefully.
 package main
 
 import (
@@ -24,7 +23,10 @@ type LookupIn struct {
 	Key string `json:"key"`
 }
 
-var table = map[string]string{"go": "a language", "mcp": "a protocol"}
+var (
+	table        = map[string]string{"go": "a language", "mcp": "a protocol"}
+	lookupSchema = `{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`
+)
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
@@ -35,11 +37,8 @@ func main() {
 	}
 	mcp.AddTool(s, mcp.Tool{Name: "add", Description: "Adds two integers."},
 		func(_ context.Context, _ *mcp.Call, in AddIn) (int64, error) { return in.A + in.B, nil })
-	mcp.AddTool(s, mcp.Tool{
-		Name:        "lookup",
-		Description: "Looks a key up.",
-		InputSchema: `{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`,
-	}, func(_ context.Context, _ *mcp.Call, in LookupIn) (string, error) { return table[in.Key], nil })
+	mcp.AddTool(s, mcp.Tool{Name: "lookup", Description: "Looks a key up.", InputSchema: lookupSchema},
+		func(_ context.Context, _ *mcp.Call, in LookupIn) (string, error) { return table[in.Key], nil })
 	srv, err := fastserver.New(fastserver.Config{Addr: *addr}, s.Endpoint()) // registration mistakes fail here
 	if err != nil {
 		log.Fatal(err)
