@@ -44,14 +44,6 @@ const (
 // in-process servers with ServeNetHTTP, the binary with -transport nethttp.
 var netHTTP = os.Getenv("RPCEDGE_TRANSPORT") == "nethttp"
 
-// fasthttpOnly skips a test of what only the fasthttp transport does.
-func fasthttpOnly(t testing.TB, why string) {
-	t.Helper()
-	if netHTTP {
-		t.Skip("fasthttp transport only: " + why)
-	}
-}
-
 // quietLogger discards the server's logs.
 var quietLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
