@@ -58,6 +58,7 @@ const (
 	scanMore uint8 = iota // the input so far is a valid prefix; feed more
 	scanDone              // final input: a complete, valid text
 	scanFail              // s.err describes the failure
+	scanSIMD              // runScalar handed a container to the SIMD stage
 )
 
 // member records one member of the top-level object: spans into the body.
@@ -89,6 +90,9 @@ type scanner struct {
 	errKind   error
 	errOff    int
 	errReason string
+
+	simdMin int // the least depth (after the opening bracket) handed to the SIMD stage
+	simd    simdState
 }
 
 func (s *scanner) reset(maxDepth int, record bool) {
@@ -101,6 +105,12 @@ func (s *scanner) reset(maxDepth int, record bool) {
 	s.pos = 0
 	s.members = s.members[:0]
 	s.errKind = nil
+	s.simd.active = false
+	s.simd.off = false
+	s.simdMin = 1
+	if record {
+		s.simdMin = 2
+	}
 }
 
 func (s *scanner) fail(kind error, off int, reason string) uint8 {
@@ -133,11 +143,24 @@ func special(x uint64) uint64 {
 }
 
 // run scans buf from s.pos. final says buf holds the whole input.
+func (s *scanner) run(buf []byte, final bool) uint8 {
+	for {
+		if s.simd.active && s.simdRun(buf, final) == simdMore {
+			return scanMore
+		}
+		if r := s.runScalar(buf, final); r != scanSIMD {
+			return r
+		}
+	}
+}
+
+// runScalar is the scalar scanner: it scans buf from s.pos, and returns
+// scanSIMD when it hands a container to the SIMD stage.
 //
 // The states are labels, so that the common transitions (name, colon,
 // value, comma) jump straight to the code that expects them; the state is
 // written back to s only when run returns.
-func (s *scanner) run(buf []byte, final bool) uint8 {
+func (s *scanner) runScalar(buf []byte, final bool) uint8 {
 	var (
 		i     = s.pos
 		n     = len(buf)
@@ -202,6 +225,11 @@ value: // sTop, sValue or sArrFirst
 		inObj = true
 		i++
 		state = sObjFirst
+		if depth >= s.simdMin && n-i >= simdThreshold && simdOK && !s.simd.off {
+			s.pos, s.state, s.depth = i, state, depth
+			s.simdEnter(i, depth, true)
+			return scanSIMD
+		}
 		goto name
 	case vArray:
 		if state == sTop {
@@ -219,6 +247,11 @@ value: // sTop, sValue or sArrFirst
 		inObj = false
 		i++
 		state = sArrFirst
+		if depth >= s.simdMin && n-i >= simdThreshold && simdOK && !s.simd.off {
+			s.pos, s.state, s.depth = i, state, depth
+			s.simdEnter(i, depth, false)
+			return scanSIMD
+		}
 		goto value
 	case vLiteral:
 		if i+4 <= n {

@@ -1,0 +1,473 @@
+package decode
+
+// NOTE: stage 2 of the SIMD scanner.
+//
+// The scalar scanner (scan.go) is the reference and keeps the envelope:
+// depth 0 and the members of the top-level object. When it opens a
+// container deep enough (inside params for a Decoder, at the top for
+// Valid) with enough bytes ahead, it hands the container to this stage,
+// which validates 64-byte blocks numbered from the start of the message
+// with bitmask algebra over stage 1's masks:
+//
+//   - strings: odd backslash runs, real quotes, a prefix XOR for the
+//     in-string mask; escapes, \u digits and surrogate pairs, control
+//     characters and UTF-8 (stage 1) are checked for every byte;
+//   - grammar: for every token start, the class of the token before it
+//     (across whitespace) must allow it; keys are the strings after '{'
+//     or after ',' in an object, and a key must be followed by ':';
+//   - numbers and literals: masks for the number grammar, a byte compare
+//     for each true, false and null;
+//   - nesting: a walk over the brackets alone keeps a 64-level stack in a
+//     register and yields the object/array context of every byte.
+//
+// Every check of byte i looks only at bytes 0..i, so a block that is not
+// yet complete (the end of a Write) is checked against its bytes so far
+// without committing anything, and blocks are the same however the body
+// was split. Carries (in string, odd backslash, the class of the last
+// token, number fills, a literal cut at the block end, a pending
+// surrogate) live in s2carry.
+//
+// The stage never decides a failure itself. When a block shows anything
+// wrong, or something it does not handle (nesting deeper than 64 levels
+// past the entry, or the depth limit), the scanner goes back to the state
+// it had when it handed the container over and the scalar code rescans
+// from there to the end of the message: verdicts, codes and offsets are
+// the scalar scanner's, byte for byte. When the container closes, the
+// scalar scanner takes over again at its closing bracket.
+
+import "math/bits"
+
+// simdBatch is how many blocks stage 1 processes per call.
+const simdBatch = 16
+
+// simdThreshold is the fewest bytes ahead (in the buffer, after the
+// container's opening bracket) for which the scanner hands a container to
+// the SIMD stage; below it the scalar code is faster (see
+// BenchmarkThreshold). Tests lower it to 0 so that every container takes
+// the SIMD path.
+var simdThreshold = 192
+
+// s2carry is what stage 2 carries from one block to the next.
+type s2carry struct {
+	esc    uint64 // 1: the block's first byte is escaped
+	inStr  uint64 // ^0: the block starts inside a string
+	key    uint64 // carry of the key-string fill
+	numRun uint64 // carry of the number-run fill
+	aftE   uint64 // carry of the after-exponent fill
+	aftDot uint64 // carry of the after-dot fill
+
+	// The class of the last non-whitespace byte before the block (bit 0).
+	pO, pA, pK, pMo, pMa, pKC, pVE uint64
+
+	// The previous block's masks, for checks that look back.
+	sc, ex, sign, dot, dig, rsMi, iz, u, hexD, hs uint64
+
+	lit int // start of a literal whose check waits for more bytes, or -1
+
+	ctx uint64 // 1: the innermost open container is an object
+	st  uint64 // container types, innermost in bit 0
+	rd  int    // depth relative to the entry container
+}
+
+// simdState is the scanner's SIMD stage.
+type simdState struct {
+	active bool
+	off    bool // the stage gave up on this message: scalar to the end
+
+	// The scalar state when the container was handed over: the checkpoint
+	// the scalar code rescans from.
+	entryPos   int
+	entryState uint8
+	entryDepth int
+	lim        int // deepest relative depth handled
+
+	next int // offset of the next block
+	from int // first byte of the block at next to check (entry block)
+	c    s2carry
+
+	out   [simdBatch]blockMasks
+	stage [96]byte // a staged block at 32, with the 32 bytes before it
+}
+
+// stage1 is the kernel in use: the assembly or its pure-Go twin.
+var stage1 = stage1Generic
+
+// simdOK says whether the scanner uses the SIMD stage at all.
+var simdOK = true
+
+// lowMask returns the bits below n (0 <= n <= 64).
+func lowMask(n int) uint64 {
+	if n >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<uint(n) - 1
+}
+
+// simdEnter hands the container just opened at buf[i-1] to the SIMD
+// stage. The scanner's state is that after the opening bracket.
+func (s *scanner) simdEnter(i, depth int, obj bool) {
+	st := &s.simd
+	st.active = true
+	st.entryPos = i
+	st.entryDepth = depth
+	st.entryState = sArrFirst
+	var t uint64
+	if obj {
+		st.entryState = sObjFirst
+		t = 1
+	}
+	st.lim = min(63, s.maxDepth-depth)
+	st.next = i &^ 63
+	st.from = i
+	st.c = s2carry{lit: -1, ctx: t, st: t}
+	if obj {
+		st.c.pO = 1
+	} else {
+		st.c.pA = 1
+	}
+}
+
+// simd result codes.
+const (
+	simdMore   = iota // every byte so far is valid; feed more
+	simdExit          // the container closes at s.pos: the scalar code goes on
+	simdGiveUp        // the scalar code rescans from the checkpoint
+)
+
+// simdRun continues the SIMD stage over buf.
+func (s *scanner) simdRun(buf []byte, final bool) uint8 {
+	st := &s.simd
+	n := len(buf)
+	// The entry block: bytes before the container are blanked.
+	if st.from > st.next {
+		end := min(st.next+64, n)
+		if end < st.next+64 {
+			return s.simdTail(buf, final)
+		}
+		st.stageBlock(buf, st.next, st.from, end)
+		stage1(st.stage[:], 32, 1, st.out[:1])
+		exit, bad := s.simdBlock(&st.out[0], &st.c, st.next, ^uint64(0), buf)
+		if r, done := s.simdVerdict(exit, bad); done {
+			return r
+		}
+		st.next += 64
+		st.from = st.next
+	}
+	for st.next+64 <= n {
+		nb := min((n-st.next)>>6, simdBatch)
+		stage1(buf, st.next, nb, st.out[:nb])
+		for j := range nb {
+			exit, bad := s.simdBlock(&st.out[j], &st.c, st.next, ^uint64(0), buf)
+			if r, done := s.simdVerdict(exit, bad); done {
+				return r
+			}
+			st.next += 64
+		}
+	}
+	st.from = st.next
+	return s.simdTail(buf, final)
+}
+
+// simdTail checks the partial block at the end of buf without committing
+// it: its bytes are checked again, with the same carries, once the block
+// is complete.
+func (s *scanner) simdTail(buf []byte, final bool) uint8 {
+	st := &s.simd
+	n := len(buf)
+	if st.next < n {
+		st.stageBlock(buf, st.next, st.from, n)
+		stage1(st.stage[:], 32, 1, st.out[:1])
+		c := st.c
+		exit, bad := s.simdBlock(&st.out[0], &c, st.next, lowMask(n-st.next), buf)
+		if r, done := s.simdVerdict(exit, bad); done {
+			return r
+		}
+	}
+	if final {
+		// The message ends inside the container: the scalar code says
+		// where and why.
+		return s.simdFail()
+	}
+	s.pos = n
+	return simdMore
+}
+
+func (s *scanner) simdVerdict(exit int, bad bool) (uint8, bool) {
+	if bad {
+		return s.simdFail(), true
+	}
+	if exit >= 0 {
+		st := &s.simd
+		st.active = false
+		s.pos = st.next + exit
+		s.state = sAfter
+		s.depth = st.entryDepth
+		return simdExit, true
+	}
+	return 0, false
+}
+
+// simdFail goes back to the checkpoint; the scalar code takes it from
+// there to the end of the message.
+func (s *scanner) simdFail() uint8 {
+	st := &s.simd
+	st.active = false
+	st.off = true
+	s.pos = st.entryPos
+	s.state = st.entryState
+	s.depth = st.entryDepth
+	return simdGiveUp
+}
+
+// stageBlock copies buf[from:to] of the block at base into the stage,
+// with spaces for the bytes before from and after to, and the 32 bytes
+// before the block (spaces if from > base).
+func (st *simdState) stageBlock(buf []byte, base, from, to int) {
+	g := &st.stage
+	for i := range g {
+		g[i] = ' '
+	}
+	if from == base {
+		lo := max(base-32, 0)
+		copy(g[32-(base-lo):32], buf[lo:base])
+	}
+	copy(g[32+from-base:], buf[from:to])
+}
+
+// literal checks.
+var scByte = func() (t [256]bool) {
+	for c := range 256 {
+		ct := classTab[c]
+		t[c] = ct&(1<<cDigit|1<<cMinus|1<<cPlus|1<<cDot|1<<cExpo|1<<cLtr) != 0
+	}
+	return
+}()
+
+// litBad checks the literal starting at buf[s] against the bytes present
+// (a literal cut by the end of buf is checked as far as it goes). It
+// reports whether the literal is wrong and whether it could be checked
+// to its end (including the byte after it).
+func litBad(buf []byte, s int) (bad, done bool) {
+	lit := "null"
+	switch buf[s] {
+	case 't':
+		lit = "true"
+	case 'f':
+		lit = "false"
+	}
+	n := len(buf)
+	end := s + len(lit)
+	if end < n {
+		return string(buf[s:end]) != lit || scByte[buf[end]], true
+	}
+	return string(buf[s:n]) != lit[:n-s], false
+}
+
+// prefixXor returns the prefix XOR of x: bit i is the parity of bits 0..i.
+func prefixXor(x uint64) uint64 {
+	x ^= x << 1
+	x ^= x << 2
+	x ^= x << 4
+	x ^= x << 8
+	x ^= x << 16
+	x ^= x << 32
+	return x
+}
+
+const (
+	evenBits = 0x5555555555555555
+	oddBits  = ^uint64(evenBits)
+)
+
+// simdBlock runs stage 2 over one block at base (valid says which of its
+// bytes are present). It returns the index of the bracket that closes the
+// entry container (-1 if none), and whether anything is wrong up to it.
+func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, buf []byte) (int, bool) {
+	// Escapes: esc marks the bytes that follow an odd run of backslashes.
+	bs := m.bslash &^ c.esc
+	esc := c.esc
+	if bs != 0 {
+		starts := bs &^ (bs << 1)
+		evenStarts := starts & evenBits
+		oddStarts := starts & oddBits
+		evenEnds := (bs + evenStarts) &^ bs
+		oddEnds := (bs + oddStarts) &^ bs
+		esc |= evenEnds&oddBits | oddEnds&evenBits
+		c.esc = uint64(bits.LeadingZeros64(^bs)) & 1
+	} else {
+		c.esc = 0
+	}
+	rq := m.quote &^ esc
+	x := prefixXor(rq) ^ c.inStr
+	c.inStr = -(x >> 63)
+	oq := rq & x
+	cq := rq &^ x
+	content := x &^ rq
+	out := ^(x | rq)
+
+	var e uint64
+	// Bytes that are wrong wherever they are.
+	e |= m.utf8 | m.ctrl&content
+	e |= esc &^ m.escOK
+	allowed := m.ws | m.opn | m.cls | m.colon | m.comma | m.digit | m.minus | m.plus | m.dot | m.expo | m.ltr | m.quote
+	e |= out &^ allowed
+	// \u escapes: four hex digits, surrogates in pairs.
+	u := esc & m.ulet
+	if u|c.u != 0 {
+		need := u<<1 | c.u>>63 | u<<2 | c.u>>62 | u<<3 | c.u>>61 | u<<4 | c.u>>60
+		e |= need &^ m.hex
+		dAt := (u<<1 | c.u>>63) & m.hexD             // 'd' right after the u
+		at2 := (dAt<<1 | c.hexD>>63) & (u<<2 | c.u>>62) // second digit, after "ud"
+		hs := at2 & m.hex89ab
+		ls := at2 & m.hexCF
+		// After a high surrogate's second digit: two more digits, then
+		// '\', 'u', 'd' and a digit in c-f, each checked where it falls.
+		e |= (hs<<3|c.hs>>61)&^m.bslash | (hs<<4|c.hs>>60)&^u | (hs<<5|c.hs>>59)&^m.hexD
+		want := hs<<6 | c.hs>>58
+		e |= want&^m.hexCF | ls&^want
+		c.hexD = dAt
+		c.hs = hs
+	} else {
+		c.hexD, c.hs = 0, 0
+	}
+	c.u = u
+
+	// Classes outside strings.
+	w := m.ws & out
+	opn := m.opn & out
+	cls := m.cls & out
+	colon := m.colon & out
+	comma := m.comma & out
+	sc := (m.digit | m.minus | m.plus | m.dot | m.expo | m.ltr) & out
+
+	// Nesting: walk the brackets.
+	exit := -1
+	ctx := -c.ctx
+	cur := c.ctx
+	for br := (opn | cls) & valid; br != 0; br &= br - 1 {
+		b := bits.TrailingZeros64(br)
+		var nc uint64
+		if opn>>uint(b)&1 != 0 {
+			c.rd++
+			if c.rd > s.simd.lim {
+				return -1, true
+			}
+			nc = m.obj >> uint(b) & 1
+			c.st = c.st<<1 | nc
+		} else {
+			if c.rd == 0 {
+				exit = b
+				valid &= lowMask(b + 1)
+				break
+			}
+			c.rd--
+			c.st >>= 1
+			nc = c.st & 1
+		}
+		ctx ^= -(nc ^ cur) & (^uint64(0) << uint(b+1))
+		cur = nc
+	}
+	c.ctx = cur
+
+	// Grammar.
+	rs := sc &^ (sc<<1 | c.sc>>63)
+	vs := oq | opn | rs
+	ts := vs | cls | colon | comma
+	o := opn & m.obj
+	a := opn &^ m.obj
+	mo := comma & ctx
+	ma := comma &^ ctx
+	s1 := o<<1 | c.pO
+	s2 := a<<1 | c.pA
+	s3 := colon<<1 | c.pK
+	s4 := mo<<1 | c.pMo
+	s5 := ma<<1 | c.pMa
+	if w != 0 {
+		s1, s2, s3, s4, s5 = through(s1, w), through(s2, w), through(s3, w), through(s4, w), through(s5, w)
+	}
+	ko := oq & (s1 | s4)
+	sum, carry := bits.Add64(x, ko, c.key)
+	c.key = carry
+	kc := sum &^ x
+	ve := cq&^kc | sc | cls
+	s6 := kc<<1 | c.pKC
+	s7 := ve<<1 | c.pVE
+	if w != 0 {
+		s6, s7 = through(s6, w), through(s7, w)
+	}
+	e |= (s1 &^ (oq | cls&m.obj) | s2 &^ (vs | cls&^m.obj) | s3&^vs | s4&^oq | s5&^vs | s6&^colon | s7&^(comma|cls)) & ts
+	e |= cls & (m.obj ^ ctx)
+	// The class of the last non-whitespace byte, for the next block.
+	if w != ^uint64(0) {
+		last := uint(63 - bits.LeadingZeros64(^w))
+		c.pO, c.pA, c.pK, c.pMo, c.pMa = o>>last&1, a>>last&1, colon>>last&1, mo>>last&1, ma>>last&1
+		c.pKC, c.pVE = kc>>last&1, ve>>last&1
+	}
+
+	// Numbers and literals.
+	if sc|c.sc != 0 {
+		d := m.digit & out
+		mi := m.minus & out
+		pl := m.plus & out
+		dot := m.dot & out
+		lstart := m.lstart & out
+		e |= rs &^ (d | mi | lstart)
+		sum, carry = bits.Add64(sc, rs&(d|mi), c.numRun)
+		c.numRun = carry
+		nr := sc &^ sum
+		e |= nr & m.ltr
+		ex := m.expo & nr
+		exPrev := ex<<1 | c.ex>>63
+		sign := mi | pl
+		e |= mi &^ (rs | exPrev)
+		e |= pl &^ exPrev
+		e |= (sign<<1 | c.sign>>63) &^ d
+		e |= (dot<<1 | c.dot>>63) &^ d
+		dPrev := d<<1 | c.dig>>63
+		e |= dot &^ dPrev
+		e |= ex &^ dPrev
+		e |= exPrev &^ (d | sign)
+		rsMi := rs & mi
+		iz := (rs | rsMi<<1 | c.rsMi>>63) & m.zero & out
+		e |= (iz<<1 | c.iz>>63) & d
+		sum, carry = bits.Add64(sc, exPrev&sc, c.aftE)
+		c.aftE = carry
+		e |= (dot | ex) & sc &^ sum
+		sum, carry = bits.Add64(sc, (dot<<1|c.dot>>63)&sc, c.aftDot)
+		c.aftDot = carry
+		e |= dot & sc &^ sum
+		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex, sign, dot, d, rsMi, iz
+
+		// Literals, one at a time.
+		if c.lit >= 0 {
+			bad, done := litBad(buf, c.lit)
+			if bad {
+				return -1, true
+			}
+			if done {
+				c.lit = -1
+			}
+		}
+		for l := rs & lstart & valid; l != 0; l &= l - 1 {
+			p := base + bits.TrailingZeros64(l)
+			bad, done := litBad(buf, p)
+			if bad {
+				return -1, true
+			}
+			if !done {
+				c.lit = p
+			}
+		}
+	} else {
+		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = 0, 0, 0, 0, 0, 0
+	}
+	c.sc = sc
+
+	return exit, e&valid != 0
+}
+
+// through extends the seed bits s across runs of whitespace w: a seed at
+// the start of a run moves to the first byte after it.
+func through(s, w uint64) uint64 {
+	return s&^w | (w+s&w)&^w
+}
