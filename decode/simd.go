@@ -316,7 +316,7 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 	if u|c.u != 0 {
 		need := u<<1 | c.u>>63 | u<<2 | c.u>>62 | u<<3 | c.u>>61 | u<<4 | c.u>>60
 		e |= need &^ m.hex
-		dAt := (u<<1 | c.u>>63) & m.hexD             // 'd' right after the u
+		dAt := (u<<1 | c.u>>63) & m.hexD                // 'd' right after the u
 		at2 := (dAt<<1 | c.hexD>>63) & (u<<2 | c.u>>62) // second digit, after "ud"
 		hs := at2 & m.hex89ab
 		ls := at2 & m.hexCF
@@ -395,7 +395,7 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 	if w != 0 {
 		s6, s7 = through(s6, w), through(s7, w)
 	}
-	e |= (s1 &^ (oq | cls&m.obj) | s2 &^ (vs | cls&^m.obj) | s3&^vs | s4&^oq | s5&^vs | s6&^colon | s7&^(comma|cls)) & ts
+	e |= (s1&^(oq|cls&m.obj) | s2&^(vs|cls&^m.obj) | s3&^vs | s4&^oq | s5&^vs | s6&^colon | s7&^(comma|cls)) & ts
 	e |= cls & (m.obj ^ ctx)
 	// The class of the last non-whitespace byte, for the next block.
 	if w != ^uint64(0) {

@@ -1,0 +1,25 @@
+//go:build amd64 && !purego
+
+package decode
+
+import "golang.org/x/sys/cpu"
+
+//go:generate go -C internal/asmgen run . -out ../../stage1_amd64.s -stubs ../../stage1_stub_amd64.go -pkg decode
+
+// stage1Kernel names the stage-1 kernel in use, for tests and benchmarks.
+var stage1Kernel = "generic"
+
+func init() {
+	if cpu.X86.HasAVX2 {
+		stage1 = stage1Asm
+		stage1Kernel = "avx2"
+	}
+}
+
+// stage1Asm runs the AVX2 kernel on the nb blocks at buf[start:],
+// after checking that every byte it reads (from start-3) is in buf.
+func stage1Asm(buf []byte, start, nb int, out []blockMasks) {
+	_ = buf[start-3 : start+64*nb]
+	_ = out[:nb]
+	stage1AVX2(&buf[start], nb, &out[0].quote)
+}

@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package decode
+
+// stage1Kernel names the stage-1 kernel in use, for tests and benchmarks.
+var stage1Kernel = "generic"
+
+// stage1Asm is the twin where there is no assembly.
+var stage1Asm = stage1Generic

@@ -1,0 +1,127 @@
+package decode
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// interesting are the bytes the classes and the UTF-8 check turn on.
+var interesting = []byte("{}[]:,\"\\ \t\n\r0123456789-+.eEtrufalsnbdDcCAB/xyz\x00\x01\x1f\x7f\x80\x8f\x90\x9f\xa0\xbf\xc0\xc1\xc2\xdf\xe0\xed\xee\xef\xf0\xf1\xf4\xf5\xff")
+
+// randomBlocks returns 3 lead bytes and nb random blocks.
+func randomBlocks(r *rand.Rand, nb int) []byte {
+	b := make([]byte, 3+64*nb)
+	for i := range b {
+		if r.IntN(3) == 0 {
+			b[i] = byte(r.Uint32())
+		} else {
+			b[i] = interesting[r.IntN(len(interesting))]
+		}
+	}
+	return b
+}
+
+// compareKernels runs the kernel in use and the twin on b (3 lead bytes
+// and whole blocks) and reports the first block where they differ.
+func compareKernels(t testing.TB, b []byte) {
+	nb := (len(b) - 3) / 64
+	if nb == 0 {
+		return
+	}
+	got := make([]blockMasks, nb)
+	want := make([]blockMasks, nb)
+	stage1Asm(b, 3, nb, got)
+	stage1Generic(b, 3, nb, want)
+	for j := range nb {
+		if got[j] != want[j] {
+			t.Fatalf("block %d of %q:\n%s kernel %+v\ntwin %+v", j, b[3+64*j-3:3+64*j+64], stage1Kernel, got[j], want[j])
+		}
+	}
+}
+
+// TestStage1Twin compares the assembly kernel with the pure-Go twin: every
+// byte value at every position, then random blocks.
+func TestStage1Twin(t *testing.T) {
+	t.Logf("stage-1 kernel: %s", stage1Kernel)
+	for c := range 256 {
+		for pos := range 67 {
+			b := make([]byte, 3+64*2)
+			for i := range b {
+				b[i] = 'a'
+			}
+			b[pos] = byte(c)
+			compareKernels(t, b)
+			// After a lead byte of each length.
+			for _, lead := range []byte{0xC3, 0xE2, 0xF0} {
+				if pos > 0 {
+					b[pos-1] = lead
+					compareKernels(t, b)
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	n := 20000
+	if testing.Short() {
+		n = 2000
+	}
+	for range n {
+		compareKernels(t, randomBlocks(r, 1+r.IntN(5)))
+	}
+}
+
+// TestStage1Classes checks the twin's masks against the class
+// definitions, byte by byte.
+func TestStage1Classes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		b := randomBlocks(r, 1)
+		var m [1]blockMasks
+		stage1Generic(b, 3, 1, m[:])
+		f := [numClasses]uint64{m[0].quote, m[0].bslash, m[0].ws, m[0].opn, m[0].cls, m[0].obj, m[0].colon, m[0].comma,
+			m[0].digit, m[0].zero, m[0].minus, m[0].plus, m[0].dot, m[0].expo, m[0].ltr, m[0].lstart,
+			m[0].ctrl, m[0].escOK, m[0].ulet, m[0].hex, m[0].hexD, m[0].hex89ab, m[0].hexCF}
+		for i, c := range b[3:] {
+			for k := range numClasses {
+				if (f[k]>>i&1 != 0) != classSet(k, c) {
+					t.Fatalf("byte %#x at %d: class %d is %v", c, i, k, f[k]>>i&1)
+				}
+			}
+		}
+	}
+}
+
+// FuzzStage1 compares the assembly kernel with the twin block by block:
+// the three bytes before the first block are the carried UTF-8 state.
+func FuzzStage1(f *testing.F) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 8 {
+		f.Add(randomBlocks(r, 2))
+	}
+	f.Add([]byte(`  {"a":"\ud83d\ude00 é 日本","b":[1,-2.5e+3,true,null]}` + "\xf0\x9f\x98\x80\xed\xa0\x80\xc0\xaf"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 3 {
+			return
+		}
+		// Pad to whole blocks with bytes taken from the input.
+		for (len(b)-3)%64 != 0 {
+			b = append(b, b[len(b)/2])
+		}
+		compareKernels(t, b)
+	})
+}
+
+// FuzzSIMD compares the scanner with the SIMD stage (the kernel in use)
+// against the scalar scanner alone, whole and in pieces chosen by seed,
+// inside an envelope and alone.
+func FuzzSIMD(f *testing.F) {
+	f.Add([]byte(`{"a":[1,2,{"b":"c\u00e9"}],"d":true}`), uint64(1))
+	f.Add([]byte(`[1,-0.5e+3,"\ud800\udc00",null,false,{"":{}}]`), uint64(2))
+	f.Add([]byte(`{"x":"\ud800"}`), uint64(3))
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		checkSIMD(t, "input", data, r)
+		env := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"p":`), data...), "}}"...)
+		checkSIMD(t, "in params", env, r)
+	})
+}
