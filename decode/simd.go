@@ -45,7 +45,7 @@ const simdBatch = 16
 // the SIMD stage; below it the scalar code is faster (see
 // BenchmarkThreshold). Tests lower it to 0 so that every container takes
 // the SIMD path.
-var simdThreshold = 192
+var simdThreshold = 512
 
 // s2carry is what stage 2 carries from one block to the next.
 type s2carry struct {
@@ -347,12 +347,12 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 	for br := (opn | cls) & valid; br != 0; br &= br - 1 {
 		b := bits.TrailingZeros64(br)
 		var nc uint64
-		if opn>>uint(b)&1 != 0 {
+		if opn>>(uint(b)&63)&1 != 0 {
 			c.rd++
 			if c.rd > s.simd.lim {
 				return -1, true
 			}
-			nc = m.obj >> uint(b) & 1
+			nc = m.obj >> (uint(b) & 63) & 1
 			c.st = c.st<<1 | nc
 		} else {
 			if c.rd == 0 {
@@ -364,7 +364,7 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 			c.st >>= 1
 			nc = c.st & 1
 		}
-		ctx ^= -(nc ^ cur) & (^uint64(0) << uint(b+1))
+		ctx ^= -(nc ^ cur) & (^uint64(0) << (uint(b) & 63) << 1)
 		cur = nc
 	}
 	c.ctx = cur

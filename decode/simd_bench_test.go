@@ -1,0 +1,81 @@
+package decode
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// BenchmarkThreshold decodes messages whose params hold n bytes of the
+// 16k fixture's mixed JSON, with the SIMD stage and with the scalar
+// scanner alone, to choose simdThreshold:
+//
+//	go test ./decode -run '^$' -bench Threshold -count 5 | benchstat -col /path -
+func BenchmarkThreshold(b *testing.B) {
+	fix, err := os.ReadFile("../../shared/testdata/bench/16k.json")
+	if err != nil {
+		b.Skip("fixtures not found")
+	}
+	// A run of whole array elements from the fixture's items.
+	items := fix[bytesIndex(fix, `[{"id":0`)+1:]
+	for _, n := range []int{32, 64, 128, 192, 256, 384, 512, 1024, 4096} {
+		// Cut items after the element that crosses n bytes.
+		depth, end := 0, 0
+		inStr := false
+		for i := 0; i < len(items); i++ {
+			c := items[i]
+			if inStr {
+				if c == '\\' {
+					i++
+				} else if c == '"' {
+					inStr = false
+				}
+				continue
+			}
+			switch c {
+			case '"':
+				inStr = true
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 && i >= n {
+					end = i + 1
+				}
+			}
+			if end > 0 {
+				break
+			}
+			if depth == 0 && c == '}' && i >= n {
+				end = i + 1
+				break
+			}
+		}
+		body := append([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[`), items[:end]...)
+		body = append(body, "]}"...)
+		for _, path := range []string{"scalar", "simd"} {
+			b.Run(fmt.Sprintf("bytes=%d/path=%s", n, path), func(b *testing.B) {
+				old, oldT := simdOK, simdThreshold
+				simdOK, simdThreshold = path == "simd", 0
+				defer func() { simdOK, simdThreshold = old, oldT }()
+				var d Decoder
+				var m Message
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if err := d.Decode(body, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func bytesIndex(b []byte, s string) int {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}
