@@ -49,5 +49,26 @@ for t in "${TARGETS[@]}"; do
   fi
   rm -f "$log"
 done
+# The SIMD scanner's targets live beside the unexported code they compare
+# (decode/stage1_test.go): FuzzStage1 compares the AVX2 kernel with its
+# pure-Go twin block by block (the three bytes before a block are its
+# carried UTF-8 state); FuzzSIMD compares the scanner with the SIMD stage
+# against the scalar scanner, whole and in random pieces.
+for t in FuzzStage1 FuzzSIMD; do
+  t0=$SECONDS
+  log=$(mktemp)
+  (cd ../decode && go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" .) >"$log" 2>&1
+  rc=$?
+  last=$(grep -E '^fuzz: elapsed: .*execs:' "$log" | tail -1)
+  if [ $rc -eq 0 ]; then
+    echo "--- decode $t: ok in $((SECONDS - t0))s; ${last#fuzz: }"
+  else
+    failed=1
+    echo "--- decode $t: FAIL after $((SECONDS - t0))s"
+    grep -v '^fuzz: elapsed' "$log" | tail -40
+    echo "The crashing input is under decode/testdata/fuzz/$t/; reproduce: cd decode && go test -run '$t' -v"
+  fi
+  rm -f "$log"
+done
 echo "--- fuzz: done in $((SECONDS - start))s"
 exit $failed
