@@ -34,6 +34,8 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	goccy "github.com/goccy/go-json"
+	"github.com/minio/simdjson-go"
+	asmutf8 "github.com/segmentio/asm/utf8"
 	"github.com/valyala/fastjson"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -328,6 +330,9 @@ type result struct {
 	// meaning) and its params are the parsed value.
 	fastjson bool
 	fjParams *fastjson.Value
+	// simdjson-go keeps no raw bytes either: id and params are
+	// re-encoded from its tape, so they are checked by value.
+	byValue bool
 	sum      uint64 // floor-byteloop's sum
 }
 
@@ -619,9 +624,18 @@ var candidates = []candidate{
 	}},
 	{name: "jsonparser", new: func() decodeFunc { return newJSONParser(false) }},
 	{name: "jsonparser+valid", new: func() decodeFunc { return newJSONParser(true) }},
+	{name: "simdjson-go", new: newSimdjson},
 	{name: "floor-utf8", floor: true, new: func() decodeFunc {
 		return func(body []byte, r *result) error {
 			if !utf8.Valid(body) {
+				return errInvalid
+			}
+			return nil
+		}
+	}},
+	{name: "floor-asm-utf8", floor: true, new: func() decodeFunc {
+		return func(body []byte, r *result) error {
+			if !asmutf8.Valid(body) {
 				return errInvalid
 			}
 			return nil
@@ -637,6 +651,79 @@ var candidates = []candidate{
 			return nil
 		}
 	}},
+}
+
+// newSimdjson is minio/simdjson-go: Parse into a reused ParsedJson (its
+// stage 1 in assembly, a tape built by stage 2), then the top-level
+// object's members. It does not validate UTF-8 and needs the whole body in
+// memory; its id and params are re-encoded from the tape into reused
+// buffers (the tape keeps no raw bytes), which costs it on 1m.
+func newSimdjson() decodeFunc {
+	var (
+		pj            *simdjson.ParsedJson
+		iter, elem    simdjson.Iter
+		obj           simdjson.Object
+		idBuf, params []byte
+		method        []byte
+	)
+	return func(body []byte, r *result) error {
+		var err error
+		if pj, err = simdjson.Parse(body, pj, simdjson.WithCopyStrings(false)); err != nil {
+			return err
+		}
+		iter = pj.Iter()
+		iter.Advance()
+		_, root, err := iter.Root(&elem)
+		if err != nil {
+			return err
+		}
+		o, err := root.Object(&obj)
+		if err != nil {
+			return errNotObj
+		}
+		var version []byte
+		r.byValue = true
+		for {
+			name, t, err := o.NextElementBytes(&elem)
+			if err != nil {
+				return err
+			}
+			if t == simdjson.TypeNone {
+				break
+			}
+			switch string(name) {
+			case "jsonrpc":
+				if t == simdjson.TypeString {
+					version, _ = elem.StringBytes()
+				}
+			case "id":
+				idBuf, err = elem.MarshalJSONBuffer(idBuf[:0])
+				if err != nil {
+					return err
+				}
+				r.id = idBuf
+			case "method":
+				if t == simdjson.TypeString {
+					b, err := elem.StringBytes()
+					if err != nil {
+						return err
+					}
+					method = append(method[:0], b...)
+					r.method = method
+				}
+			case "params":
+				params, err = elem.MarshalJSONBuffer(params[:0])
+				if err != nil {
+					return err
+				}
+				r.params = params
+			}
+		}
+		if string(version) != "2.0" {
+			return errVersion
+		}
+		return nil
+	}
 }
 
 // newJSONParser is jsonparser.ObjectEach over the top level, which checks
@@ -693,6 +780,15 @@ func checkCandidate(tb testing.TB, c candidate, fn decodeFunc, f *fixture) {
 		if got := r.methodString(); got != w.method {
 			tb.Fatalf("%s/%s variant %d: method %q, want %q", c.name, f.name, i, got, w.method)
 		}
+		if r.byValue {
+			if got := r.methodString(); got != w.method {
+				tb.Fatalf("%s/%s variant %d: method %q, want %q", c.name, f.name, i, got, w.method)
+			}
+			if !sameJSONFloat(r.id, w.id) || !sameJSONFloat(r.params, w.params) {
+				tb.Fatalf("%s/%s variant %d: id or params differ from encoding/json's by value", c.name, f.name, i)
+			}
+			continue
+		}
 		if r.fastjson {
 			if !sameJSON(r.id, w.id) {
 				tb.Fatalf("%s/%s variant %d: id %s, want %s", c.name, f.name, i, r.id, w.id)
@@ -727,6 +823,19 @@ func sameJSON(a, b []byte) bool {
 	db := json.NewDecoder(bytes.NewReader(b))
 	db.UseNumber()
 	if da.Decode(&va) != nil || db.Decode(&vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// sameJSONFloat is sameJSON with numbers compared as float64: simdjson-go
+// re-encodes 9.700E+20 as 9.7e+20.
+func sameJSONFloat(a, b []byte) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
 		return false
 	}
 	return reflect.DeepEqual(va, vb)

@@ -9,8 +9,10 @@ require (
 	github.com/goccy/go-json v0.12.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/mark3labs/mcp-go v1.2.1
+	github.com/minio/simdjson-go v0.4.5
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/rpcedge/rpcedge v0.0.0
+	github.com/segmentio/asm v1.2.1
 	github.com/valyala/fasthttp v1.79.0
 	github.com/valyala/fastjson v1.6.10
 	gonum.org/v1/plot v0.17.0
@@ -33,7 +35,6 @@ require (
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
 	github.com/molecule-man/go-brrr v1.3.1 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
-	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect

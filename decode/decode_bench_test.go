@@ -9,6 +9,7 @@ package decode_test
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -207,6 +208,87 @@ func BenchmarkUTF8Valid(b *testing.B) {
 				}
 				i++
 			}
+		})
+	}
+}
+
+// BenchmarkDecodeReader is BenchmarkDecode through DecodeReader over a
+// bytes.Reader (the decoder's buffer is reused across bodies).
+func BenchmarkDecodeReader(b *testing.B) {
+	for _, s := range benchSets(b) {
+		b.Run(s.name, func(b *testing.B) {
+			d := newDecoder(b, s.opts)
+			var m decode.Message
+			var r bytes.Reader
+			b.SetBytes(s.avg)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r.Reset(s.variants[i&(benchVariants-1)])
+				if err := d.DecodeReader(&r, &m); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeBody is BenchmarkDecodeReader through DecodeBody with the
+// identity encoding, as fastserver calls it for an uncompressed body.
+func BenchmarkDecodeBody(b *testing.B) {
+	for _, s := range benchSets(b) {
+		b.Run(s.name, func(b *testing.B) {
+			d := newDecoder(b, s.opts)
+			var m decode.Message
+			var r bytes.Reader
+			var identity decode.Encoding
+			b.SetBytes(s.avg)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r.Reset(s.variants[i&(benchVariants-1)])
+				if err := d.DecodeBody(&r, identity, &m); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkFramer reads an NDJSON stream of the fixture's variants, one
+// per line, through a Framer, and reports messages per second of CPU.
+func BenchmarkFramer(b *testing.B) {
+	for _, s := range benchSets(b) {
+		if s.avg > 64<<10 {
+			continue // one line per message: 1m is over the Framer's default ceiling
+		}
+		b.Run(s.name, func(b *testing.B) {
+			var stream []byte
+			for _, v := range s.variants {
+				stream = append(append(stream, v...), '\n')
+			}
+			var r bytes.Reader
+			var m decode.Message
+			r.Reset(stream)
+			f, err := decode.NewFramer(&r, s.opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(s.avg)
+			b.ReportAllocs()
+			for b.Loop() {
+				err := f.Next(&m)
+				if err == io.EOF {
+					r.Reset(stream)
+					err = f.Next(&m)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 		})
 	}
 }

@@ -79,3 +79,39 @@ func bytesIndex(b []byte, s string) int {
 	}
 	return -1
 }
+
+// BenchmarkPaths decodes the shared fixtures with the scalar scanner
+// alone, with the SIMD stage on the kernel in use (avx2 where the CPU has
+// it), and with the SIMD stage on the pure-Go twin, side by side:
+//
+//	go test ./decode -run '^$' -bench Paths -count 5 | benchstat -col /path -
+func BenchmarkPaths(b *testing.B) {
+	for _, name := range []string{"small", "16k", "1m"} {
+		body, err := os.ReadFile("../../shared/testdata/bench/" + name + ".json")
+		if err != nil {
+			b.Skip("fixtures not found")
+		}
+		for _, path := range []string{"scalar", "simd-" + stage1Kernel, "simd-twin"} {
+			b.Run(fmt.Sprintf("fixture=%s/path=%s", name, path), func(b *testing.B) {
+				old, oldK := simdOK, stage1
+				simdOK = path != "scalar"
+				if path == "simd-generic" {
+					stage1 = stage1Generic
+				}
+				if path == "simd-twin" {
+					stage1 = stage1Generic
+				}
+				defer func() { simdOK, stage1 = old, oldK }()
+				var d Decoder
+				d.SetOptions(Options{MaxBytes: 4 << 20})
+				var m Message
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if err := d.Decode(body, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -11,14 +11,17 @@ import (
 	"testing"
 )
 
-// TestMain hands every container to the SIMD stage (threshold 0) unless
-// benchmarks are being run, so that the whole test suite — JSONTestSuite,
-// chunking invariance, the contract tables — runs through it. With
+// TestMain hands every container to the SIMD stage (threshold 0, and
+// with the pure-Go twin where there is no AVX2 kernel: -tags purego,
+// GODEBUG=cpu.avx2=off, other architectures) unless benchmarks are being
+// run, so that the whole test suite — JSONTestSuite, chunking invariance,
+// the contract tables, the allocation guards — runs through it. With
 // DECODE_SIMD=off the suite runs on the scalar scanner alone.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
 		simdThreshold = 0
+		simdOK = true
 	}
 	if os.Getenv("DECODE_SIMD") == "off" {
 		simdOK = false

@@ -13,6 +13,7 @@ func init() {
 	if cpu.X86.HasAVX2 {
 		stage1 = stage1Asm
 		stage1Kernel = "avx2"
+		simdOK = true
 	}
 }
 
