@@ -47,7 +47,9 @@ const simdBatch = 16
 // the SIMD path.
 var simdThreshold = 512
 
-// s2carry is what stage 2 carries from one block to the next.
+// s2carry is what stage 2 carries from one block to the next. The
+// assembly kernel reads and writes it by field offset: every field is a
+// uint64 and the order is fixed (see decode/internal/asmgen).
 type s2carry struct {
 	esc    uint64 // 1: the block's first byte is escaped
 	inStr  uint64 // ^0: the block starts inside a string
@@ -62,11 +64,10 @@ type s2carry struct {
 	// The previous block's masks, for checks that look back.
 	sc, ex, sign, dot, dig, rsMi, iz, u, hexD, hs uint64
 
-	lit int // start of a literal whose check waits for more bytes, or -1
-
 	ctx uint64 // 1: the innermost open container is an object
 	st  uint64 // container types, innermost in bit 0
-	rd  int    // depth relative to the entry container
+	rd  uint64 // depth relative to the entry container
+	lim uint64 // deepest relative depth handled
 }
 
 // simdState is the scanner's SIMD stage.
@@ -79,11 +80,15 @@ type simdState struct {
 	entryPos   int
 	entryState uint8
 	entryDepth int
-	lim        int // deepest relative depth handled
+	lit        int // start of a literal whose check waits for more bytes, or -1
 
 	next int // offset of the next block
 	from int // first byte of the block at next to check (entry block)
 	c    s2carry
+
+	// Scratch copies for checking a partial block without committing it.
+	tc   s2carry
+	tlit int
 
 	out   [simdBatch]blockMasks
 	stage [96]byte // a staged block at 32, with the 32 bytes before it
@@ -120,10 +125,10 @@ func (s *scanner) simdEnter(i, depth int, obj bool) {
 		st.entryState = sObjFirst
 		t = 1
 	}
-	st.lim = min(63, s.maxDepth-depth)
 	st.next = i &^ 63
 	st.from = i
-	st.c = s2carry{lit: -1, ctx: t, st: t}
+	st.lit = -1
+	st.c = s2carry{ctx: t, st: t, lim: uint64(min(63, s.maxDepth-depth))}
 	if obj {
 		st.c.pO = 1
 	} else {
@@ -150,26 +155,65 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 		}
 		st.stageBlock(buf, st.next, st.from, end)
 		stage1(st.stage[:], 32, 1, st.out[:1])
-		exit, bad := s.simdBlock(&st.out[0], &st.c, st.next, ^uint64(0), buf)
-		if r, done := s.simdVerdict(exit, bad); done {
+		if r, done := s.simdBlocks(buf, 1, &st.c, ^uint64(0), &st.lit); done {
 			return r
 		}
-		st.next += 64
 		st.from = st.next
 	}
 	for st.next+64 <= n {
 		nb := min((n-st.next)>>6, simdBatch)
 		stage1(buf, st.next, nb, st.out[:nb])
-		for j := range nb {
-			exit, bad := s.simdBlock(&st.out[j], &st.c, st.next, ^uint64(0), buf)
-			if r, done := s.simdVerdict(exit, bad); done {
-				return r
-			}
-			st.next += 64
+		if r, done := s.simdBlocks(buf, nb, &st.c, ^uint64(0), &st.lit); done {
+			return r
 		}
 	}
 	st.from = st.next
 	return s.simdTail(buf, final)
+}
+
+// simdBlocks runs stage 2 over the nb blocks in st.out from st.next,
+// checks their literals, and moves st.next past them unless it reaches a
+// verdict (the container closes, or something is wrong).
+func (s *scanner) simdBlocks(buf []byte, nb int, c *s2carry, lastValid uint64, lit *int) (uint8, bool) {
+	st := &s.simd
+	done := stage2(st.out[:nb], c, lastValid)
+	for j := range done {
+		m := &st.out[j]
+		base := st.next + 64*j
+		if m.err != 0 {
+			return s.simdFail(), true
+		}
+		// Literals: a byte compare each, and one cut at the block's end
+		// waits for the next block.
+		if *lit >= 0 {
+			bad, ok := litBad(buf, *lit)
+			if bad {
+				return s.simdFail(), true
+			}
+			if ok {
+				*lit = -1
+			}
+		}
+		for l := m.lits; l != 0; l &= l - 1 {
+			p := base + bits.TrailingZeros64(l)
+			bad, ok := litBad(buf, p)
+			if bad {
+				return s.simdFail(), true
+			}
+			if !ok {
+				*lit = p
+			}
+		}
+		if m.exit >= 0 {
+			st.active = false
+			s.pos = base + int(m.exit)
+			s.state = sAfter
+			s.depth = st.entryDepth
+			return simdExit, true
+		}
+	}
+	st.next += 64 * nb
+	return 0, false
 }
 
 // simdTail checks the partial block at the end of buf without committing
@@ -181,9 +225,11 @@ func (s *scanner) simdTail(buf []byte, final bool) uint8 {
 	if st.next < n {
 		st.stageBlock(buf, st.next, st.from, n)
 		stage1(st.stage[:], 32, 1, st.out[:1])
-		c := st.c
-		exit, bad := s.simdBlock(&st.out[0], &c, st.next, lowMask(n-st.next), buf)
-		if r, done := s.simdVerdict(exit, bad); done {
+		st.tc, st.tlit = st.c, st.lit
+		next := st.next
+		r, done := s.simdBlocks(buf, 1, &st.tc, lowMask(n-st.next), &st.tlit)
+		st.next = next
+		if done {
 			return r
 		}
 	}
@@ -194,21 +240,6 @@ func (s *scanner) simdTail(buf []byte, final bool) uint8 {
 	}
 	s.pos = n
 	return simdMore
-}
-
-func (s *scanner) simdVerdict(exit int, bad bool) (uint8, bool) {
-	if bad {
-		return s.simdFail(), true
-	}
-	if exit >= 0 {
-		st := &s.simd
-		st.active = false
-		s.pos = st.next + exit
-		s.state = sAfter
-		s.depth = st.entryDepth
-		return simdExit, true
-	}
-	return 0, false
 }
 
 // simdFail goes back to the checkpoint; the scalar code takes it from
@@ -283,10 +314,30 @@ const (
 	oddBits  = ^uint64(evenBits)
 )
 
-// simdBlock runs stage 2 over one block at base (valid says which of its
-// bytes are present). It returns the index of the bracket that closes the
-// entry container (-1 if none), and whether anything is wrong up to it.
-func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, buf []byte) (int, bool) {
+// stage2 is the stage-2 kernel in use: the assembly or its twin.
+var stage2 = stage2Generic
+
+// stage2Generic runs stage 2 over the blocks of ms, whose stage-1 masks
+// are filled in, and sets their err, lits and exit; lastValid says which
+// bytes of the last block are present. It stops after the first block
+// with an error or an exit, and returns how many blocks it processed.
+func stage2Generic(ms []blockMasks, c *s2carry, lastValid uint64) int {
+	for j := range ms {
+		valid := ^uint64(0)
+		if j == len(ms)-1 {
+			valid = lastValid
+		}
+		m := &ms[j]
+		stage2Block(m, c, valid)
+		if m.err != 0 || m.exit >= 0 {
+			return j + 1
+		}
+	}
+	return len(ms)
+}
+
+// stage2Block is stage 2 for one block.
+func stage2Block(m *blockMasks, c *s2carry, valid uint64) {
 	// Escapes: esc marks the bytes that follow an odd run of backslashes.
 	bs := m.bslash &^ c.esc
 	esc := c.esc
@@ -344,34 +395,34 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 	comma := m.comma & out
 	sc := (m.digit | m.minus | m.plus | m.dot | m.expo | m.ltr) & out
 
-	// Nesting: walk the brackets.
+	// Nesting: walk the brackets. st keeps the container types, innermost
+	// in bit 0; the select below avoids a branch on open or close.
 	exit := -1
-	ctx := -c.ctx
 	cur := c.ctx
+	ctx := -cur
+	st, rd, lim := c.st, int(c.rd), int(c.lim)
 	for br := (opn | cls) & valid; br != 0; br &= br - 1 {
-		b := bits.TrailingZeros64(br)
-		var nc uint64
-		if opn>>(uint(b)&63)&1 != 0 {
-			c.rd++
-			if c.rd > s.simd.lim {
-				return -1, true
+		b := uint(bits.TrailingZeros64(br)) & 63
+		o := opn >> b & 1
+		stO := st<<1 | m.obj>>b&1
+		stC := st >> 1
+		st = stC ^ (stO^stC)&-o
+		rd += int(o<<1) - 1
+		if uint(rd) > uint(lim) {
+			if rd > 0 {
+				// Deeper than the stage handles.
+				m.err, m.lits, m.exit = ^uint64(0), 0, -1
+				return
 			}
-			nc = m.obj >> (uint(b) & 63) & 1
-			c.st = c.st<<1 | nc
-		} else {
-			if c.rd == 0 {
-				exit = b
-				valid &= lowMask(b + 1)
-				break
-			}
-			c.rd--
-			c.st >>= 1
-			nc = c.st & 1
+			exit = int(b)
+			valid &= lowMask(exit + 1)
+			break
 		}
-		ctx ^= -(nc ^ cur) & (^uint64(0) << (uint(b) & 63) << 1)
+		nc := st & 1
+		ctx ^= -(nc ^ cur) & (^uint64(0) << b << 1)
 		cur = nc
 	}
-	c.ctx = cur
+	c.ctx, c.st, c.rd = cur, st, uint64(rd)
 
 	// Grammar.
 	rs := sc &^ (sc<<1 | c.sc>>63)
@@ -442,32 +493,14 @@ func (s *scanner) simdBlock(m *blockMasks, c *s2carry, base int, valid uint64, b
 		e |= dot & sc &^ sum
 		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex, sign, dot, d, rsMi, iz
 
-		// Literals, one at a time.
-		if c.lit >= 0 {
-			bad, done := litBad(buf, c.lit)
-			if bad {
-				return -1, true
-			}
-			if done {
-				c.lit = -1
-			}
-		}
-		for l := rs & lstart & valid; l != 0; l &= l - 1 {
-			p := base + bits.TrailingZeros64(l)
-			bad, done := litBad(buf, p)
-			if bad {
-				return -1, true
-			}
-			if !done {
-				c.lit = p
-			}
-		}
+		m.lits = rs & lstart & valid
 	} else {
 		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = 0, 0, 0, 0, 0, 0
+		m.lits = 0
 	}
 	c.sc = sc
-
-	return exit, e&valid != 0
+	m.err = e & valid
+	m.exit = int64(exit)
 }
 
 // through extends the seed bits s across runs of whitespace w: a seed at

@@ -29,6 +29,11 @@ type blockMasks struct {
 	digit, zero, minus, plus, dot, expo, ltr, lstart uint64
 	ctrl, escOK, ulet, hex, hexD, hex89ab, hexCF     uint64
 	utf8                                             uint64 // bytes at which the UTF-8 is shown to be invalid (see utf8Err, utf8BadByte)
+
+	// Stage 2's verdict on the block: the bytes shown wrong, the literals
+	// to compare, and the bracket that closes the entry container (-1).
+	err, lits uint64
+	exit      int64
 }
 
 // The byte classes of blockMasks, in field order. The generator in

@@ -201,7 +201,7 @@ var (
 
 const (
 	blockSize  = 64
-	masksSize  = 8 * 24 // sizeof(blockMasks)
+	masksSize  = 8 * 27 // sizeof(blockMasks)
 	utf8Offset = 8 * 23
 )
 
