@@ -459,8 +459,8 @@ func stage2Block(m *blockMasks, c *s2carry, valid uint64) {
 		c.pKC, c.pVE = kc>>last&1, ve>>last&1
 	}
 
-	// Numbers and literals.
-	if sc|c.sc != 0 {
+	// Numbers and literals (no branch: the assembly computes the same).
+	{
 		d := m.digit & out
 		mi := m.minus & out
 		pl := m.plus & out
@@ -494,9 +494,6 @@ func stage2Block(m *blockMasks, c *s2carry, valid uint64) {
 		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex, sign, dot, d, rsMi, iz
 
 		m.lits = rs & lstart & valid
-	} else {
-		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = 0, 0, 0, 0, 0, 0
-		m.lits = 0
 	}
 	c.sc = sc
 	m.err = e & valid

@@ -91,17 +91,20 @@ func BenchmarkPaths(b *testing.B) {
 		if err != nil {
 			b.Skip("fixtures not found")
 		}
-		for _, path := range []string{"scalar", "simd-" + stage1Kernel, "simd-twin"} {
+		for _, path := range []string{"scalar", "simd-" + stage1Kernel, "simd-go-stage2", "simd-twin"} {
 			b.Run(fmt.Sprintf("fixture=%s/path=%s", name, path), func(b *testing.B) {
-				old, oldK := simdOK, stage1
+				old, oldK, oldK2 := simdOK, stage1, stage2
 				simdOK = path != "scalar"
+				if path == "simd-go-stage2" {
+					stage2 = stage2Generic
+				}
 				if path == "simd-generic" {
 					stage1 = stage1Generic
 				}
 				if path == "simd-twin" {
-					stage1 = stage1Generic
+					stage1, stage2 = stage1Generic, stage2Generic
 				}
-				defer func() { simdOK, stage1 = old, oldK }()
+				defer func() { simdOK, stage1, stage2 = old, oldK, oldK2 }()
 				var d Decoder
 				d.SetOptions(Options{MaxBytes: 4 << 20})
 				var m Message

@@ -10,11 +10,17 @@ import "golang.org/x/sys/cpu"
 var stage1Kernel = "generic"
 
 func init() {
-	if cpu.X86.HasAVX2 {
+	if cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2 && cpu.X86.HasPCLMULQDQ {
 		stage1 = stage1Asm
+		stage2 = stage2Asm
 		stage1Kernel = "avx2"
 		simdOK = true
 	}
+}
+
+// stage2Asm runs the assembly twin of stage2Generic.
+func stage2Asm(ms []blockMasks, c *s2carry, lastValid uint64) int {
+	return stage2AVX2(&ms[0].quote, len(ms), &c.esc, lastValid)
 }
 
 // stage1Asm runs the AVX2 kernel on the nb blocks at buf[start:],

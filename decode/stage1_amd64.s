@@ -1125,3 +1125,669 @@ next:
 	JNZ  block
 	VZEROUPPER
 	RET
+
+// func stage2AVX2(m *uint64, nb int, c *uint64, lastValid uint64) int
+// Requires: BMI, BMI2, CMOV, PCLMULQDQ, SSE2
+TEXT ·stage2AVX2(SB), NOSPLIT, $296-40
+	MOVQ m+0(FP), AX
+	MOVQ c+16(FP), CX
+	MOVQ nb+8(FP), DX
+	MOVQ DX, 152(SP)
+	MOVQ $0x00000000, 288(SP)
+
+s2block:
+	XORQ DX, DX
+	NOTQ DX
+	MOVQ 288(SP), R8
+	INCQ R8
+	CMPQ R8, 152(SP)
+	JNE  s2full
+	MOVQ lastValid+24(FP), DX
+
+s2full:
+	MOVQ DX, (SP)
+
+	// Escapes: esc marks the bytes after an odd run of backslashes.
+	MOVQ  (CX), DX
+	MOVQ  8(AX), R8
+	ANDNQ R8, DX, R8
+	TESTQ R8, R8
+	JZ    s2nobs
+	MOVQ  R8, R9
+	SHLQ  $0x01, R9
+	ANDNQ R8, R9, R9
+	MOVQ  $0x5555555555555555, R10
+	MOVQ  $0xaaaaaaaaaaaaaaaa, R11
+	MOVQ  R9, R12
+	ANDQ  R10, R12
+	ANDQ  R11, R9
+	ADDQ  R8, R12
+	ANDNQ R12, R8, R12
+	ADDQ  R8, R9
+	ANDNQ R9, R8, R9
+	ANDQ  R11, R12
+	ANDQ  R10, R9
+	ORQ   R12, DX
+	ORQ   R9, DX
+	NOTQ  R8
+	BSRQ  R8, BX
+	JZ    s2allbs
+	ANDQ  $0x01, BX
+	XORQ  $0x01, BX
+	MOVQ  BX, (CX)
+	JMP   s2bsdone
+
+s2allbs:
+	MOVQ $0x00000000, (CX)
+	JMP  s2bsdone
+
+s2nobs:
+	MOVQ $0x00000000, (CX)
+
+s2bsdone:
+	// Strings: real quotes, and their prefix XOR for the in-string mask.
+	MOVQ      (AX), R8
+	ANDNQ     R8, DX, R8
+	MOVQ      R8, X0
+	PCMPEQB   X1, X1
+	PCLMULQDQ $0x00, X1, X0
+	MOVQ      X0, R9
+	XORQ      8(CX), R9
+	MOVQ      R9, R10
+	SARQ      $0x3f, R10
+	MOVQ      R10, 8(CX)
+	MOVQ      R9, 8(SP)
+	MOVQ      R8, R10
+	ANDQ      R9, R10
+	MOVQ      R10, 16(SP)
+	ANDNQ     R8, R9, R10
+	MOVQ      R10, 24(SP)
+	ANDNQ     R9, R8, R10
+	ORQ       R8, R9
+	NOTQ      R9
+	MOVQ      R9, 32(SP)
+
+	// Bytes that are wrong wherever they are.
+	MOVQ  184(AX), R8
+	MOVQ  128(AX), R11
+	ANDQ  R10, R11
+	ORQ   R11, R8
+	MOVQ  136(AX), R10
+	ANDNQ DX, R10, R11
+	ORQ   R11, R8
+	MOVQ  16(AX), R10
+	ORQ   24(AX), R10
+	ORQ   32(AX), R10
+	ORQ   48(AX), R10
+	ORQ   56(AX), R10
+	ORQ   64(AX), R10
+	ORQ   80(AX), R10
+	ORQ   88(AX), R10
+	ORQ   96(AX), R10
+	ORQ   104(AX), R10
+	ORQ   112(AX), R10
+	ORQ   (AX), R10
+	ANDNQ R9, R10, R10
+	ORQ   R10, R8
+
+	// \u escapes: four hex digits, surrogates in pairs.
+	MOVQ 144(AX), R9
+	ANDQ DX, R9
+	MOVQ 160(CX), DX
+	ORQ  R9, DX
+	JNZ  s2u
+	MOVQ $0x00000000, 168(CX)
+	MOVQ $0x00000000, 176(CX)
+	JMP  s2udone
+
+s2u:
+	XORQ  DX, DX
+	MOVQ  R9, R10
+	SHLQ  $0x01, R10
+	MOVQ  160(CX), R11
+	SHRQ  $0x3f, R11
+	ORQ   R11, R10
+	ORQ   R10, DX
+	MOVQ  R9, R10
+	SHLQ  $0x02, R10
+	MOVQ  160(CX), R11
+	SHRQ  $0x3e, R11
+	ORQ   R11, R10
+	ORQ   R10, DX
+	MOVQ  R9, R10
+	SHLQ  $0x03, R10
+	MOVQ  160(CX), R11
+	SHRQ  $0x3d, R11
+	ORQ   R11, R10
+	ORQ   R10, DX
+	MOVQ  R9, R10
+	SHLQ  $0x04, R10
+	MOVQ  160(CX), R11
+	SHRQ  $0x3c, R11
+	ORQ   R11, R10
+	ORQ   R10, DX
+	MOVQ  152(AX), R10
+	ANDNQ DX, R10, DX
+	ORQ   DX, R8
+	MOVQ  R9, DX
+	SHLQ  $0x01, DX
+	MOVQ  160(CX), R10
+	SHRQ  $0x3f, R10
+	ORQ   R10, DX
+	ANDQ  160(AX), DX
+	MOVQ  DX, R10
+	SHLQ  $0x01, R10
+	MOVQ  168(CX), R11
+	SHRQ  $0x3f, R11
+	ORQ   R11, R10
+	MOVQ  R9, R11
+	SHLQ  $0x02, R11
+	MOVQ  160(CX), R12
+	SHRQ  $0x3e, R12
+	ORQ   R12, R11
+	ANDQ  R11, R10
+	MOVQ  168(AX), R11
+	ANDQ  R10, R11
+	MOVQ  176(AX), R12
+	ANDQ  R10, R12
+	MOVQ  R11, R10
+	SHLQ  $0x03, R10
+	MOVQ  176(CX), R13
+	SHRQ  $0x3d, R13
+	ORQ   R13, R10
+	MOVQ  8(AX), R13
+	ANDNQ R10, R13, R10
+	ORQ   R10, R8
+	MOVQ  R11, R10
+	SHLQ  $0x04, R10
+	MOVQ  176(CX), R13
+	SHRQ  $0x3c, R13
+	ORQ   R13, R10
+	ANDNQ R10, R9, R10
+	ORQ   R10, R8
+	MOVQ  R11, R10
+	SHLQ  $0x05, R10
+	MOVQ  176(CX), R13
+	SHRQ  $0x3b, R13
+	ORQ   R13, R10
+	MOVQ  160(AX), R13
+	ANDNQ R10, R13, R10
+	ORQ   R10, R8
+	MOVQ  R11, R10
+	SHLQ  $0x06, R10
+	MOVQ  176(CX), R13
+	SHRQ  $0x3a, R13
+	ORQ   R13, R10
+	MOVQ  176(AX), R13
+	ANDNQ R10, R13, R13
+	ORQ   R13, R8
+	ANDNQ R12, R10, R12
+	ORQ   R12, R8
+	MOVQ  DX, 168(CX)
+	MOVQ  R11, 176(CX)
+
+s2udone:
+	MOVQ R9, 160(CX)
+	MOVQ R8, 40(SP)
+
+	// Classes outside strings.
+	MOVQ 32(SP), DX
+	MOVQ 16(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 48(SP)
+	MOVQ 24(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 56(SP)
+	MOVQ 32(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 64(SP)
+	MOVQ 48(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 72(SP)
+	MOVQ 56(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 80(SP)
+	MOVQ 64(AX), R8
+	ORQ  80(AX), R8
+	ORQ  88(AX), R8
+	ORQ  96(AX), R8
+	ORQ  104(AX), R8
+	ORQ  112(AX), R8
+	ANDQ DX, R8
+	MOVQ R8, 88(SP)
+
+	// Nesting: walk the brackets. room is lim-rd; tog collects the context flips.
+	MOVQ $-1, 104(SP)
+	MOVQ 184(CX), DX
+	MOVQ DX, R8
+	NEGQ R8
+	MOVQ R8, 280(SP)
+	MOVQ 192(CX), R8
+	MOVQ 208(CX), R9
+	SUBQ 200(CX), R9
+	MOVQ 56(SP), R10
+	MOVQ 40(AX), R11
+	MOVQ 64(SP), R12
+	ORQ  R10, R12
+	ANDQ (SP), R12
+	XORQ R13, R13
+
+s2walk:
+	TESTQ   R12, R12
+	JZ      s2walked
+	BSFQ    R12, SI
+	LEAQ    -1(R12), R14
+	ANDQ    R14, R12
+	BTQ     SI, R11
+	LEAQ    (R8)(R8*1), R15
+	ADCQ    $0x00, R15
+	SHRQ    $0x01, R8
+	BTQ     SI, R10
+	CMOVQCS R15, R8
+	SBBQ    R14, R14
+	LEAQ    1(R9)(R14*2), R9
+	CMPQ    R9, 208(CX)
+	JHI     s2edge
+	MOVQ    R8, R14
+	ANDQ    $0x01, R14
+	XORQ    R14, DX
+	SHLXQ   SI, DX, R15
+	ADDQ    R15, R15
+	XORQ    R15, R13
+	MOVQ    R14, DX
+	JMP     s2walk
+
+s2edge:
+	TESTQ R9, R9
+	JS    s2deep
+	MOVQ  SI, 104(SP)
+	MOVQ  $0x00000002, R14
+	SHLXQ SI, R14, R14
+	DECQ  R14
+	ANDQ  R14, (SP)
+
+s2walked:
+	MOVQ      DX, 184(CX)
+	MOVQ      R8, 192(CX)
+	MOVQ      208(CX), DX
+	SUBQ      R9, DX
+	MOVQ      DX, 200(CX)
+	MOVQ      R13, X0
+	PCMPEQB   X1, X1
+	PCLMULQDQ $0x00, X1, X0
+	MOVQ      X0, R13
+	MOVQ      280(SP), DX
+	XORQ      DX, R13
+	MOVQ      R13, 96(SP)
+
+	// Grammar: the token before each token start must allow it.
+	MOVQ  88(SP), DX
+	MOVQ  DX, R8
+	SHLQ  $0x01, R8
+	MOVQ  104(CX), R9
+	SHRQ  $0x3f, R9
+	ORQ   R9, R8
+	ANDNQ DX, R8, R8
+	MOVQ  R8, 112(SP)
+	MOVQ  16(SP), DX
+	ORQ   56(SP), DX
+	ORQ   R8, DX
+	MOVQ  DX, 160(SP)
+	ORQ   64(SP), DX
+	ORQ   72(SP), DX
+	ORQ   80(SP), DX
+	MOVQ  DX, 168(SP)
+	MOVQ  40(AX), DX
+	ANDQ  56(SP), DX
+	MOVQ  DX, 176(SP)
+	MOVQ  40(AX), DX
+	ANDNQ 56(SP), DX, DX
+	MOVQ  DX, 184(SP)
+	MOVQ  80(SP), DX
+	ANDQ  96(SP), DX
+	MOVQ  DX, 120(SP)
+	MOVQ  96(SP), DX
+	ANDNQ 80(SP), DX, DX
+	MOVQ  DX, 128(SP)
+	MOVQ  48(SP), DX
+	XORQ  R8, R8
+	XORQ  R9, R9
+	MOVQ  176(SP), R10
+	SHLQ  $0x01, R10
+	ORQ   48(CX), R10
+	TESTQ DX, DX
+	JZ    s2nows1
+	MOVQ  R10, R11
+	ANDQ  DX, R11
+	ADDQ  DX, R11
+	ANDNQ R11, DX, R11
+	ANDNQ R10, DX, R10
+	ORQ   R11, R10
+
+s2nows1:
+	ORQ   R10, R9
+	MOVQ  64(SP), R11
+	ANDQ  40(AX), R11
+	ORQ   16(SP), R11
+	ANDNQ R10, R11, R10
+	ORQ   R10, R8
+	MOVQ  184(SP), R10
+	SHLQ  $0x01, R10
+	ORQ   56(CX), R10
+	TESTQ DX, DX
+	JZ    s2nows2
+	MOVQ  R10, R11
+	ANDQ  DX, R11
+	ADDQ  DX, R11
+	ANDNQ R11, DX, R11
+	ANDNQ R10, DX, R10
+	ORQ   R11, R10
+
+s2nows2:
+	MOVQ  40(AX), R11
+	ANDNQ 64(SP), R11, R11
+	ORQ   160(SP), R11
+	ANDNQ R10, R11, R10
+	ORQ   R10, R8
+	MOVQ  72(SP), R10
+	SHLQ  $0x01, R10
+	ORQ   64(CX), R10
+	TESTQ DX, DX
+	JZ    s2nows3
+	MOVQ  R10, R11
+	ANDQ  DX, R11
+	ADDQ  DX, R11
+	ANDNQ R11, DX, R11
+	ANDNQ R10, DX, R10
+	ORQ   R11, R10
+
+s2nows3:
+	MOVQ  160(SP), R11
+	ANDNQ R10, R11, R10
+	ORQ   R10, R8
+	MOVQ  120(SP), R10
+	SHLQ  $0x01, R10
+	ORQ   72(CX), R10
+	TESTQ DX, DX
+	JZ    s2nows4
+	MOVQ  R10, R11
+	ANDQ  DX, R11
+	ADDQ  DX, R11
+	ANDNQ R11, DX, R11
+	ANDNQ R10, DX, R10
+	ORQ   R11, R10
+
+s2nows4:
+	ORQ   R10, R9
+	MOVQ  16(SP), R11
+	ANDNQ R10, R11, R10
+	ORQ   R10, R8
+	MOVQ  128(SP), R10
+	SHLQ  $0x01, R10
+	ORQ   80(CX), R10
+	TESTQ DX, DX
+	JZ    s2nows5
+	MOVQ  R10, R11
+	ANDQ  DX, R11
+	ADDQ  DX, R11
+	ANDNQ R11, DX, R11
+	ANDNQ R10, DX, R10
+	ORQ   R11, R10
+
+s2nows5:
+	MOVQ  160(SP), R11
+	ANDNQ R10, R11, R10
+	ORQ   R10, R8
+	ANDQ  16(SP), R9
+	MOVQ  8(SP), R10
+	XORQ  R12, R12
+	MOVQ  R10, R11
+	BTQ   $0x00, 16(CX)
+	ADCQ  R9, R11
+	ADCQ  $0x00, R12
+	MOVQ  R12, 16(CX)
+	ANDNQ R11, R10, R11
+	MOVQ  R11, 136(SP)
+	MOVQ  24(SP), R9
+	ANDNQ R9, R11, R9
+	ORQ   88(SP), R9
+	ORQ   64(SP), R9
+	MOVQ  R9, 144(SP)
+	MOVQ  136(SP), R9
+	SHLQ  $0x01, R9
+	ORQ   88(CX), R9
+	TESTQ DX, DX
+	JZ    s2nows6
+	MOVQ  R9, R10
+	ANDQ  DX, R10
+	ADDQ  DX, R10
+	ANDNQ R10, DX, R10
+	ANDNQ R9, DX, R9
+	ORQ   R10, R9
+
+s2nows6:
+	MOVQ  72(SP), R10
+	ANDNQ R9, R10, R9
+	ORQ   R9, R8
+	MOVQ  144(SP), R9
+	SHLQ  $0x01, R9
+	ORQ   96(CX), R9
+	TESTQ DX, DX
+	JZ    s2nows7
+	MOVQ  R9, R10
+	ANDQ  DX, R10
+	ADDQ  DX, R10
+	ANDNQ R10, DX, R10
+	ANDNQ R9, DX, R9
+	ORQ   R10, R9
+
+s2nows7:
+	MOVQ  80(SP), R10
+	ORQ   64(SP), R10
+	ANDNQ R9, R10, R9
+	ORQ   R9, R8
+	ANDQ  168(SP), R8
+	MOVQ  40(SP), R9
+	ORQ   R8, R9
+	MOVQ  40(AX), R8
+	XORQ  96(SP), R8
+	ANDQ  64(SP), R8
+	ORQ   R8, R9
+	MOVQ  R9, 40(SP)
+	MOVQ  DX, R8
+	NOTQ  R8
+	BSRQ  R8, DI
+	JZ    s2allws
+	SHRXQ DI, 176(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 48(CX)
+	SHRXQ DI, 184(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 56(CX)
+	SHRXQ DI, 72(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 64(CX)
+	SHRXQ DI, 120(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 72(CX)
+	SHRXQ DI, 128(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 80(CX)
+	SHRXQ DI, 136(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 88(CX)
+	SHRXQ DI, 144(SP), DX
+	ANDQ  $0x01, DX
+	MOVQ  DX, 96(CX)
+
+s2allws:
+	// Numbers and literals.
+	MOVQ  32(SP), DX
+	MOVQ  64(AX), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 192(SP)
+	MOVQ  80(AX), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 200(SP)
+	MOVQ  88(AX), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 208(SP)
+	MOVQ  96(AX), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 216(SP)
+	MOVQ  120(AX), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 256(SP)
+	MOVQ  192(SP), DX
+	ORQ   200(SP), DX
+	ORQ   256(SP), DX
+	ANDNQ 112(SP), DX, DX
+	ORQ   DX, 40(SP)
+	MOVQ  192(SP), DX
+	ORQ   200(SP), DX
+	ANDQ  112(SP), DX
+	MOVQ  88(SP), R8
+	XORQ  R10, R10
+	MOVQ  R8, R9
+	BTQ   $0x00, 24(CX)
+	ADCQ  DX, R9
+	ADCQ  $0x00, R10
+	MOVQ  R10, 24(CX)
+	ANDNQ R8, R9, R9
+	MOVQ  R9, DX
+	ANDQ  112(AX), DX
+	ORQ   DX, 40(SP)
+	MOVQ  104(AX), DX
+	ANDQ  R9, DX
+	MOVQ  DX, 224(SP)
+	MOVQ  DX, R8
+	SHLQ  $0x01, R8
+	MOVQ  112(CX), DX
+	SHRQ  $0x3f, DX
+	ORQ   DX, R8
+	MOVQ  R8, 232(SP)
+	MOVQ  200(SP), R9
+	ORQ   208(SP), R9
+	MOVQ  R9, 240(SP)
+	MOVQ  112(SP), DX
+	ORQ   R8, DX
+	ANDNQ 200(SP), DX, DX
+	ORQ   DX, 40(SP)
+	ANDNQ 208(SP), R8, DX
+	ORQ   DX, 40(SP)
+	MOVQ  192(SP), DX
+	MOVQ  R9, R8
+	SHLQ  $0x01, R8
+	MOVQ  120(CX), R9
+	SHRQ  $0x3f, R9
+	ORQ   R9, R8
+	ANDNQ R8, DX, R8
+	ORQ   R8, 40(SP)
+	MOVQ  216(SP), R8
+	SHLQ  $0x01, R8
+	MOVQ  128(CX), R9
+	SHRQ  $0x3f, R9
+	ORQ   R9, R8
+	MOVQ  R8, 248(SP)
+	ANDNQ R8, DX, R8
+	ORQ   R8, 40(SP)
+	MOVQ  DX, R9
+	SHLQ  $0x01, R9
+	MOVQ  136(CX), R8
+	SHRQ  $0x3f, R8
+	ORQ   R8, R9
+	ANDNQ 216(SP), R9, R8
+	ORQ   R8, 40(SP)
+	ANDNQ 224(SP), R9, R8
+	ORQ   R8, 40(SP)
+	MOVQ  DX, R8
+	ORQ   240(SP), R8
+	ANDNQ 232(SP), R8, R8
+	ORQ   R8, 40(SP)
+	MOVQ  112(SP), R8
+	ANDQ  200(SP), R8
+	MOVQ  R8, 264(SP)
+	SHLQ  $0x01, R8
+	MOVQ  144(CX), R9
+	SHRQ  $0x3f, R9
+	ORQ   R9, R8
+	ORQ   112(SP), R8
+	ANDQ  72(AX), R8
+	ANDQ  32(SP), R8
+	MOVQ  R8, 272(SP)
+	SHLQ  $0x01, R8
+	MOVQ  152(CX), R9
+	SHRQ  $0x3f, R9
+	ORQ   R9, R8
+	ANDQ  DX, R8
+	ORQ   R8, 40(SP)
+	MOVQ  232(SP), DX
+	ANDQ  88(SP), DX
+	XORQ  R9, R9
+	MOVQ  88(SP), R8
+	BTQ   $0x00, 32(CX)
+	ADCQ  DX, R8
+	ADCQ  $0x00, R9
+	MOVQ  R9, 32(CX)
+	ANDNQ 88(SP), R8, DX
+	MOVQ  216(SP), R8
+	ORQ   224(SP), R8
+	ANDQ  DX, R8
+	ORQ   R8, 40(SP)
+	MOVQ  248(SP), DX
+	ANDQ  88(SP), DX
+	XORQ  R9, R9
+	MOVQ  88(SP), R8
+	BTQ   $0x00, 40(CX)
+	ADCQ  DX, R8
+	ADCQ  $0x00, R9
+	MOVQ  R9, 40(CX)
+	ANDNQ 88(SP), R8, DX
+	ANDQ  216(SP), DX
+	ORQ   DX, 40(SP)
+	MOVQ  224(SP), DX
+	MOVQ  DX, 112(CX)
+	MOVQ  240(SP), DX
+	MOVQ  DX, 120(CX)
+	MOVQ  216(SP), DX
+	MOVQ  DX, 128(CX)
+	MOVQ  192(SP), DX
+	MOVQ  DX, 136(CX)
+	MOVQ  264(SP), DX
+	MOVQ  DX, 144(CX)
+	MOVQ  272(SP), DX
+	MOVQ  DX, 152(CX)
+	MOVQ  88(SP), DX
+	MOVQ  DX, 104(CX)
+	MOVQ  (SP), DX
+	MOVQ  112(SP), R8
+	ANDQ  DX, R8
+	ANDQ  256(SP), R8
+	MOVQ  R8, 200(AX)
+	MOVQ  40(SP), R8
+	ANDQ  DX, R8
+	MOVQ  R8, 192(AX)
+	MOVQ  104(SP), DX
+	MOVQ  DX, 208(AX)
+	MOVQ  288(SP), R9
+	INCQ  R9
+	MOVQ  R9, 288(SP)
+	TESTQ R8, R8
+	JNZ   s2ret
+	TESTQ DX, DX
+	JNS   s2ret
+	ADDQ  $0x000000d8, AX
+	CMPQ  R9, 152(SP)
+	JNE   s2block
+	JMP   s2ret
+
+s2deep:
+	MOVQ $-1, 192(AX)
+	MOVQ $0x00000000, 200(AX)
+	MOVQ $-1, 208(AX)
+	INCQ 288(SP)
+
+s2ret:
+	MOVQ 288(SP), AX
+	MOVQ AX, ret+32(FP)
+	RET

@@ -5,5 +5,8 @@ package decode
 // stage1Kernel names the stage-1 kernel in use, for tests and benchmarks.
 var stage1Kernel = "generic"
 
-// stage1Asm is the twin where there is no assembly.
-var stage1Asm = stage1Generic
+// stage1Asm and stage2Asm are the twins where there is no assembly.
+var (
+	stage1Asm = stage1Generic
+	stage2Asm = stage2Generic
+)

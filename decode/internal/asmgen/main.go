@@ -345,5 +345,6 @@ func main() {
 	VZEROUPPER()
 	RET()
 
+	stage2()
 	Generate()
 }
