@@ -625,6 +625,16 @@ var candidates = []candidate{
 	{name: "jsonparser", new: func() decodeFunc { return newJSONParser(false) }},
 	{name: "jsonparser+valid", new: func() decodeFunc { return newJSONParser(true) }},
 	{name: "simdjson-go", new: newSimdjson},
+	{name: "simdjson-go-parse", floor: true, new: func() decodeFunc {
+		// Parse alone, nothing extracted: simdjson-go's own speed, without
+		// the re-encoding its API needs for raw id and params.
+		var pj *simdjson.ParsedJson
+		return func(body []byte, r *result) error {
+			var err error
+			pj, err = simdjson.Parse(body, pj, simdjson.WithCopyStrings(false))
+			return err
+		}
+	}},
 	{name: "floor-utf8", floor: true, new: func() decodeFunc {
 		return func(body []byte, r *result) error {
 			if !utf8.Valid(body) {

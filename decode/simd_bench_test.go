@@ -6,57 +6,36 @@ import (
 	"testing"
 )
 
-// BenchmarkThreshold decodes messages whose params hold n bytes of the
-// 16k fixture's mixed JSON, with the SIMD stage and with the scalar
-// scanner alone, to choose simdThreshold:
+// thresholdElems are array elements in the style of the shared fixtures:
+// numbers in every form, escapes, non-ASCII, literals, nesting.
+var thresholdElems = []string{
+	`{"id":7,"name":"item-7","price":-793,"delta":285.3447,"ok":true,"missing":null}`,
+	`["\u00e9t\u00e9 Здравствуйте",9.700E+20,-5.415192e-08,false]`,
+	`{"tags":["\ud83d\ude00 surrogate","日本語テキスト","gamma"],"flags":[true,false,null]}`,
+	`"plain words for padding quote \"inner\" slash \/ path"`,
+	`{"deep":{"a":{"b":{"c":["Здравствуйте",{"d":135258}]}}},"empty":{},"none":[]}`,
+}
+
+// BenchmarkThreshold decodes messages whose params array holds about n
+// bytes of fixture-like JSON, with the SIMD stage (threshold 0) and with
+// the scalar scanner alone, to choose simdThreshold:
 //
-//	go test ./decode -run '^$' -bench Threshold -count 5 | benchstat -col /path -
+//	go test ./decode -run '^$' -bench Threshold -count 6 | benchstat -col /path -
 func BenchmarkThreshold(b *testing.B) {
-	fix, err := os.ReadFile("../../shared/testdata/bench/16k.json")
-	if err != nil {
-		b.Skip("fixtures not found")
-	}
-	// A run of whole array elements from the fixture's items.
-	items := fix[bytesIndex(fix, `[{"id":0`)+1:]
-	for _, n := range []int{32, 64, 128, 192, 256, 384, 512, 1024, 4096} {
-		// Cut items after the element that crosses n bytes.
-		depth, end := 0, 0
-		inStr := false
-		for i := 0; i < len(items); i++ {
-			c := items[i]
-			if inStr {
-				if c == '\\' {
-					i++
-				} else if c == '"' {
-					inStr = false
-				}
-				continue
+	for _, n := range []int{64, 128, 256, 384, 512, 768, 1024, 2048, 4096} {
+		body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[`)
+		start := len(body)
+		for i := 0; len(body)-start < n; i++ {
+			if i > 0 {
+				body = append(body, ',')
 			}
-			switch c {
-			case '"':
-				inStr = true
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 && i >= n {
-					end = i + 1
-				}
-			}
-			if end > 0 {
-				break
-			}
-			if depth == 0 && c == '}' && i >= n {
-				end = i + 1
-				break
-			}
+			body = append(body, thresholdElems[i%len(thresholdElems)]...)
 		}
-		body := append([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[`), items[:end]...)
 		body = append(body, "]}"...)
 		for _, path := range []string{"scalar", "simd"} {
 			b.Run(fmt.Sprintf("bytes=%d/path=%s", n, path), func(b *testing.B) {
 				old, oldT := simdOK, simdThreshold
-				simdOK, simdThreshold = path == "simd", 0
+				simdOK, simdThreshold = path == "simd" && old, 0
 				defer func() { simdOK, simdThreshold = old, oldT }()
 				var d Decoder
 				var m Message
@@ -69,15 +48,6 @@ func BenchmarkThreshold(b *testing.B) {
 			})
 		}
 	}
-}
-
-func bytesIndex(b []byte, s string) int {
-	for i := 0; i+len(s) <= len(b); i++ {
-		if string(b[i:i+len(s)]) == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // BenchmarkPaths decodes the shared fixtures with the scalar scanner
