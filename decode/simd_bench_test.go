@@ -61,12 +61,22 @@ func BenchmarkPaths(b *testing.B) {
 		if err != nil {
 			b.Skip("fixtures not found")
 		}
-		for _, path := range []string{"scalar", "simd-" + stage1Kernel, "simd-go-stage2", "simd-twin"} {
+		paths := []string{"scalar"}
+		for _, k := range stage1Kernels {
+			paths = append(paths, "simd-"+k.name)
+		}
+		paths = append(paths, "simd-go-stage2", "simd-twin")
+		for _, path := range paths {
 			b.Run(fmt.Sprintf("fixture=%s/path=%s", name, path), func(b *testing.B) {
 				old, oldK, oldK2 := simdOK, stage1, stage2
 				simdOK = path != "scalar"
 				if path == "simd-go-stage2" {
 					stage2 = stage2Generic
+				}
+				for _, k := range stage1Kernels {
+					if path == "simd-"+k.name {
+						stage1 = k.fn
+					}
 				}
 				if path == "simd-generic" {
 					stage1 = stage1Generic

@@ -212,6 +212,15 @@ func utf8BadByte(c byte) bool {
 	return c == 0xC0 || c == 0xC1 || c >= 0xF5
 }
 
+// kernel is an assembly stage-1 kernel, for tests and benchmarks.
+type kernel struct {
+	name string
+	fn   func(buf []byte, start, nb int, out []blockMasks)
+}
+
+// stage1Kernels lists the assembly kernels this machine runs.
+var stage1Kernels []kernel
+
 // stage1Generic is the pure-Go twin of the assembly kernel: it fills
 // out[j] for the nb blocks at buf[start+64j:], reading buf[start-3:].
 func stage1Generic(buf []byte, start, nb int, out []blockMasks) {

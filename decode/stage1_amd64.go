@@ -15,7 +15,21 @@ func init() {
 		stage2 = stage2Asm
 		stage1Kernel = "avx2"
 		simdOK = true
+		stage1Kernels = append(stage1Kernels, kernel{"avx2", stage1Asm})
+		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW {
+			// 64-byte vectors: stage 1 in about half the instructions.
+			stage1 = stage1Asm512
+			stage1Kernel = "avx512"
+			stage1Kernels = append(stage1Kernels, kernel{"avx512", stage1Asm512})
+		}
 	}
+}
+
+// stage1Asm512 runs the AVX-512 kernel, with the checks of stage1Asm.
+func stage1Asm512(buf []byte, start, nb int, out []blockMasks) {
+	_ = buf[start-3 : start+64*nb]
+	_ = out[:nb]
+	stage1AVX512(&buf[start], nb, &out[0].quote)
 }
 
 // stage2Asm runs the assembly twin of stage2Generic.

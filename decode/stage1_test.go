@@ -28,13 +28,15 @@ func compareKernels(t testing.TB, b []byte) {
 	if nb == 0 {
 		return
 	}
-	got := make([]blockMasks, nb)
 	want := make([]blockMasks, nb)
-	stage1Asm(b, 3, nb, got)
 	stage1Generic(b, 3, nb, want)
-	for j := range nb {
-		if got[j] != want[j] {
-			t.Fatalf("block %d of %q:\n%s kernel %+v\ntwin %+v", j, b[3+64*j-3:3+64*j+64], stage1Kernel, got[j], want[j])
+	for _, k := range stage1Kernels {
+		got := make([]blockMasks, nb)
+		k.fn(b, 3, nb, got)
+		for j := range nb {
+			if got[j] != want[j] {
+				t.Fatalf("block %d of %q:\n%s kernel %+v\ntwin %+v", j, b[3+64*j-3:3+64*j+64], k.name, got[j], want[j])
+			}
 		}
 	}
 }
@@ -42,7 +44,11 @@ func compareKernels(t testing.TB, b []byte) {
 // TestStage1Twin compares the assembly kernel with the pure-Go twin: every
 // byte value at every position, then random blocks.
 func TestStage1Twin(t *testing.T) {
-	t.Logf("stage-1 kernel: %s", stage1Kernel)
+	var names []string
+	for _, k := range stage1Kernels {
+		names = append(names, k.name)
+	}
+	t.Logf("stage-1 kernel: %s (compared with the twin: %v)", stage1Kernel, names)
 	for c := range 256 {
 		for pos := range 67 {
 			b := make([]byte, 3+64*2)

@@ -345,6 +345,7 @@ func main() {
 	VZEROUPPER()
 	RET()
 
+	stage1AVX512(pairs, place)
 	stage2()
 	Generate()
 }
