@@ -44,6 +44,29 @@
 // same through the Content-Encoding layer (BodyReader): identity, gzip,
 // deflate (zlib) and zstd, up to two stacked.
 //
+// # Speed
+//
+// On amd64 machines with AVX2 (and BMI1, BMI2, PCLMULQDQ), containers with
+// at least 1 KiB ahead of them — params of a large tool call, or any
+// container under Valid — are validated by a SIMD stage in Go assembly
+// generated with avo (decode/internal/asmgen): stage 1 classifies 64-byte
+// blocks into bitmasks and checks UTF-8 (AVX2, or AVX-512 where the CPU
+// has AVX-512BW), stage 2 checks strings, escapes, numbers, literals and
+// the grammar with bit arithmetic over those masks and walks only the
+// brackets. Blocks are numbered from the start of the body and what
+// crosses a block edge is carried in the Decoder, so the stage sees the
+// same blocks however the body is split; the scalar scanner keeps the
+// envelope (the top-level object's members). The stage never decides a
+// refusal: when a block shows anything wrong, the scalar scanner rescans
+// from where the container began and gives the verdict, code and offset,
+// so they are byte for byte those of the scalar scanner whatever the path.
+//
+// Elsewhere (other architectures, -tags purego, no AVX2, or
+// GODEBUG=cpu.avx2=off) the scalar scanner does all the work: the
+// stage's pure-Go twin gives the same verdicts but is slower than it, and
+// serves to test the assembly. GODEBUG=cpu.avx512f=off keeps the AVX2
+// kernel on an AVX-512 machine.
+//
 // # Lifetimes
 //
 // A Message's ID, Method and Params borrow from the body passed to Decode,
