@@ -333,7 +333,7 @@ type result struct {
 	// simdjson-go keeps no raw bytes either: id and params are
 	// re-encoded from its tape, so they are checked by value.
 	byValue bool
-	sum      uint64 // floor-byteloop's sum
+	sum     uint64 // floor-byteloop's sum
 }
 
 func (r *result) methodString() string {
