@@ -155,6 +155,9 @@ func corpus(t *testing.T) map[string][]byte {
 // every shared JSON file, wrapped in an envelope and alone, whole and in
 // random pieces.
 func TestSIMDCorpora(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race")
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, b := range corpus(t) {
 		if testing.Short() && len(b) > 64<<10 {
@@ -171,6 +174,9 @@ func TestSIMDCorpora(t *testing.T) {
 // TestSIMDMutations breaks valid documents one byte at a time (and cuts
 // them) and compares the verdicts.
 func TestSIMDMutations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race")
+	}
 	r := rand.New(rand.NewPCG(3, 4))
 	var docs [][]byte
 	for name, b := range corpus(t) {

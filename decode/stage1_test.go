@@ -44,6 +44,9 @@ func compareKernels(t testing.TB, b []byte) {
 // TestStage1Twin compares the assembly kernel with the pure-Go twin: every
 // byte value at every position, then random blocks.
 func TestStage1Twin(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race")
+	}
 	var names []string
 	for _, k := range stage1Kernels {
 		names = append(names, k.name)
@@ -192,6 +195,9 @@ func jsonish(r *rand.Rand, n int) []byte {
 // TestStage2Twin compares the assembly stage 2 with the Go twin on random
 // JSON-like blocks with random carried state and partial last blocks.
 func TestStage2Twin(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race")
+	}
 	t.Logf("stage-2 kernel: %s", stage1Kernel)
 	r := rand.New(rand.NewPCG(12, 13))
 	n := 30000
