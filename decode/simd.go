@@ -35,7 +35,10 @@ package decode
 // the scalar scanner's, byte for byte. When the container closes, the
 // scalar scanner takes over again at its closing bracket.
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // simdBatch is how many blocks stage 1 processes per call.
 const simdBatch = 16
@@ -160,7 +163,7 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 		}
 		st.stageBlock(buf, st.next, st.from, end)
 		stage1(st.stage[:], 32, 1, st.out[:1])
-		if r, done := s.simdBlocks(buf, 1, &st.c, ^uint64(0), &st.lit); done {
+		if r, done := s.simdBlocks(buf, st.stage[32:], 1, &st.c, ^uint64(0), &st.lit); done {
 			return r
 		}
 		st.from = st.next
@@ -168,7 +171,7 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 	for st.next+64 <= n {
 		nb := min((n-st.next)>>6, simdBatch)
 		stage1(buf, st.next, nb, st.out[:nb])
-		if r, done := s.simdBlocks(buf, nb, &st.c, ^uint64(0), &st.lit); done {
+		if r, done := s.simdBlocks(buf, buf[st.next:st.next+64*nb], nb, &st.c, ^uint64(0), &st.lit); done {
 			return r
 		}
 	}
@@ -176,20 +179,22 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 	return s.simdTail(buf, final)
 }
 
-// simdBlocks runs stage 2 over the nb blocks in st.out from st.next,
-// checks their literals, and moves st.next past them unless it reaches a
-// verdict (the container closes, or something is wrong).
-func (s *scanner) simdBlocks(buf []byte, nb int, c *s2carry, lastValid uint64, lit *int) (uint8, bool) {
+// simdBlocks runs stage 2 over the nb blocks in st.out from st.next
+// (their bytes in data), checks the literals stage 2 left, and moves
+// st.next past them unless it reaches a verdict (the container closes, or
+// something is wrong).
+func (s *scanner) simdBlocks(buf, data []byte, nb int, c *s2carry, lastValid uint64, lit *int) (uint8, bool) {
 	st := &s.simd
-	done := stage2(st.out[:nb], c, lastValid)
+	done := stage2(st.out[:nb], data, c, lastValid)
 	for j := range done {
 		m := &st.out[j]
 		base := st.next + 64*j
 		if m.err != 0 {
 			return s.simdFail(), true
 		}
-		// Literals: a byte compare each, and one cut at the block's end
-		// waits for the next block.
+		// Literals stage 2 left (near the block's end or the end of the
+		// bytes so far): a byte compare each, and one cut at the block's
+		// end waits for the next block.
 		if *lit >= 0 {
 			bad, ok := litBad(buf, *lit)
 			if bad {
@@ -232,7 +237,7 @@ func (s *scanner) simdTail(buf []byte, final bool) uint8 {
 		stage1(st.stage[:], 32, 1, st.out[:1])
 		st.tc, st.tlit = st.c, st.lit
 		next := st.next
-		r, done := s.simdBlocks(buf, 1, &st.tc, lowMask(n-st.next), &st.tlit)
+		r, done := s.simdBlocks(buf, st.stage[32:], 1, &st.tc, lowMask(n-st.next), &st.tlit)
 		st.next = next
 		if done {
 			return r
@@ -273,6 +278,9 @@ func (st *simdState) stageBlock(buf []byte, base, from, to int) {
 	}
 	copy(g[32+from-base:], buf[from:to])
 }
+
+// litFalse is "false" as the low five bytes of a little-endian word.
+const litFalse = 'f' | 'a'<<8 | 'l'<<16 | 's'<<24 | 'e'<<32
 
 // literal checks.
 var scByte = func() (t [256]bool) {
@@ -323,17 +331,18 @@ const (
 var stage2 = stage2Generic
 
 // stage2Generic runs stage 2 over the blocks of ms, whose stage-1 masks
-// are filled in, and sets their err, lits and exit; lastValid says which
-// bytes of the last block are present. It stops after the first block
-// with an error or an exit, and returns how many blocks it processed.
-func stage2Generic(ms []blockMasks, c *s2carry, lastValid uint64) int {
+// are filled in and whose bytes are in data, and sets their err, lits and
+// exit; lastValid says which bytes of the last block are present. It
+// stops after the first block with an error or an exit, and returns how
+// many blocks it processed.
+func stage2Generic(ms []blockMasks, data []byte, c *s2carry, lastValid uint64) int {
 	for j := range ms {
 		valid := ^uint64(0)
 		if j == len(ms)-1 {
 			valid = lastValid
 		}
 		m := &ms[j]
-		stage2Block(m, c, valid)
+		stage2Block(m, data[64*j:64*j+64], c, valid)
 		if m.err != 0 || m.exit >= 0 {
 			return j + 1
 		}
@@ -341,8 +350,8 @@ func stage2Generic(ms []blockMasks, c *s2carry, lastValid uint64) int {
 	return len(ms)
 }
 
-// stage2Block is stage 2 for one block.
-func stage2Block(m *blockMasks, c *s2carry, valid uint64) {
+// stage2Block is stage 2 for one block of bytes blk.
+func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	// Escapes: esc marks the bytes that follow an odd run of backslashes.
 	bs := m.bslash &^ c.esc
 	esc := c.esc
@@ -498,7 +507,35 @@ func stage2Block(m *blockMasks, c *s2carry, valid uint64) {
 		e |= dot & sc &^ sum
 		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex, sign, dot, d, rsMi, iz
 
-		m.lits = rs & lstart & valid
+		// Literals: true, false and null compared in place when they and
+		// the byte after them are in the block and present; the others
+		// are left in lits for the driver.
+		var left uint64
+		for l := rs & lstart & valid; l != 0; l &= l - 1 {
+			b := uint(bits.TrailingZeros64(l))
+			n := uint(4)
+			if blk[b] == 'f' {
+				n = 5
+			}
+			if b > 56 || valid>>(b+n)&1 == 0 {
+				left |= 1 << b
+				continue
+			}
+			w := binary.LittleEndian.Uint64(blk[b:])
+			var ok bool
+			switch blk[b] {
+			case 't':
+				ok = uint32(w) == litTrue
+			case 'n':
+				ok = uint32(w) == litNull
+			default:
+				ok = w&0xFF_FFFF_FFFF == litFalse
+			}
+			if !ok || sc>>(b+n)&1 != 0 {
+				e |= 1 << b
+			}
+		}
+		m.lits = left
 	}
 	c.sc = sc
 	m.err = e & valid

@@ -33,8 +33,9 @@ func stage1Asm512(buf []byte, start, nb int, out []blockMasks) {
 }
 
 // stage2Asm runs the assembly twin of stage2Generic.
-func stage2Asm(ms []blockMasks, c *s2carry, lastValid uint64) int {
-	return stage2AVX2(&ms[0].quote, len(ms), &c.esc, lastValid)
+func stage2Asm(ms []blockMasks, data []byte, c *s2carry, lastValid uint64) int {
+	_ = data[:64*len(ms)]
+	return stage2AVX2(&ms[0].quote, len(ms), &c.esc, lastValid, &data[0])
 }
 
 // stage1Asm runs the AVX2 kernel on the nb blocks at buf[start:],

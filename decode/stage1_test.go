@@ -167,8 +167,8 @@ func compareStage2(t testing.TB, b []byte, c s2carry, lastValid uint64) {
 	stage1Generic(b, 3, nb, ms)
 	ms2 := append([]blockMasks(nil), ms...)
 	c1, c2 := c, c
-	n1 := stage2Asm(ms, &c1, lastValid)
-	n2 := stage2Generic(ms2, &c2, lastValid)
+	n1 := stage2Asm(ms, b[3:], &c1, lastValid)
+	n2 := stage2Generic(ms2, b[3:], &c2, lastValid)
 	if n1 != n2 || c1 != c2 {
 		t.Fatalf("stage 2 on %q (carry %+v, last valid %#x):\n%s: %d blocks, carry %+v\ntwin: %d blocks, carry %+v", b, c, lastValid, stage1Kernel, n1, c1, n2, c2)
 	}
