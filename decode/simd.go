@@ -7,7 +7,8 @@ package decode
 // container deep enough (inside params for a Decoder, at the top for
 // Valid) with enough bytes ahead, it hands the container to this stage,
 // which validates 64-byte blocks numbered from the start of the message
-// with bitmask algebra over stage 1's masks:
+// with bitmask algebra over stage 1's masks (stage2AVX2 in assembly, with
+// stage2Generic below as its twin and reference):
 //
 //   - strings: odd backslash runs, real quotes, a prefix XOR for the
 //     in-string mask; escapes, \u digits and surrogate pairs, control
