@@ -1,7 +1,5 @@
 package decode
 
-import "math/bits"
-
 // NOTE: stage 1 of the SIMD scanner.
 //
 // Stage 1 turns 64-byte blocks into bitmasks, one bit per byte: which
@@ -22,6 +20,8 @@ import "math/bits"
 // back), so the caller guarantees that buf[start-3:start] exists: blocks
 // at offset 0 and partial blocks are staged into a buffer with room
 // before them.
+
+import "math/bits"
 
 // blockMasks is stage 1's output for one block: bit i describes byte i.
 type blockMasks struct {
