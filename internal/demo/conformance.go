@@ -241,9 +241,11 @@ func streamEvents(c *mcp.Call) error {
 	if err != nil {
 		return err
 	}
-	delay, err := c.ArgInt("delayMs")
-	if err != nil {
-		return err
+	var delay int64 // delayMs is optional: 0 when absent
+	if c.Arg("delayMs") != nil {
+		if delay, err = c.ArgInt("delayMs"); err != nil {
+			return err
+		}
 	}
 	for i := range n {
 		if delay > 0 && i > 0 {
