@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -16,8 +17,12 @@ const (
 	DefaultTaskTTL      = 24 * time.Hour
 	DefaultMaxTasks     = 100000
 	DefaultMaxTaskBytes = 1 << 20
-	// maxCASTries bounds Update's read-modify-write loop under contention.
-	maxCASTries = 16
+	// maxCASTries bounds Update's read-modify-write loop under contention;
+	// between tries a writer that lost waits a random moment that grows
+	// with the tries (up to casBackoff each), so that racing writers stop
+	// colliding instead of losing together again.
+	maxCASTries = 32
+	casBackoff  = 10 * time.Millisecond
 )
 
 // TaskOptions configures a TaskStore.
@@ -170,7 +175,15 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 
 // Update is the check-and-set of a2a.TaskStore.Update.
 func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a2a.Task, error)) (*a2a.Task, error) {
-	for range maxCASTries {
+	for try := range maxCASTries {
+		if try > 0 {
+			wait := min(time.Duration(try)*200*time.Microsecond, casBackoff)
+			select {
+			case <-time.After(rand.N(wait)):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		old, ver, err := s.get(ctx, id)
 		if err != nil {
 			return nil, err
