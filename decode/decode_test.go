@@ -496,10 +496,6 @@ func refScan(b []byte, maxDepth int, decoder, final bool) refResult {
 	return res
 }
 
-// refValid is Valid by the reference model.
-func refValid(b []byte) bool {
-	return refScan(b, int(^uint(0)>>1), false, true).err == nil
-}
 
 // policyAccepts says which id types each policy takes, written out
 // independently of the package's bit sets.

@@ -806,15 +806,15 @@ func (s *scanner) scanString(buf []byte, i int, final bool) (int, uint8) {
 // utf8Hi, the range of the second byte.
 var utf8Accept = func() (t [256]byte) {
 	for c := 0xC2; c < 0xE0; c++ {
-		t[c] = 2<<4 | 0
+		t[c] = 2 << 4 // range index 0: any continuation byte
 	}
 	for c := 0xE0; c < 0xF0; c++ {
-		t[c] = 3<<4 | 0
+		t[c] = 3 << 4
 	}
 	t[0xE0] = 3<<4 | 1
 	t[0xED] = 3<<4 | 2
 	for c := 0xF0; c < 0xF5; c++ {
-		t[c] = 4<<4 | 0
+		t[c] = 4 << 4
 	}
 	t[0xF0] = 4<<4 | 3
 	t[0xF4] = 4<<4 | 4

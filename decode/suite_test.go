@@ -160,23 +160,23 @@ func trimWS(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 // contract's order: a batch first, then syntax, then (for a valid text)
 // not-an-object, duplicates and the envelope. None of the corpora's files
 // is a JSON-RPC request, and none nests past 1000 levels outside a batch.
-func corpusExpect(tb testing.TB, b []byte, valid bool) (error, int64) {
+func corpusExpect(tb testing.TB, b []byte, valid bool) (int64, error) {
 	at, c := leadByte(b)
 	switch {
 	case c == '[':
-		return decode.ErrBatch, int64(at)
+		return int64(at), decode.ErrBatch
 	case !valid:
 		var e *decode.Error
 		if !errors.As(decode.Validate(b), &e) {
 			tb.Fatalf("an invalid file passes Validate")
 		}
-		return decode.ErrSyntax, e.Offset
+		return e.Offset, decode.ErrSyntax
 	case c != '{':
-		return decode.ErrNotObject, -1
+		return -1, decode.ErrNotObject
 	case topLevelDuplicate(tb, b):
-		return decode.ErrDuplicateName, -1
+		return -1, decode.ErrDuplicateName
 	}
-	return decode.ErrEnvelope, -1
+	return -1, decode.ErrEnvelope
 }
 
 func TestJSONTestSuite(t *testing.T) {
@@ -221,7 +221,7 @@ func TestJSONTestSuite(t *testing.T) {
 		checkValid(t, f.data)
 
 		// The Decoder, by the contract's order.
-		wantErr, wantOff := corpusExpect(t, f.data, valid)
+		wantOff, wantErr := corpusExpect(t, f.data, valid)
 		got := checkRef(t, &d, f.data, decode.Options{})
 		if got.Err != wantErr || (wantOff >= 0 && got.Offset != wantOff) || got.Code != codeOf(wantErr) || (wantErr != decode.ErrEnvelope && got.AnswerID != "null") {
 			t.Errorf("%s: Decode = %v, want %v at %d", f.name, got, wantErr, wantOff)
@@ -280,7 +280,7 @@ func TestJSONChecker(t *testing.T) {
 			t.Errorf("%s: Valid = %v, want %v", f.name, got, valid)
 		}
 		checkValid(t, f.data)
-		wantErr, wantOff := corpusExpect(t, f.data, valid)
+		wantOff, wantErr := corpusExpect(t, f.data, valid)
 		got := checkRef(t, &d, f.data, decode.Options{})
 		if got.Err != wantErr || (wantOff >= 0 && got.Offset != wantOff) {
 			t.Errorf("%s: Decode = %v, want %v at %d", f.name, got, wantErr, wantOff)
