@@ -138,8 +138,8 @@ func TestBodyReaderBombsTotalAlloc(t *testing.T) {
 	var br decode.BodyReader
 	buf := make([]byte, 32<<10)
 	for _, tt := range bombCases() {
-		_, _, cold := runBomb(&br, tt, buf)
-		got, err, warm := runBomb(&br, tt, buf)
+		_, cold, _ := runBomb(&br, tt, buf)
+		got, warm, err := runBomb(&br, tt, buf)
 		t.Logf("%-30s wire %6d B  decoded %7d B  TotalAlloc cold %8d B, warm %5d B: %v", tt.name, len(tt.wire), got, cold, warm, err)
 		if warm >= 4<<20 {
 			t.Errorf("%s: %d bytes allocated with warm pools, want < 4 MiB", tt.name, warm)

@@ -551,7 +551,7 @@ func bombCases() []bombCase {
 
 // runBomb decodes tt.wire with the default ceiling, discarding the output,
 // and returns the bytes decoded, the error and the bytes allocated.
-func runBomb(br *decode.BodyReader, tt bombCase, buf []byte) (got int, err error, alloc uint64) {
+func runBomb(br *decode.BodyReader, tt bombCase, buf []byte) (got int, alloc uint64, err error) {
 	enc, _ := decode.ParseEncoding([]byte(tt.list))
 	src := bytes.NewReader(tt.wire)
 	alloc = totalAlloc(func() {
@@ -563,7 +563,7 @@ func runBomb(br *decode.BodyReader, tt bombCase, buf []byte) (got int, err error
 		}
 		br.Close()
 	})
-	return got, err, alloc
+	return got, alloc, err
 }
 
 // TestBodyReaderBombs checks the verdicts; compress_alloc_test.go checks
@@ -575,7 +575,7 @@ func TestBodyReaderBombs(t *testing.T) {
 	var br decode.BodyReader
 	buf := make([]byte, 32<<10)
 	for _, tt := range bombCases() {
-		got, err, alloc := runBomb(&br, tt, buf)
+		got, alloc, err := runBomb(&br, tt, buf)
 		e := wantRefusal(t, err, tt.sentinel, got)
 		if !strings.Contains(e.Reason, tt.reason) {
 			t.Errorf("%s: Reason %q, want it to mention %q", tt.name, e.Reason, tt.reason)
