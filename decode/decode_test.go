@@ -496,7 +496,6 @@ func refScan(b []byte, maxDepth int, decoder, final bool) refResult {
 	return res
 }
 
-
 // policyAccepts says which id types each policy takes, written out
 // independently of the package's bit sets.
 func policyAccepts(p decode.IDPolicy, t decode.IDType) bool {
