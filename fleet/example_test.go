@@ -1,11 +1,12 @@
 package fleet_test
 
 import (
+	"context"
 	"log"
 
+	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/rpcedge/rpcedge/fleet"
-	"github.com/rpcedge/rpcedge/internal/demo"
 )
 
 // One instance of a fleet: the fleet-wide limit and the shared task store
@@ -26,15 +27,22 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	agent, err := demo.NewA2A(demo.A2AOptions{Tasks: tasks}) // or a2a.New(a2a.Config{..., Tasks: tasks})
+	// Every instance keeps its tasks in Redis: GetTask and CancelTask
+	// work whichever instance the balancer picks.
+	agent, err := a2a.New(a2a.Config{
+		Card: a2a.AgentCard{Name: "done", Description: "Completes every task.", Version: "1.0.0"},
+		Agent: a2a.AgentFunc(func(context.Context, *a2a.Call) (*a2a.Reply, error) {
+			return &a2a.Reply{}, nil
+		}),
+		Tasks: tasks,
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer agent.Close()
 	srv, err := fastserver.New(fastserver.Config{
 		RateLimiter: lim,
 		MoreMetrics: f.WritePrometheus,
-	}, agent.Server.Endpoint())
+	}, agent.Endpoint())
 	if err != nil {
 		log.Fatal(err)
 	}
