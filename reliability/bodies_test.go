@@ -310,7 +310,11 @@ func TestChunkedCeilingPlusOne(t *testing.T) {
 // TestInflightBudget runs 200 concurrent uploads of about 1 MiB against
 // a 64 MiB in-flight budget. Each request is charged its body bytes as
 // they arrive; a step that finds no room waits BudgetWait and gets 503 +
-// Retry-After. Every upload gets one of the two answers, the peak heap
+// Retry-After. Every upload sends all of its body but the last bytes and
+// holds them: the admitted ones keep their charge, so at most budget/size
+// of them fit and every other one must be refused 503 — however slowly
+// the machine runs, because nothing is released until the test says so.
+// Then the admitted ones finish and are answered 200; the peak heap
 // stays within a small multiple of the budget, and the server still
 // serves.
 func TestInflightBudget(t *testing.T) {
@@ -322,32 +326,38 @@ func TestInflightBudget(t *testing.T) {
 	cfg := testConfig()
 	cfg.InflightBodyBytes = budget
 	cfg.BudgetWait = 100 * time.Millisecond
-	// The admitted uploads wait for every upload to be in (a second or so
-	// on a loaded machine) before they send their bodies.
-	cfg.ReadTimeout = 20 * time.Second
+	// The admitted uploads hold their bodies until every other one has
+	// been refused (seconds on a loaded machine).
+	cfg.ReadTimeout = 30 * time.Second
 	addr := startApp(t, cfg).addr
 
 	ceiling := fastserver.DefaultMaxBodyBytes
 	head := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},"pad":"`
 	body := []byte(head + strings.Repeat("x", ceiling-len(head)-3) + `"}}`)
 	raw := post("/mcp", body)
+	// The budget holds at most this many bodies; every other upload must
+	// be refused.
+	mustRefuse := uploads - int(budget/int64(len(body)))
 
 	var ok, busy atomic.Int64
-	var wg, ready sync.WaitGroup
+	var wg sync.WaitGroup
 	errs := make(chan error, uploads)
+	release := make(chan struct{})
 	h := sampleHeap()
 	start := time.Now()
-	all := make(chan struct{})
 	for i := range uploads {
 		wg.Add(1)
-		ready.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- upload(addr, raw, i, &ready, all, &ok, &busy)
+			errs <- upload(addr, raw, i, release, &ok, &busy)
 		}()
 	}
-	ready.Wait()
-	close(all)
+	deadline := time.Now().Add(20 * time.Second)
+	for busy.Load() < int64(mustRefuse) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	refusedBy := time.Since(start)
+	close(release)
 	wg.Wait()
 	took := time.Since(start)
 	peak := h.Stop()
@@ -357,10 +367,10 @@ func TestInflightBudget(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	t.Logf("%d concurrent uploads of %d KiB in %v with a %d MiB budget: %d answered 200, %d answered 503 + Retry-After; heap in use peaked at +%s",
-		uploads, len(body)>>10, took.Round(time.Millisecond), budget>>20, ok.Load(), busy.Load(), fmtBytes(peak))
-	if busy.Load() == 0 {
-		t.Errorf("no upload was refused 503: the budget was never spent (the test did not test it)")
+	t.Logf("%d concurrent uploads of %d KiB with a %d MiB budget: %d answered 503 + Retry-After within %v, %d answered 200 once released (all done in %v); heap in use peaked at +%s",
+		uploads, len(body)>>10, budget>>20, busy.Load(), refusedBy.Round(time.Millisecond), ok.Load(), took.Round(time.Millisecond), fmtBytes(peak))
+	if busy.Load() < int64(mustRefuse) {
+		t.Errorf("%d uploads refused 503, want at least %d: the budget admitted more bodies than it holds", busy.Load(), mustRefuse)
 	}
 	if ok.Load() == 0 {
 		t.Errorf("no upload was served")
@@ -375,29 +385,21 @@ func TestInflightBudget(t *testing.T) {
 	want{200, 0, "7"}.check(t, roundTrip(t, addr, post("/mcp", echoCall(7, "still here"))))
 }
 
-// upload sends the headers and a first piece of raw, signals ready and
-// waits for all (so that every upload is in the server at once), then
-// sends the rest in 16 pieces 25 ms apart (each upload holds its
-// reservation for 400 ms, four times BudgetWait), and checks the answer: 200
-// with the sum, or 503 / -32603 with Retry-After.
-func upload(addr string, raw []byte, i int, ready *sync.WaitGroup, all <-chan struct{}, ok, busy *atomic.Int64) error {
+// upload sends the headers and all of raw's body but its last 3 bytes in
+// 16 pieces 25 ms apart, then holds the connection until release is
+// closed and sends the rest, and checks the answer: 200 with the sum, or
+// 503 / -32603 with Retry-After (which may come at any moment before).
+func upload(addr string, raw []byte, i int, release <-chan struct{}, ok, busy *atomic.Int64) error {
 	c, err := netDial(addr)
 	if err != nil {
-		ready.Done()
 		return fmt.Errorf("upload %d: %v", i, err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	head := bytes.Index(raw, []byte("\r\n\r\n")) + 5
-	_, err = c.Write(raw[:head])
-	ready.Done()
-	if err != nil {
-		return fmt.Errorf("upload %d: %v", i, err)
-	}
+	c.SetDeadline(time.Now().Add(40 * time.Second))
 	go func() {
-		<-all
-		piece := len(raw)/16 + 1
-		for p := raw[head:]; len(p) > 0; {
+		tail := len(raw) - 3
+		piece := tail/16 + 1
+		for p := raw[:tail]; len(p) > 0; {
 			n := min(len(p), piece)
 			if _, err := c.Write(p[:n]); err != nil {
 				return // answered early; the rest is not wanted
@@ -405,6 +407,8 @@ func upload(addr string, raw []byte, i int, ready *sync.WaitGroup, all <-chan st
 			p = p[n:]
 			time.Sleep(25 * time.Millisecond)
 		}
+		<-release
+		c.Write(raw[tail:])
 	}()
 	r, err := readResp(bufioReader(c))
 	if err != nil {
