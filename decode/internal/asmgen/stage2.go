@@ -558,7 +558,11 @@ func stage2() {
 	Comment("Numbers and literals.")
 	{
 		// errs ORs a mask into the block's error bits in memory.
-		errs := func(r Op) { ORQ(r, S(sE)) }
+		// errs collects the number errors in a register (not by
+		// read-modify-write in memory, a chain through the store).
+		en := GP64()
+		XORQ(en, en)
+		errs := func(r Op) { ORQ(r, en) }
 		out := load(S(sOut))
 		for _, p := range [][2]int{{fDigit, sD}, {fMinus, sMi}, {fPlus, sPl}, {fDot, sDot}, {fLstart, sLstart}} {
 			t := load(M(p[0]))
@@ -655,6 +659,7 @@ func stage2() {
 		aftDot := fill(S(sDotPrev), kAftDot)
 		ANDQ(S(sDot), aftDot)
 		errs(aftDot)
+		ORQ(en, S(sE))
 		for _, p := range [][2]int{{sEx, kEx}, {sSign, kSign}, {sDot, kDot}, {sD, kDig}, {sRsMi, kRsMi}, {sIz, kIz}, {sSC, kSC}} {
 			top(S(p[0]), p[1])
 		}
