@@ -70,8 +70,11 @@ type s2carry struct {
 	// The class of the last non-whitespace byte before the block (bit 0).
 	pO, pA, pK, pMo, pMa, pKC, pVE uint64
 
-	// The previous block's masks, for checks that look back.
-	sc, ex, sign, dot, dig, rsMi, iz, u, hexD, hs uint64
+	// The previous block's last byte (bit 0) in the classes that checks
+	// look back one byte for, and its masks for the \u checks that look
+	// back further.
+	sc, ex, sign, dot, dig, rsMi, iz uint64
+	u, hexD, hs                      uint64
 
 	ctx uint64 // 1: the innermost open container is an object
 	st  uint64 // container types, innermost in bit 0
@@ -440,7 +443,7 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	c.ctx, c.st, c.rd = cur, st, uint64(rd)
 
 	// Grammar.
-	rs := sc &^ (sc<<1 | c.sc>>63)
+	rs := sc &^ (sc<<1 | c.sc)
 	vs := oq | opn | rs
 	ts := vs | cls | colon | comma
 	o := opn & m.obj
@@ -487,26 +490,26 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 		nr := sc &^ sum
 		e |= nr & m.ltr
 		ex := m.expo & nr
-		exPrev := ex<<1 | c.ex>>63
+		exPrev := ex<<1 | c.ex
 		sign := mi | pl
 		e |= mi &^ (rs | exPrev)
 		e |= pl &^ exPrev
-		e |= (sign<<1 | c.sign>>63) &^ d
-		e |= (dot<<1 | c.dot>>63) &^ d
-		dPrev := d<<1 | c.dig>>63
+		e |= (sign<<1 | c.sign) &^ d
+		e |= (dot<<1 | c.dot) &^ d
+		dPrev := d<<1 | c.dig
 		e |= dot &^ dPrev
 		e |= ex &^ dPrev
 		e |= exPrev &^ (d | sign)
 		rsMi := rs & mi
-		iz := (rs | rsMi<<1 | c.rsMi>>63) & m.zero & out
-		e |= (iz<<1 | c.iz>>63) & d
+		iz := (rs | rsMi<<1 | c.rsMi) & m.zero & out
+		e |= (iz<<1 | c.iz) & d
 		sum, carry = bits.Add64(sc, exPrev&sc, c.aftE)
 		c.aftE = carry
 		e |= (dot | ex) & sc &^ sum
-		sum, carry = bits.Add64(sc, (dot<<1|c.dot>>63)&sc, c.aftDot)
+		sum, carry = bits.Add64(sc, (dot<<1|c.dot)&sc, c.aftDot)
 		c.aftDot = carry
 		e |= dot & sc &^ sum
-		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex, sign, dot, d, rsMi, iz
+		c.ex, c.sign, c.dot, c.dig, c.rsMi, c.iz = ex>>63, sign>>63, dot>>63, d>>63, rsMi>>63, iz>>63
 
 		// Literals: true, false and null compared in place when they and
 		// the byte after them are in the block and present; the others
@@ -538,7 +541,7 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 		}
 		m.lits = left
 	}
-	c.sc = sc
+	c.sc = sc >> 63
 	m.err = e & valid
 	m.exit = int64(exit)
 }

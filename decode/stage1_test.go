@@ -151,7 +151,7 @@ func randomCarry(r *rand.Rand) s2carry {
 	return s2carry{
 		esc: bit(), inStr: -bit(), key: bit(), numRun: bit(), aftE: bit(), aftDot: bit(),
 		pO: bit(), pA: bit(), pK: bit(), pMo: bit(), pMa: bit(), pKC: bit(), pVE: bit(),
-		sc: mask(), ex: mask(), sign: mask(), dot: mask(), dig: mask(), rsMi: mask(), iz: mask(), u: mask(), hexD: mask(), hs: mask(),
+		sc: bit(), ex: bit(), sign: bit(), dot: bit(), dig: bit(), rsMi: bit(), iz: bit(), u: mask(), hexD: mask(), hs: mask(),
 		ctx: bit(), st: r.Uint64(), rd: uint64(r.IntN(int(lim) + 1)), lim: lim,
 	}
 }

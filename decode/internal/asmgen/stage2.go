@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -159,6 +157,26 @@ func stage2() {
 		ORQ(t, r)
 		return r
 	}
+	// shl1 returns x<<1 | C(f), where C(f) holds the previous block's
+	// last bit of the same mask (0 or 1).
+	shl1 := func(x Op, f int) GPVirtual {
+		r := GP64()
+		if xr, ok := x.(GPVirtual); ok {
+			LEAQ(Mem{Base: xr, Index: xr, Scale: 1}, r)
+		} else {
+			MOVQ(x, r)
+			ADDQ(r, r)
+		}
+		ORQ(C(f), r)
+		return r
+	}
+	// top stores the last bit of x (bit 63) in C(f).
+	top := func(x Op, f int) {
+		r := GP64()
+		MOVQ(x, r)
+		SHRQ(U8(63), r)
+		MOVQ(r, C(f))
+	}
 	// through extends seed bits across whitespace runs.
 	through := func(s GPVirtual, w Op) {
 		t := GP64()
@@ -271,8 +289,14 @@ func stage2() {
 		ORQ(t, e)
 		andn(t, esc, M(fEscOK))
 		ORQ(t, e)
-		allowed := load(M(fWS))
-		for _, f := range []int{fOpn, fCls, fColon, fComma, fDigit, fMinus, fPlus, fDot, fExpo, fLtr, fQuote} {
+		sc := load(M(fDigit))
+		for _, f := range []int{fMinus, fPlus, fDot, fExpo, fLtr} {
+			ORQ(M(f), sc)
+		}
+		MOVQ(sc, S(sSC)) // the scalar characters, outside strings below
+		allowed := GP64()
+		MOVQ(sc, allowed)
+		for _, f := range []int{fWS, fOpn, fCls, fColon, fComma, fQuote} {
 			ORQ(M(f), allowed)
 		}
 		andn(allowed, out, allowed)
@@ -339,12 +363,7 @@ func stage2() {
 			ANDQ(out, t)
 			MOVQ(t, S(p[1]))
 		}
-		sc := load(M(fDigit))
-		for _, f := range []int{fMinus, fPlus, fDot, fExpo, fLtr} {
-			ORQ(M(f), sc)
-		}
-		ANDQ(out, sc)
-		MOVQ(sc, S(sSC))
+		ANDQ(out, S(sSC))
 	}
 
 	Comment("Nesting: walk the brackets. room is lim-rd; tog collects the context flips.")
@@ -362,18 +381,16 @@ func stage2() {
 		SUBQ(C(kRd), room)
 		opnR := load(S(sOpn))
 		objR := load(M(fObj))
+		tog := GP64()
+		XORQ(tog, tog)
 		br := load(S(sCls))
 		ORQ(opnR, br)
 		ANDQ(S(sValid), br)
-		tog := GP64()
-		XORQ(tog, tog)
 		b, t, stO := GP64(), GP64(), GP64()
-		Label("s2walk")
-		TESTQ(br, br)
 		JZ(LabelRef("s2walked"))
-		BSFQ(br, b)
-		LEAQ(Mem{Base: br, Disp: -1}, t)
-		ANDQ(t, br)
+		Label("s2walk")
+		TZCNTQ(br, b)
+		BLSRQ(br, br)
 		BTQ(b, objR)
 		LEAQ(Mem{Base: st, Index: st, Scale: 1}, stO)
 		ADCQ(U8(0), stO) // st<<1 | obj
@@ -384,14 +401,15 @@ func stage2() {
 		LEAQ(Mem{Base: room, Index: t, Scale: 2, Disp: 1}, room)
 		CMPQ(room, C(kLim))
 		JHI(LabelRef("s2edge"))
-		MOVQ(st, t)
-		ANDQ(U8(1), t) // the new context
+		MOVL(st.As32(), t.As32())
+		ANDL(U8(1), t.As32()) // the new context
 		XORQ(t, cur)
-		SHLXQ(b, cur, stO)
-		ADDQ(stO, stO)
+		SHLXQ(b, cur, stO) // the flip, at the bracket (moved past it below)
 		XORQ(stO, tog)
 		MOVQ(t, cur)
-		JMP(LabelRef("s2walk"))
+		TESTQ(br, br)
+		JNZ(LabelRef("s2walk"))
+		JMP(LabelRef("s2walked"))
 
 		Label("s2edge")
 		TESTQ(room, room)
@@ -408,7 +426,9 @@ func stage2() {
 		lim := load(C(kLim))
 		SUBQ(room, lim)
 		MOVQ(lim, C(kRd))
-		// ctx: the context before each byte, from the flips.
+		// ctx: the context before each byte, from the flips (each moved
+		// to the byte after its bracket).
+		ADDQ(tog, tog)
 		{
 			a, c := XMM(), XMM()
 			MOVQ(tog, a)
@@ -416,15 +436,14 @@ func stage2() {
 			PCLMULQDQ(U8(0), c, a)
 			MOVQ(a, tog)
 		}
-		t0 := load(S(sCtx0))
-		XORQ(t0, tog)
+		XORQ(S(sCtx0), tog)
 		MOVQ(tog, S(sCtx))
 	}
 
 	Comment("Grammar: the token before each token start must allow it.")
 	{
 		sc := load(S(sSC))
-		rs := shlc(sc, 1, kSC)
+		rs := shl1(sc, kSC)
 		andn(rs, sc, rs)
 		MOVQ(rs, S(sRS))
 		vs := load(S(sOQ))
@@ -447,53 +466,48 @@ func stage2() {
 		MOVQ(mo, S(sMa))
 	}
 	{
+		// The seeds: the byte after each token of a class (after the
+		// whitespace that follows it). Seeds of classes that allow the
+		// same tokens are merged: at most one seed falls in each run of
+		// whitespace, so moving the union moves each.
 		w := load(S(sW))
-		g := GP64() // errors before the mask of token starts
-		XORQ(g, g)
-		ko := GP64()
-		XORQ(ko, ko)
-		n := 0
-		// check: seed = x<<1 | carry, across whitespace; g |= seed &^ allowed.
-		check := func(x Mem, f int, allowed func() Op, key bool) {
-			n++
-			r := GP64()
-			MOVQ(x, r)
-			SHLQ(U8(1), r)
-			ORQ(C(f), r)
-			skip := fmt.Sprintf("s2nows%d", n)
-			TESTQ(w, w)
-			JZ(LabelRef(skip))
+		s1 := shl1(S(sO), kPO)   // after '{': a key or '}'
+		s4 := shl1(S(sMo), kPMo) // after ',' in an object: a key
+		s2 := shl1(S(sA), kPA)   // after '[': a value or ']'
+		s35 := load(S(sColon))   // after ':' and ',' in an array: a value
+		ORQ(S(sMa), s35)
+		s35 = shl1(s35, kPK)
+		ORQ(C(kPMa), s35)
+		TESTQ(w, w)
+		JZ(LabelRef("s2nows1"))
+		for _, r := range []GPVirtual{s1, s4, s2, s35} {
 			through(r, w)
-			Label(skip)
-			if key {
-				ORQ(r, ko)
-			}
-			andn(r, r, allowed())
-			ORQ(r, g)
 		}
-		check(S(sO), kPO, func() Op { // '{': a key or '}'
-			t := load(S(sCls))
-			ANDQ(M(fObj), t)
-			ORQ(S(sOQ), t)
-			return t
-		}, true)
-		check(S(sA), kPA, func() Op { // '[': a value or ']'
-			t := GP64()
-			andn(t, S(sCls), M(fObj))
-			ORQ(S(sVS), t)
-			return t
-		}, false)
-		check(S(sColon), kPK, func() Op { return load(S(sVS)) }, false)
-		check(S(sMo), kPMo, func() Op { return load(S(sOQ)) }, true)
-		check(S(sMa), kPMa, func() Op { return load(S(sVS)) }, false)
+		Label("s2nows1")
+		g := load(S(sVS))
+		ANDNQ(s35, g, g) // s35 &^ vs
+		t := load(S(sCls))
+		andn(t, t, M(fObj))
+		ORQ(S(sVS), t)
+		ANDNQ(s2, t, t) // s2 &^ (vs | cls&^obj)
+		ORQ(t, g)
+		oq := load(S(sOQ))
+		t = load(S(sCls))
+		ANDQ(M(fObj), t)
+		ORQ(oq, t)
+		ANDNQ(s1, t, t) // s1 &^ (oq | cls&obj)
+		ORQ(t, g)
+		ORQ(s4, s1)
+		ANDNQ(s4, oq, s4) // s4 &^ oq
+		ORQ(s4, g)
 		// Key opens, and the key strings' closing quotes.
-		ANDQ(S(sOQ), ko)
+		ANDQ(oq, s1) // ko
 		x := load(S(sX))
 		sum, cout := GP64(), GP64()
 		XORQ(cout, cout)
 		MOVQ(x, sum)
 		BTQ(U8(0), C(kKey))
-		ADCQ(ko, sum)
+		ADCQ(s1, sum)
 		ADCQ(U8(0), cout)
 		MOVQ(cout, C(kKey))
 		andn(sum, sum, x)
@@ -503,17 +517,25 @@ func stage2() {
 		ORQ(S(sSC), ve)
 		ORQ(S(sCls), ve)
 		MOVQ(ve, S(sVE))
-		check(S(sKC), kPKC, func() Op { return load(S(sColon)) }, false)
-		check(S(sVE), kPVE, func() Op {
-			t := load(S(sComma))
-			ORQ(S(sCls), t)
-			return t
-		}, false)
+		s6 := shl1(sum, kPKC) // after a key: ':'
+		s7 := shl1(ve, kPVE)  // after a value: ',' or a closing bracket
+		TESTQ(w, w)
+		JZ(LabelRef("s2nows2"))
+		through(s6, w)
+		through(s7, w)
+		Label("s2nows2")
+		t = load(S(sColon))
+		ANDNQ(s6, t, t)
+		ORQ(t, g)
+		t = load(S(sComma))
+		ORQ(S(sCls), t)
+		ANDNQ(s7, t, t)
+		ORQ(t, g)
 		ANDQ(S(sTS), g)
 		e := load(S(sE))
 		ORQ(g, e)
 		// e |= cls & (obj ^ ctx)
-		t := load(M(fObj))
+		t = load(M(fObj))
 		XORQ(S(sCtx), t)
 		ANDQ(S(sCls), t)
 		ORQ(t, e)
@@ -536,7 +558,11 @@ func stage2() {
 	Comment("Numbers and literals.")
 	{
 		// errs ORs a mask into the block's error bits in memory.
-		errs := func(r Op) { ORQ(r, S(sE)) }
+		// errs collects the number errors in a register (not by
+		// read-modify-write in memory, a chain through the store).
+		en := GP64()
+		XORQ(en, en)
+		errs := func(r Op) { ORQ(r, en) }
 		out := load(S(sOut))
 		for _, p := range [][2]int{{fDigit, sD}, {fMinus, sMi}, {fPlus, sPl}, {fDot, sDot}, {fLstart, sLstart}} {
 			t := load(M(p[0]))
@@ -568,7 +594,7 @@ func stage2() {
 		ex := load(M(fExpo))
 		ANDQ(sum, ex)
 		MOVQ(ex, S(sEx))
-		exPrev := shlc(ex, 1, kEx)
+		exPrev := shl1(ex, kEx)
 		MOVQ(exPrev, S(sExPrev))
 		sign := load(S(sMi))
 		ORQ(S(sPl), sign)
@@ -582,15 +608,15 @@ func stage2() {
 		errs(t)
 		// after a sign or a dot: a digit
 		d := load(S(sD))
-		t = shlc(sign, 1, kSign)
+		t = shl1(sign, kSign)
 		andn(t, t, d)
 		errs(t)
-		dotPrev := shlc(S(sDot), 1, kDot)
+		dotPrev := shl1(S(sDot), kDot)
 		MOVQ(dotPrev, S(sDotPrev))
 		andn(dotPrev, dotPrev, d)
 		errs(dotPrev)
 		// before a dot or an exponent: a digit; after an exponent: a digit or a sign
-		dPrev := shlc(d, 1, kDig)
+		dPrev := shl1(d, kDig)
 		andn(t, S(sDot), dPrev)
 		errs(t)
 		andn(t, S(sEx), dPrev)
@@ -603,12 +629,12 @@ func stage2() {
 		rsMi := load(S(sRS))
 		ANDQ(S(sMi), rsMi)
 		MOVQ(rsMi, S(sRsMi))
-		iz := shlc(rsMi, 1, kRsMi)
+		iz := shl1(rsMi, kRsMi)
 		ORQ(S(sRS), iz)
 		ANDQ(M(fZero), iz)
 		ANDQ(S(sOut), iz)
 		MOVQ(iz, S(sIz))
-		t = shlc(iz, 1, kIz)
+		t = shl1(iz, kIz)
 		ANDQ(d, t)
 		errs(t)
 		// a dot or an exponent after an exponent, a dot after a dot
@@ -633,9 +659,9 @@ func stage2() {
 		aftDot := fill(S(sDotPrev), kAftDot)
 		ANDQ(S(sDot), aftDot)
 		errs(aftDot)
+		ORQ(en, S(sE))
 		for _, p := range [][2]int{{sEx, kEx}, {sSign, kSign}, {sDot, kDot}, {sD, kDig}, {sRsMi, kRsMi}, {sIz, kIz}, {sSC, kSC}} {
-			r := load(S(p[0]))
-			MOVQ(r, C(p[1]))
+			top(S(p[0]), p[1])
 		}
 		// Literals compared in place when they and the byte after them
 		// are in the block and present; the others are left in lits.
