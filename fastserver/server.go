@@ -340,6 +340,7 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 	}
 	c.dl.init()
 	c.st.c = c
+	c.dz.zr.Reserve = c.dz.reserveHistory
 	return c
 }
 
@@ -446,6 +447,7 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	}
 	c.body = bodyReader{}
 	c.dz.ch = charge{}
+	c.dz.held = 0
 	c.first = 0
 	c.mem.Reset(nil)
 	c.f.reset()
