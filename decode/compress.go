@@ -18,18 +18,14 @@ package decode
 //
 // Identity skips all of this: Read is the wire meter.
 //
-// zstd: the decoder is single-threaded (no goroutines) and refuses, from the
-// frame header and before allocating the window, a frame whose window is
-// over the window cap and a single-segment frame declaring more content
-// than the cap (both ErrTooLarge: decoding them would take more memory than
-// the ceiling allows). The cap follows the ceiling: the
-// ceiling rounded up to a power of two, at least 1 MiB and at most 8 MiB
-// (RFC 9659's largest window for HTTP). A decoder allocates its whole
-// window at the first block however little it then outputs, so a cap tied
-// to the ceiling keeps a zstd body's memory within a small multiple of the
-// ceiling. Encoders that declare a larger window than their content needs
-// (klauspost's streaming Writer declares 8 MiB by default) must use
-// single-segment frames (EncodeAll) or a window of at most the cap.
+// zstd: the decoder is single-threaded (no goroutines). Frames may declare
+// any window up to 8 MiB (RFC 9659's largest for HTTP); zstdFrames
+// (zstdframes.go) lowers each frame's window, as its header passes, to
+// what decoding it within the ceiling can need, so that a zstd body's
+// memory follows the ceiling (and, for a small frame, its size), never
+// the declared window. A window over 8 MiB is refused from the frame
+// header, before any window is allocated (ErrTooLarge), and so is a
+// single-segment frame declaring more content than the ceiling.
 
 import (
 	"bufio"
@@ -46,19 +42,6 @@ import (
 // zstdMaxWindow is the largest zstd window ever accepted: RFC 9659 forbids
 // encoders of HTTP's "zstd" coding larger ones.
 const zstdMaxWindow = 8 << 20
-
-// zstdMinWindow is the smallest window cap, whatever the ceiling.
-const zstdMinWindow = 1 << 20
-
-// zstdWindowClass returns the index of the window cap for a ceiling (0 for
-// 1 MiB, 1 for 2 MiB, 2 for 4 MiB, 3 for 8 MiB) and the cap itself.
-func zstdWindowClass(limit int64) (int, int) {
-	class, w := 0, zstdMinWindow
-	for int64(w) < limit && w < zstdMaxWindow {
-		class, w = class+1, w<<1
-	}
-	return class, w
-}
 
 // coding is one content coding. The zero value is identity.
 type coding uint8
@@ -209,16 +192,8 @@ func (e Encoding) String() string {
 var (
 	gzipPool = sync.Pool{New: func() any { return new(gzipDec) }}
 	zlibPool = sync.Pool{New: newZlibDec}
-	// zstdPools holds decoders by window cap: 1, 2, 4, 8 MiB.
-	zstdPools [4]sync.Pool
+	zstdPool = sync.Pool{New: func() any { return newZstdDec() }}
 )
-
-func init() {
-	for i := range zstdPools {
-		w := zstdMinWindow << i
-		zstdPools[i].New = func() any { return newZstdDec(w) }
-	}
-}
 
 type gzipDec struct {
 	br bufio.Reader
@@ -232,9 +207,8 @@ type zlibDec struct {
 }
 
 type zstdDec struct {
-	br    bufio.Reader
-	zd    *zstd.Decoder
-	class int // the window cap, which picks the pool
+	br bufio.Reader
+	zd *zstd.Decoder
 }
 
 // emptyZlib is a complete zlib stream of no bytes: zlib.NewReader reads a
@@ -249,18 +223,21 @@ func newZlibDec() any {
 	return &zlibDec{zr: zr, rs: zr.(zlib.Resetter)}
 }
 
-func newZstdDec(window int) *zstdDec {
+// newZstdDec returns a decoder that refuses windows over 8 MiB. Windows
+// reach it through zstdFrames, already lowered to what the ceiling needs;
+// a pooled decoder keeps the largest history ring it allocated.
+func newZstdDec() *zstdDec {
 	zd, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1), // synchronous: no goroutines
 		zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(uint64(window)),
-		zstd.WithDecoderMaxMemory(uint64(window)),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow),
+		zstd.WithDecoderMaxMemory(zstdMaxWindow),
 		zstd.WithDecodeBuffersBelow(0), // never buffer a whole input
 	)
 	if err != nil {
 		panic("decode: zstd reader: " + err.Error())
 	}
-	return &zstdDec{zd: zd, class: window}
+	return &zstdDec{zd: zd}
 }
 
 // Internal signals between the links of the chain. They never reach the
@@ -331,12 +308,13 @@ type stage struct {
 	gz      *gzipDec
 	zl      *zlibDec
 	zs      *zstdDec
+	zf      zstdFrames // between the previous link and br, for zstd
 	started bool
 	done    bool  // the stream and its input ended cleanly
 	err     error // the first error other than io.EOF
 }
 
-func (s *stage) acquire(c coding, in io.Reader, limit int64) {
+func (s *stage) acquire(c coding, in io.Reader, limit int64, reserve func(int64) error) {
 	s.c = c
 	switch c {
 	case codingGzip:
@@ -346,9 +324,10 @@ func (s *stage) acquire(c coding, in io.Reader, limit int64) {
 		s.zl = zlibPool.Get().(*zlibDec)
 		s.br = &s.zl.br
 	case codingZstd:
-		class, _ := zstdWindowClass(limit)
-		s.zs = zstdPools[class].Get().(*zstdDec)
+		s.zs = zstdPool.Get().(*zstdDec)
 		s.br = &s.zs.br
+		s.zf.reset(in, limit, reserve)
+		in = &s.zf
 	}
 	s.br.Reset(in)
 }
@@ -366,8 +345,7 @@ func (s *stage) release() {
 		zlibPool.Put(s.zl)
 	case codingZstd:
 		_ = s.zs.zd.Reset(nil) // drops the input; cannot fail on an open decoder
-		class, _ := zstdWindowClass(int64(s.zs.class))
-		zstdPools[class].Put(s.zs)
+		zstdPool.Put(s.zs)
 	}
 	*s = stage{}
 }
@@ -460,13 +438,30 @@ func (s *stage) trailing() error {
 // Cost: identity is a pass-through that allocates nothing. A compressed body
 // borrows one pooled decompressor per coding (unexported pools), each with a
 // 4 KiB input buffer: gzip and deflate about 43 KiB each (a 32 KiB window
-// plus tables); zstd about 50 KiB plus a buffer of the frame's window (the
-// content size for a small single-segment frame, else the declared window,
-// at most the window cap: the ceiling rounded up to a power of two, 1 to
-// 8 MiB), which the decompressor keeps while it waits in the pool. With warm pools decoding allocates
-// nothing per body (pinned in compress_alloc_test.go). Decoding work is
-// bounded by the ceiling: at most limit+1 bytes leave each layer.
+// plus tables); zstd about 50 KiB plus a history ring of its frame's window
+// and two blocks of room, which the decompressor keeps while it waits in
+// the pool. A frame may declare any window up to 8 MiB; the window decoded
+// with is lowered, as the frame header passes, to what the ceiling allows
+// (the ceiling plus 128 KiB: ZstdHistory gives the ring) and, for a frame
+// whose block headers all arrive in one read, to what its blocks can hold
+// (a 40-byte frame takes a 1 KiB window, a ring of 3 KiB, whatever it
+// declared). Reserve is told of each ring before it is allocated. With warm
+// pools decoding allocates nothing per body (pinned in
+// compress_alloc_test.go). Decoding work is bounded by the ceiling: at most
+// limit+1 bytes leave each layer.
 type BodyReader struct {
+	// Reserve, when not nil, is called before a zstd layer takes memory
+	// for its history (a ring of the frame's window and two blocks of
+	// room; at most ZstdHistory(limit) per layer), with the bytes it
+	// takes beyond what this body's layer holds already: once per frame
+	// that needs more than the frames before it. An error from Reserve
+	// ends the body: Read returns it, unwrapped and sticky, and the
+	// history is not allocated. It is called from Read, on the goroutine
+	// that reads; Reset keeps it. Reserving is the caller's accounting:
+	// the BodyReader never gives memory back through it (what a body
+	// reserved is released when the caller is done with the body).
+	Reserve func(n int64) error
+
 	enc     Encoding
 	active  bool  // between Reset and Close
 	n       int64 // decoded bytes returned by Read
@@ -510,7 +505,7 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 	// last one first.
 	in := io.Reader(&r.wire)
 	for i := range r.nstages {
-		r.st[i].acquire(enc.list[r.nstages-1-i], in, limit)
+		r.st[i].acquire(enc.list[r.nstages-1-i], in, limit, r.Reserve)
 		if i == 0 && r.nstages == 2 {
 			r.mid = meter{r: &r.st[0], limit: limit}
 			in = &r.mid
@@ -528,13 +523,14 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 //   - io.EOF at the end of a complete body;
 //   - an *Error wrapping ErrTooLarge when the wire bytes, the decoded bytes
 //     or the bytes between two stacked codings pass the ceiling, or when a
-//     zstd frame declares a window or a content size over the window cap
-//     (the ceiling rounded up to a power of two, 1 to 8 MiB);
+//     zstd frame declares a window over 8 MiB (RFC 9659) or a single
+//     segment of more content than the ceiling;
 //   - an *Error wrapping ErrCorrupt when a compressed stream is broken: a
 //     bad header, a corrupt block, a checksum mismatch, a stream cut short
 //     at the end of src, bytes after the end of the stream, a preset
 //     dictionary;
-//   - an error from src other than io.EOF, unwrapped, as src returned it.
+//   - an error from src other than io.EOF, or from Reserve, unwrapped, as
+//     it was returned.
 //
 // An *Error has Offset = the decoded bytes returned so far (for a decoded
 // crossing that is the ceiling) and a short static Reason. It is owned by r:
@@ -569,8 +565,8 @@ const (
 	reasonWireOver    = "wire bytes over the ceiling"
 	reasonDecodedOver = "decoded bytes over the ceiling"
 	reasonMidOver     = "bytes between the two codings over the ceiling"
-	reasonZstdSize    = "zstd: frame content size over the window cap"
-	reasonZstdWindow  = "zstd: frame window larger than the ceiling allows (the ceiling rounded up to a power of two, 1 to 8 MiB)"
+	reasonZstdSize    = "zstd: frame content size over the ceiling"
+	reasonZstdWindow  = "zstd: frame window over 8 MiB (RFC 9659)"
 )
 
 type failure uint8
@@ -612,7 +608,7 @@ var corruptReasons = [numCodings][numFailures]string{
 		failTruncated: "zstd: truncated stream",
 		failTrailing:  "zstd: bytes after the end of the stream",
 		failDict:      "zstd: dictionaries not supported",
-		failWindow:    "zstd: window over the cap (the ceiling, at least 1 MiB, at most 8 MiB) or block over the window",
+		failWindow:    "zstd: block over the window",
 	},
 }
 
@@ -629,13 +625,13 @@ func (r *BodyReader) settle(err error) error {
 	}
 	if r.nstages > 0 {
 		if s := &r.st[0]; s.err != nil {
-			return r.corrupt(s)
+			return r.stageFailed(s)
 		}
 		if r.mid.over {
 			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonMidOver)
 		}
 		if s := &r.st[1]; r.nstages == 2 && s.err != nil {
-			return r.corrupt(s)
+			return r.stageFailed(s)
 		}
 		if r.out.over {
 			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonDecodedOver)
@@ -648,6 +644,20 @@ func (r *BodyReader) settle(err error) error {
 	// Not reached with the decoders in use; refuse rather than pass an
 	// unknown error on.
 	return r.fail(ErrCorrupt, CodeParseError, "broken compressed stream")
+}
+
+// stageFailed settles the error of a stage: a refusal or a Reserve error
+// of the zstd frame walker when that is what stopped the decoder, else
+// the decompressor's own verdict.
+func (r *BodyReader) stageFailed(s *stage) error {
+	if s.c == codingZstd && s.zf.err != nil && s.err == s.zf.err {
+		if s.err == errZstdContent {
+			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
+		}
+		r.final = s.err // Reserve's error
+		return r.final
+	}
+	return r.corrupt(s)
 }
 
 func (r *BodyReader) corrupt(s *stage) error {

@@ -86,7 +86,8 @@
 // wire bytes and to decoded bytes, and a Decoder never holds more than the
 // ceiling plus one byte of body; the depth limit (Options.MaxDepth, default
 // 1000) bounds nesting at one bit of memory per level; duplicate detection
-// stays linear in the number of members; zstd windows and decoder memory
-// are capped so that a compression bomb is refused after at most the
-// ceiling of output.
+// stays linear in the number of members; a compression bomb is refused
+// after at most the ceiling of output; a zstd frame may declare any window
+// up to 8 MiB (RFC 9659), and is decoded with the history the ceiling (or
+// the frame itself) needs, at most ZstdHistory(ceiling).
 package decode

@@ -26,13 +26,19 @@ import (
 //   - a declared length of at most budgetStep is reserved whole and read
 //     into one buffer (the step is then its length);
 //   - a compressed body is charged codingState for each of its (at most
-//     two) decompressors up front, and with a zstd layer the window its
-//     decoder allocates at the first block; this state may hold at most
-//     a quarter of the budget, so that stalled compressed uploads never
-//     lock out bodies without a coding; and twice its decoded bytes as they are produced (the
-//     decoder's buffer and the decompressor's history), in the same
-//     steps; its wire bytes pass through the decompressor's fixed buffer
-//     and are not charged again.
+//     two) decompressors up front, and, with a zstd layer, the history
+//     ring of each frame's window when its header arrives, before the
+//     decoder allocates it (decode.BodyReader.Reserve): decode lowers a
+//     frame's window to what the ceiling allows, so a frame is charged
+//     at most decode.ZstdHistory(ceiling) (1.4 MiB at 1 MiB), and a small
+//     frame whose blocks arrive with its header only what they can hold
+//     (3 KiB for a 41-byte body, whatever window it declared); this
+//     state may hold at most a quarter of the budget, so that stalled
+//     compressed uploads never lock out bodies without a coding; and
+//     twice its decoded bytes as they are produced (the decoder's buffer
+//     and the decompressor's history), in the same steps; its wire bytes
+//     pass through the decompressor's fixed buffer and are not charged
+//     again.
 //
 // A step that finds no room within BudgetWait fails the read with
 // errBudget: 503 / -32603 with Retry-After. Whatever a body holds is
@@ -180,10 +186,22 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 // decodedReader undoes a body's content codings and charges the decoded
-// bytes to the budget as they are produced.
+// bytes to the budget as they are produced, and the zstd history as its
+// frames ask for it.
 type decodedReader struct {
-	zr decode.BodyReader
-	ch charge
+	zr   decode.BodyReader
+	ch   charge
+	held int64 // zstd history charged as decompressor state
+}
+
+// reserveHistory is zr.Reserve: it charges n bytes of zstd history to the
+// decompressor state, waiting up to BudgetWait.
+func (d *decodedReader) reserveHistory(n int64) error {
+	if !d.ch.s.budget.acquireState(n, d.ch.s.cfg.BudgetWait) {
+		return errBudget
+	}
+	d.held += n
+	return nil
 }
 
 func (d *decodedReader) Read(p []byte) (int, error) {
@@ -205,15 +223,9 @@ func (d *decodedReader) Read(p []byte) (int, error) {
 // one first step.
 func (s *Server) firstReservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, whole bool) {
 	if !enc.IsIdentity() {
-		l := layers[enc]
-		state := codingState * int64(l.n)
-		if l.zstd {
-			// klauspost's zstd decoder allocates its window at the first
-			// block, whatever the frame holds: the window the ceiling
-			// allows is charged up front.
-			state += zstdWindow(s.cfg.MaxBodyBytes)
-		}
-		return state, false
+		// A zstd layer's history is charged as its frames arrive
+		// (decodedReader.reserveHistory).
+		return codingState * int64(layers[enc]), false
 	}
 	if cl := h.ContentLength(); cl >= 0 && cl <= budgetStep {
 		return int64(cl), true
@@ -242,6 +254,7 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 		return c.dec.DecodeReader(&c.body, m)
 	}
 	c.dz.ch = charge{s: s, factor: decodedFactor, limit: s.cfg.MaxBodyBytes + 1}
+	c.dz.held = 0
 	if err := c.dz.zr.Reset(&c.body, enc, s.cfg.MaxBodyBytes); err != nil {
 		*m = decode.Message{Kind: decode.KindInvalid}
 		return refusal(m, err)
@@ -269,16 +282,9 @@ func refusal(m *decode.Message, err error) error {
 	return &m.Error
 }
 
-// layers describes every Encoding: how many decompressors it stacks and
-// whether one is zstd.
-var layers = func() map[decode.Encoding]struct {
-	n    int
-	zstd bool
-} {
-	m := make(map[decode.Encoding]struct {
-		n    int
-		zstd bool
-	})
+// layers gives, for every Encoding, how many decompressors it stacks.
+var layers = func() map[decode.Encoding]int {
+	m := make(map[decode.Encoding]int)
 	names := []string{"identity", "gzip", "x-gzip", "deflate", "zstd"}
 	for _, a := range names {
 		for _, b := range names {
@@ -292,24 +298,11 @@ var layers = func() map[decode.Encoding]struct {
 					n++
 				}
 			}
-			m[e] = struct {
-				n    int
-				zstd bool
-			}{n, a == "zstd" || b == "zstd"}
+			m[e] = n
 		}
 	}
 	return m
 }()
-
-// zstdWindow is the largest window decode lets a zstd frame declare at
-// ceiling max: max rounded up to a power of two, 1 to 8 MiB.
-func zstdWindow(max int64) int64 {
-	w := int64(1 << 20)
-	for w < max && w < 8<<20 {
-		w <<= 1
-	}
-	return w
-}
 
 // releaseBody gives back what c holds of the budget.
 func (s *Server) releaseBody(c *call) {
@@ -319,4 +312,6 @@ func (s *Server) releaseBody(c *call) {
 		s.budget.release(c.first)
 	}
 	s.budget.release(c.body.wire.reserved + c.dz.ch.reserved)
+	s.budget.releaseState(c.dz.held)
+	c.dz.held = 0
 }

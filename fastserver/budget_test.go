@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // A stalled upload with a large declared length holds at most what it sent
@@ -113,4 +115,65 @@ func TestMinBodyRateNoBody(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("cut off after %v", d)
 	}
+}
+
+// zstdHead returns a zstd frame header declaring window descriptor wd
+// (0x68: 8 MiB) followed by a raw block of data, the frame's last when
+// last is set.
+func zstdHead(wd byte, data string, last bool) string {
+	bh := uint32(len(data)) << 3
+	if last {
+		bh |= 1
+	}
+	return string([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, wd, byte(bh), byte(bh >> 8), byte(bh >> 16)}) + data
+}
+
+// A zstd body is charged the history its frames really take, when their
+// headers arrive (issue #18 item 6): a frame declaring an 8 MiB window
+// whose blocks have not all arrived, the history the ceiling allows
+// (decode.ZstdHistory); a small frame whose blocks arrived with its
+// header, what they hold (a 1 KiB window: 1 KiB and two blocks of room,
+// 3136 B), whatever window it declares. A history the decompressor state
+// has no room for is 503 before the decoder allocates it.
+func TestBudgetZstdHistory(t *testing.T) {
+	const max = 1 << 20
+	small := 1024 + 2*(1024+32)
+	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 8 << 20, BudgetWait: 100 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
+	msg := `{"jsonrpc":"2.0","id":"z","method":"echo","params":{"s":"zz"}}`
+	for _, tc := range []struct {
+		name  string
+		sent  string // what arrives; the body declares 100 bytes more
+		state int64  // the decompressor state charged while it stalls
+	}{
+		{"8 MiB window, first block not the last", zstdHead(0x68, msg[:10], false), codingState + decode.ZstdHistory(max)},
+		{"8 MiB window, whole frame", zstdHead(0x68, msg, true), codingState + int64(small)},
+		{"2 MiB window (the CLI's on a pipe), whole frame", zstdHead(0x58, msg, true), codingState + int64(small)},
+	} {
+		c := dial(t, addr)
+		c.send(post(pathRPC, tc.sent, "Content-Encoding: zstd", "Content-Length: "+strconv.Itoa(len(tc.sent)+100)))
+		waitFor(t, tc.name+": the upload in its handler", func() bool { return s.budget.state.Load() == tc.state })
+		time.Sleep(20 * time.Millisecond)
+		if got := s.budget.state.Load(); got != tc.state {
+			t.Errorf("%s: decompressor state %d, want %d", tc.name, got, tc.state)
+		}
+		t.Logf("%s: stalled, holds %d B of decompressor state", tc.name, tc.state)
+		c.c.Close()
+		waitFor(t, tc.name+": the state released", func() bool { return s.budget.state.Load() == 0 })
+	}
+
+	// A whole small body framed with an 8 MiB window is answered.
+	c := dial(t, addr)
+	body := zstdHead(0x68, msg, true)
+	r := c.do(post(pathRPC, body, "Content-Encoding: zstd"))
+	want{200, 0, `"z"`, "", ""}.check(t, r)
+	waitFor(t, "the budget released", func() bool { return s.budget.state.Load() == 0 && s.budget.used.Load() == 0 })
+
+	// With a quarter of 4 MiB for decompressor state, the history a 1 MiB
+	// ceiling allows does not fit: 503 once BudgetWait has passed; the
+	// small frame still does.
+	s2, addr2 := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 4 << 20, BudgetWait: 50 * time.Millisecond})
+	r = dial(t, addr2).do(post(pathRPC, zstdHead(0x68, msg[:10], false), "Content-Encoding: zstd", "Content-Length: 200"))
+	want{503, -32603, "null", "", ""}.check(t, r)
+	want{200, 0, `"z"`, "", ""}.check(t, dial(t, addr2).do(post(pathRPC, body, "Content-Encoding: zstd")))
+	waitFor(t, "the budget released", func() bool { return s2.budget.state.Load() == 0 })
 }

@@ -18,9 +18,15 @@ import (
 // answered -32700 and the next line is read normally. There are no
 // headers: ep.Check sees none. Logs go to cfg.Logger only, never to w.
 //
-// ServeLines returns nil when r ends, ctx's error when ctx is done
-// (checked between lines), and otherwise the first read or write error.
-// Calls are served one at a time.
+// ServeLines returns nil when r ends, ctx's error when ctx is done, and
+// otherwise the first read or write error. Calls are served one at a
+// time. When ctx is done while a call is being served, its answer is
+// written first; while ServeLines waits for input, it returns at once
+// (contract §6: SIGTERM stops -stdio even while it waits for input). So
+// that a read blocked on r cannot hold it, r is read on a goroutine of
+// its own, one Read at a time; a Read still blocked when ServeLines
+// returns ends with r (its bytes, if any come, are dropped: nothing more
+// is read once ctx is done).
 func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io.Writer) error {
 	if ep == nil || ep.Route == nil {
 		return errors.New("fastserver: ServeLines needs an endpoint with a Route")
@@ -33,7 +39,9 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		return err
 	}
 	e := s.endpoints[ep.Path]
-	f, err := decode.NewFramer(r, decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ep.IDs})
+	src := newCtxReader(ctx, r)
+	defer src.close()
+	f, err := decode.NewFramer(src, decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ep.IDs})
 	if err != nil {
 		return err
 	}
@@ -71,3 +79,59 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		}
 	}
 }
+
+// ctxReader reads r on a goroutine of its own, so that a Read blocked on
+// r ends when ctx is done. One Read at a time; once ctx is done, or r
+// returned an error, every Read returns that error (a Read ctx ended may
+// still fill its p later: the caller stops reading).
+type ctxReader struct {
+	ctx     context.Context
+	req     chan []byte
+	res     chan readResult
+	pending bool  // a Read is under way on the goroutine
+	err     error // sticky: r's error (the goroutine has ended) or ctx's
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func newCtxReader(ctx context.Context, r io.Reader) *ctxReader {
+	c := &ctxReader{ctx: ctx, req: make(chan []byte), res: make(chan readResult, 1)}
+	go func() {
+		for p := range c.req {
+			n, err := r.Read(p)
+			c.res <- readResult{n, err} // buffered: never blocks past close
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if c.err = c.ctx.Err(); c.err != nil {
+		return 0, c.err
+	}
+	if !c.pending {
+		c.req <- p
+		c.pending = true
+	}
+	select {
+	case res := <-c.res:
+		c.pending = false
+		c.err = res.err
+		return res.n, res.err
+	case <-c.ctx.Done():
+		c.err = c.ctx.Err()
+		return 0, c.err
+	}
+}
+
+// close lets the goroutine end once its Read under way returns.
+func (c *ctxReader) close() { close(c.req) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,20 +143,70 @@ func TestServeLinesInteractive(t *testing.T) {
 			t.Errorf("line %d: got %q, want %q", i, got, want)
 		}
 	}
-	// Cancelling ctx ends the stream at the next line (which may still
-	// be answered: ctx is checked between lines).
-	cancel()
+	// Cancelling ctx while ServeLines waits for input ends it at once,
+	// the input still open (contract §6).
 	go io.Copy(io.Discard, br)
-	go io.WriteString(inW, `{"jsonrpc":"2.0","id":4,"method":"echo"}`+"\n")
+	start := time.Now()
+	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("ServeLines after cancel: %v, want context.Canceled", err)
 		}
+		t.Logf("returned %v after cancel, its input open", time.Since(start))
+	case <-time.After(ioTimeout):
+		t.Fatal("ServeLines did not return after cancel while waiting for input")
+	}
+	inW.Close()
+}
+
+// Cancelling ctx while a call is being served: its answer is written,
+// then ServeLines returns without reading the lines sent after it.
+func TestServeLinesCancelInProgress(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out syncBuilder
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeLines(ctx, testEndpoint(testMethods(nil)), Config{Logger: quietLogger}, inR, &out)
+	}()
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":"s1","method":"sleep"}`+"\n"+`{"jsonrpc":"2.0","id":"e2","method":"echo"}`+"\n")
+	time.Sleep(sleepyFor / 4) // the sleep call under way
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		took := time.Since(start)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("ServeLines: %v, want context.Canceled", err)
+		}
+		if got, want := out.String(), `{"jsonrpc":"2.0","id":"s1","result":"slept"}`+"\n"; got != want {
+			t.Errorf("output %q, want only the answer of the call in progress %q", got, want)
+		}
+		t.Logf("returned %v after cancel, once the call in progress was answered", took)
 	case <-time.After(ioTimeout):
 		t.Fatal("ServeLines did not return after cancel")
 	}
-	inW.Close()
+}
+
+// syncBuilder is a strings.Builder safe to read while ServeLines writes.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type failingReader struct {

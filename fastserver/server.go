@@ -31,6 +31,7 @@ type Server struct {
 	budget    budget
 	metrics   *serverMetrics
 	log       *slog.Logger
+	zstd      zstdEncoder // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
 
 	open     atomic.Int64 // connections open, hijacked ones included
 	netMu    sync.Mutex
@@ -118,6 +119,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	}
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
+	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
 	s.metrics = newServerMetrics(s.endpoints)
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
@@ -340,6 +342,7 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 	}
 	c.dl.init()
 	c.st.c = c
+	c.dz.zr.Reserve = c.dz.reserveHistory
 	return c
 }
 
@@ -446,6 +449,7 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	}
 	c.body = bodyReader{}
 	c.dz.ch = charge{}
+	c.dz.held = 0
 	c.first = 0
 	c.mem.Reset(nil)
 	c.f.reset()
@@ -746,7 +750,7 @@ func (s *Server) writeJSON(ctx *fasthttp.RequestCtx, c *call, status int) {
 		if ae := c.f.get(fAcceptEncoding); len(ae) > 0 {
 			if zenc := pickEncoding(ae); zenc != encIdentity {
 				c.enter(stageCompress)
-				if z, ok := compressAnswer(c.zbuf[:0], c.out, zenc); ok {
+				if z, ok := compressAnswer(c.zbuf[:0], c.out, zenc, s.zstd); ok {
 					c.zbuf = c.out
 					c.out = z
 					ctx.Response.Header.SetBytesV("Content-Encoding", encNames[zenc])

@@ -25,7 +25,9 @@ package fuzz
 // Transfer-Encoding lists, chunk extensions, trailers, obsolete line
 // folding, bare LF, HTTP/1.0 with and without keep-alive, Expect variants,
 // absolute-form targets, //mcp, query strings), repeated singleton fields,
-// X-Forwarded-For lists, and pipelines mixing them with valid calls.
+// X-Forwarded-For and Forwarded lists, zstd frames declaring large
+// windows, slow bodies sent in pieces (rawPause), and pipelines mixing
+// them with valid calls.
 
 import (
 	"bufio"
@@ -111,6 +113,9 @@ func startRawServer(tb testing.TB) *rawServer {
 	return &rawServer{srv: srv, addr: ln.Addr().String(), log: logs}
 }
 
+// rawPause in a fuzz input marks a pause in its sending (exchange).
+const rawPause = "\x00<pause>\x00"
+
 // exchange writes raw on a new connection, closes the write side, and
 // returns everything the server sent until it closed the connection.
 func (s *rawServer) exchange(tb testing.TB, raw []byte) []byte {
@@ -124,8 +129,16 @@ func (s *rawServer) exchange(tb testing.TB, raw []byte) []byte {
 	tc.SetDeadline(time.Now().Add(10 * time.Second))
 	go func() {
 		// The server may answer early and stop reading: write in the
-		// background and ignore errors.
-		tc.Write(raw)
+		// background and ignore errors. rawPause splits the write into
+		// pieces sent 30 ms apart (a slow body; at most 4 pauses).
+		for i, piece := range bytes.SplitN(raw, []byte(rawPause), 5) {
+			if i > 0 {
+				time.Sleep(30 * time.Millisecond)
+			}
+			if _, err := tc.Write(piece); err != nil {
+				break
+			}
+		}
 		tc.CloseWrite()
 	}()
 	out, err := io.ReadAll(tc)
@@ -288,6 +301,31 @@ func rawSeeds() []string {
 			"OPTIONS "+p+" HTTP/1.1\r\nHost: fuzz\r\nOrigin: http://localhost\r\n\r\n",
 		)
 	}
+	// zstd frames declaring large windows (RFC 9659's 8 MiB, the CLI's
+	// 2 MiB on a pipe, 9 MiB over it), whole and cut inside a block.
+	zf := func(wd byte, body string, last bool) string {
+		bh := uint32(len(body)) << 3
+		if last {
+			bh |= 1
+		}
+		return string([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, wd, byte(bh), byte(bh >> 8), byte(bh >> 16)}) + body
+	}
+	zh := "Host: fuzz\r\nContent-Type: application/json\r\nContent-Encoding: zstd\r\n"
+	for _, z := range []string{zf(0x68, call, true), zf(0x58, call, true), zf(0x69, call, true), zf(0x68, call[:20], false), zf(0x68, call, true) + zf(0x50, call, true)} {
+		seeds = append(seeds, "POST /mcp HTTP/1.1\r\n"+zh+cl(z)+"\r\n"+z)
+	}
+	half := len(call) / 2
+	seeds = append(seeds,
+		// Repeated singleton fields: two Mcp-Name lines, two Origin lines
+		// (one not allowed); Forwarded lists on several lines.
+		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Name: echo\r\nMcp-Name: add\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call,
+		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nOrigin: http://localhost\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call,
+		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nForwarded: for=1.2.3.4\r\nForwarded: for=\"[2001:db8::1]:80\", for=5.6.7.8;proto=http\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call,
+		// Slow bodies: sent in pieces with pauses between them.
+		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call[:half]+rawPause+call[half:],
+		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+chunked(call)[:half]+rawPause+chunked(call)[half:],
+		"POST /mcp HTTP/1.1\r\n"+zh+cl(zf(0x68, call, true))+"\r\n"+zf(0x68, call, true)[:7]+rawPause+zf(0x68, call, true)[7:],
+	)
 	seeds = append(seeds,
 		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMcp-Method: tools/call\r\nMcp-Method: tools/list\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call,
 		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMCP-Protocol-Version: 2025-11-25\r\nMCP-Protocol-Version: 2025-11-25\r\n"+cl(call)+"\r\n"+call,

@@ -438,8 +438,30 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	if opts.Stdio {
+		// SIGINT or SIGTERM stops it even while it waits for input; the
+		// message being handled is answered within the grace period
+		// (contract §6), after which the process exits anyway.
 		defer a.Shutdown(context.Background())
-		if err := a.ServeStdio(ctx, stdin, stdout); err != nil && !errors.Is(err, context.Canceled) {
+		done := make(chan error, 1)
+		go func() { done <- a.ServeStdio(ctx, stdin, stdout) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			g := a.opts.Server.ShutdownGrace
+			if g <= 0 {
+				g = fastserver.DefaultShutdownGrace
+			}
+			grace := time.NewTimer(g)
+			defer grace.Stop()
+			select {
+			case err = <-done:
+			case <-grace.C:
+				logger.Warn("stdio: the grace period passed with a message still being handled", "grace", g)
+				return 0
+			}
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "rpcedge:", err)
 			return 1
 		}

@@ -1,0 +1,339 @@
+package decode
+
+// NOTE: design of the zstd window clamp.
+//
+// A zstd frame declares the window its matches may reach back over, and
+// klauspost's decoder allocates a history ring of that window (plus two
+// blocks of room) at the frame's first block, however little the frame
+// then holds: the reference CLI declares 2 MiB (8 MiB at level 19) for a
+// 40-byte body read from a pipe. Yet a match can reach no further back
+// than the start of the frame's output, and a body's output is refused
+// past the ceiling: before a block is decoded, the frame's output so far
+// is at most the ceiling (the meter above the decoder would have refused
+// the byte after it, and the decoder decodes the next block only when the
+// previous one has been read), and a block adds at most 128 KiB. So a
+// window of the ceiling plus 128 KiB decodes every frame exactly as its
+// declared window would, up to the ceiling: a body that is fine is
+// decoded the same, a broken one is refused at the same byte.
+//
+// zstdFrames follows the frames as their bytes pass from the wire to the
+// decoder and rewrites each frame's Window_Descriptor byte, in place, to
+// the smallest window that is enough:
+//
+//   - at most the ceiling plus 128 KiB (the clamp);
+//   - when the whole frame's block headers are already in the same read
+//     (a small body usually is), at most what those blocks can decode to:
+//     a raw or RLE block its stated size, a compressed block the block
+//     maximum (min(window, 128 KiB)) — a 40-byte frame then needs a 1 KiB
+//     window, whatever it declared.
+//
+// It never raises a window, never reads ahead of what its reader asks for
+// (so a failure earlier in byte order is met first), and leaves alone what
+// it cannot follow: a window over 8 MiB (RFC 9659's largest; the decoder
+// refuses it from the header), a reserved block type or an unknown magic
+// number (the decoder refuses those too). A single-segment frame has no
+// window byte: its window is its content size, which must not pass the
+// clamp (refused from the header: the frame declares more than the
+// ceiling allows). Before a frame's header reaches the decoder, the history
+// its window will take is reserved through BodyReader.Reserve.
+
+import (
+	"errors"
+	"io"
+)
+
+// zstdBlockMax is zstd's largest block, in decoded bytes.
+const zstdBlockMax = 128 << 10
+
+// zstdRingSlack is what klauspost's decoder allocates besides the window
+// for its history ring: two blocks of room (at most the window each) and
+// 32 bytes of overrun each (history.ensureBlockRing, compress v1.20).
+func zstdRing(window int64) int64 {
+	return window + 2*(min(window, zstdBlockMax)+32)
+}
+
+// ZstdHistory returns the most memory the history of one zstd layer of a
+// body can take at ceiling limit (0 or negative: DefaultMaxBytes): the
+// decoder's ring for a window of the ceiling plus 128 KiB, at most 8 MiB.
+// A small frame takes far less (see BodyReader.Reserve).
+func ZstdHistory(limit int64) int64 {
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	return zstdRing(zstdWindowAtLeast(min(limit+zstdBlockMax, zstdMaxWindow)))
+}
+
+// zstdWindowSize returns the window a Window_Descriptor byte declares:
+// 2^(10+exponent) plus mantissa eighths of it.
+func zstdWindowSize(wd byte) int64 {
+	base := int64(1) << (10 + wd>>3)
+	return base + base/8*int64(wd&7)
+}
+
+// zstdDescriptorAtLeast returns the descriptor of the smallest window of
+// at least n bytes (n at most 3.75 TiB).
+func zstdDescriptorAtLeast(n int64) byte {
+	for wd := 0; wd < 0xff; wd++ {
+		if zstdWindowSize(byte(wd)) >= n {
+			return byte(wd)
+		}
+	}
+	return 0xff
+}
+
+func zstdWindowAtLeast(n int64) int64 { return zstdWindowSize(zstdDescriptorAtLeast(n)) }
+
+// errZstdContent is the walker's refusal of a single-segment frame whose
+// content size passes the ceiling.
+var errZstdContent = errors.New("decode: internal: zstd content size over the ceiling")
+
+// States of zstdFrames: which field the next byte belongs to.
+const (
+	zsMagic   uint8 = iota // the 4-byte magic number
+	zsSkipLen              // the 4-byte size of a skippable frame
+	zsFHD                  // Frame_Header_Descriptor
+	zsWD                   // Window_Descriptor
+	zsFCS                  // Frame_Content_Size, after the dictionary ID is skipped
+	zsBlock                // a 3-byte block header
+	zsPass                 // not followed any more: bytes pass unchanged
+)
+
+// zstdFrames follows the zstd frames passing from r to the decoder and
+// lowers their windows (see the NOTE above). The zero value passes bytes
+// unchanged until reset.
+type zstdFrames struct {
+	r       io.Reader
+	limit   int64
+	clamp   byte                // descriptor of the clamp window
+	reserve func(n int64) error // BodyReader.Reserve, or nil
+	held    int64               // history reserved for this body
+	err     error               // sticky: errZstdContent or reserve's error
+
+	state   uint8
+	acc     uint64 // the field read so far, little-endian
+	got     uint8  // bytes of the field read
+	skip    int64  // bytes to pass before the field
+	fhd     byte
+	fcsSize uint8
+	last    bool // the block being passed over is the frame's last
+}
+
+func (z *zstdFrames) reset(r io.Reader, limit int64, reserve func(int64) error) {
+	*z = zstdFrames{
+		r: r, limit: limit, reserve: reserve,
+		clamp: zstdDescriptorAtLeast(min(limit+zstdBlockMax, zstdMaxWindow)),
+	}
+}
+
+func (z *zstdFrames) Read(p []byte) (int, error) {
+	if z.err != nil {
+		return 0, z.err
+	}
+	n, err := z.r.Read(p)
+	if k, werr := z.walk(p[:n]); werr != nil {
+		z.err = werr
+		return k, werr
+	}
+	return n, err
+}
+
+// field starts a field of size bytes (after skip bytes), or, for an empty
+// one, completes it at once.
+func (z *zstdFrames) field(state uint8, skip int64) {
+	z.state, z.acc, z.got, z.skip = state, 0, 0, skip
+}
+
+// walk follows b through the frames, rewriting window bytes in place. On
+// a refusal it returns how many bytes of b come before the field refused.
+func (z *zstdFrames) walk(b []byte) (int, error) {
+	start := 0 // where the current field began in b
+	for i := 0; i < len(b); {
+		if z.state == zsPass {
+			return len(b), nil
+		}
+		if z.skip > 0 {
+			k := min(int64(len(b)-i), z.skip)
+			i += int(k)
+			z.skip -= k
+			continue
+		}
+		if z.got == 0 {
+			start = i
+		}
+		c := b[i]
+		z.acc |= uint64(c) << (8 * z.got)
+		z.got++
+		switch z.state {
+		case zsMagic:
+			if z.got < 4 {
+				break
+			}
+			switch {
+			case z.acc == 0xFD2FB528:
+				z.field(zsFHD, 0)
+			case z.acc&^0xF == 0x184D2A50:
+				z.field(zsSkipLen, 0)
+			default:
+				z.state = zsPass
+			}
+		case zsSkipLen:
+			if z.got == 4 {
+				z.field(zsMagic, int64(z.acc))
+			}
+		case zsFHD:
+			z.fhd = c
+			if c&0x08 != 0 { // reserved bit: the decoder refuses it
+				z.state = zsPass
+				break
+			}
+			single := c&0x20 != 0
+			z.fcsSize = [4]uint8{0, 2, 4, 8}[c>>6]
+			if c>>6 == 0 && single {
+				z.fcsSize = 1
+			}
+			if !single {
+				z.field(zsWD, 0)
+				break
+			}
+			if err := z.enterFCS(); err != nil {
+				return start, err
+			}
+		case zsWD:
+			if err := z.window(b, i); err != nil {
+				return start, err
+			}
+			if err := z.enterFCS(); err != nil {
+				return start, err
+			}
+		case zsFCS:
+			if z.got < z.fcsSize {
+				break
+			}
+			if z.fhd&0x20 != 0 {
+				if err := z.single(); err != nil {
+					return start, err
+				}
+			}
+			z.field(zsBlock, 0)
+		case zsBlock:
+			if z.got < 3 {
+				break
+			}
+			z.last = z.acc&1 != 0
+			size := int64(z.acc >> 3)
+			switch (z.acc >> 1) & 3 {
+			case 1: // RLE: one byte on the wire
+				size = 1
+			case 3: // reserved: the decoder refuses it
+				z.state = zsPass
+				continue
+			}
+			if z.last {
+				crc := int64(0)
+				if z.fhd&0x04 != 0 {
+					crc = 4
+				}
+				z.field(zsMagic, size+crc)
+			} else {
+				z.field(zsBlock, size)
+			}
+		}
+		i++
+	}
+	return len(b), nil
+}
+
+// enterFCS skips the dictionary ID and starts the content size; with no
+// content size field, it goes on to the blocks (a single-segment frame
+// always has one).
+func (z *zstdFrames) enterFCS() error {
+	dict := int64([4]uint8{0, 1, 2, 4}[z.fhd&3])
+	if z.fcsSize == 0 {
+		z.field(zsBlock, dict)
+		return nil
+	}
+	z.field(zsFCS, dict)
+	return nil
+}
+
+// single checks a single-segment frame's content size, which is its
+// window, against the clamp and reserves its history. A frame declaring
+// a little more than the ceiling is decoded up to it (its first bytes may
+// hold an earlier failure); one declaring more than the clamp would take
+// more history than the ceiling allows.
+func (z *zstdFrames) single() error {
+	fcs := int64(z.acc)
+	if z.fcsSize == 2 {
+		fcs += 256
+	}
+	if z.acc > 1<<62 || fcs > zstdWindowSize(z.clamp) {
+		return errZstdContent
+	}
+	return z.hold(max(fcs, 1<<10))
+}
+
+// window rewrites the Window_Descriptor at b[i] to the smallest window
+// the frame can need, and reserves its history.
+func (z *zstdFrames) window(b []byte, i int) error {
+	wd := b[i]
+	declared := zstdWindowSize(wd)
+	if declared > zstdMaxWindow {
+		return nil // refused by the decoder from the header
+	}
+	if wd > z.clamp {
+		wd = z.clamp
+	}
+	if bound, ok := z.bound(b[i+1:], declared); ok {
+		if d := zstdDescriptorAtLeast(max(bound, 1<<10)); d < wd {
+			wd = d
+		}
+	}
+	b[i] = wd
+	return z.hold(zstdWindowSize(wd))
+}
+
+// bound returns what the frame whose header ends with the window byte
+// can decode to at most, when the headers of all its blocks are in b
+// (which starts after the window byte).
+func (z *zstdFrames) bound(b []byte, window int64) (int64, bool) {
+	i := int64([4]uint8{0, 1, 2, 4}[z.fhd&3]) + int64(z.fcsSize)
+	blockMax := min(window, zstdBlockMax)
+	var total int64
+	for i+3 <= int64(len(b)) {
+		h := uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16
+		size := int64(h >> 3)
+		wire := size
+		switch (h >> 1) & 3 {
+		case 0: // raw
+			total += size
+		case 1: // RLE
+			total += size
+			wire = 1
+		case 2: // compressed
+			total += blockMax
+		default:
+			return 0, false
+		}
+		if h&1 != 0 {
+			return total, true
+		}
+		i += 3 + wire
+	}
+	return 0, false
+}
+
+// hold reserves the history a frame of the given window makes the
+// decoder keep, beyond what this body holds already.
+func (z *zstdFrames) hold(window int64) error {
+	need := zstdRing(window)
+	if need <= z.held {
+		return nil
+	}
+	if z.reserve != nil {
+		if err := z.reserve(need - z.held); err != nil {
+			return err
+		}
+	}
+	z.held = need
+	return nil
+}
