@@ -2,9 +2,9 @@ package decode
 
 import (
 	"bytes"
-	"slices"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
