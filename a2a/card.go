@@ -345,6 +345,7 @@ func appendBool(dst []byte, v bool) []byte {
 func appendStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
+		dst = ensure(dst, len(s)+8)
 		if i > 0 {
 			dst = append(dst, ',')
 		}

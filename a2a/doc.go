@@ -102,6 +102,11 @@
 // a cache that does not key on Host could serve one client's card to
 // another, so set PublicURL in production.
 //
+// A request's decoded form costs at most 8× its body (contract §3): a
+// client's parts are checked in place and kept as one copy of their JSON
+// (Parts), never as a Part each; lists of strings are sized once. A
+// stored message costs about its size against MaxTaskBytes.
+//
 // Config.Auth protects the endpoint with OAuth (package auth): every call
 // needs a valid access token for the endpoint's resource identifier,
 // checked from the headers before the body is read (401 with a

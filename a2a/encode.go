@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/base64"
+	"slices"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -131,19 +132,39 @@ func appendArtifact(dst []byte, a *Artifact, v Version) []byte {
 	return append(dst, '}')
 }
 
-func appendParts(dst []byte, ps []Part, v Version) []byte {
+func appendParts(dst []byte, ps Parts, v Version) []byte {
 	dst = append(dst, '[')
-	for i := range ps {
-		if i > 0 {
+	first := true
+	ps.each(func(p *Part, pv partView) bool {
+		dst = ensure(dst, 64+len(pv.text)+len(pv.raw)+len(pv.url)+len(pv.data)+len(pv.name)+len(pv.media)+len(pv.md))
+		if !first {
 			dst = append(dst, ',')
 		}
-		if v == Version03 {
-			dst = appendPart03(dst, &ps[i])
-		} else {
-			dst = appendPart10(dst, &ps[i])
+		first = false
+		switch {
+		case p == nil && v == Version03:
+			dst = appendPartView03(dst, &pv)
+		case p == nil:
+			dst = appendPartView10(dst, &pv)
+		case v == Version03:
+			dst = appendPart03(dst, p)
+		default:
+			dst = appendPart10(dst, p)
 		}
-	}
+		return true
+	})
 	return append(dst, ']')
+}
+
+// ensure returns dst with room for n more bytes, at least doubling its
+// capacity when it grows: an answer of many small parts then costs at
+// most twice its size in buffers, where append's growth by a quarter
+// past 256 bytes would cost five times.
+func ensure(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	return slices.Grow(dst, max(n, len(dst)))
 }
 
 // appendPart10 appends p in the 1.0 shape: one of text, raw, url, data,

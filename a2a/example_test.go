@@ -16,12 +16,10 @@ import (
 // message's text parts.
 var shout = a2a.AgentFunc(func(_ context.Context, c *a2a.Call) (*a2a.Reply, error) {
 	var parts []a2a.Part
-	for _, p := range c.Message.Parts {
-		if p.Kind == a2a.PartText {
-			parts = append(parts, a2a.TextPart(strings.ToUpper(p.Text)))
-		}
+	for _, p := range c.Message.Parts.OfKind(a2a.PartText).All() {
+		parts = append(parts, a2a.TextPart(strings.ToUpper(p.Text)))
 	}
-	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "shout", Parts: parts}}}, nil
+	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "shout", Parts: a2a.PartsOf(parts...)}}}, nil
 })
 
 var shoutCard = a2a.AgentCard{

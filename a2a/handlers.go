@@ -249,9 +249,11 @@ func checkMessage(m *Message, where string) error {
 	return checkParts(m.Parts, where)
 }
 
-func checkParts(ps []Part, where string) error {
-	for i := range ps {
-		p := &ps[i]
+// checkParts checks the parts an agent made; a client's parts were
+// checked when they were read.
+func checkParts(ps Parts, where string) error {
+	for i := range ps.list {
+		p := &ps.list[i]
 		if err := checkObject(p.Metadata, fmt.Sprintf("%s.Parts[%d].Metadata", where, i)); err != nil {
 			return err
 		}

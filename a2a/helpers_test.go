@@ -17,18 +17,17 @@ import (
 // "direct" answers with a message, "fail" fails, "bad" refuses with
 // -32602.
 var echo = AgentFunc(func(_ context.Context, c *Call) (*Reply, error) {
-	var texts []Part
-	for _, p := range c.Message.Parts {
-		if p.Kind == PartText {
-			texts = append(texts, TextPart(p.Text))
+	texts := c.Message.Parts.OfKind(PartText)
+	if texts.Len() == 1 {
+		var only string
+		for _, p := range texts.All() {
+			only = p.Text
 		}
-	}
-	if len(texts) == 1 {
-		switch texts[0].Text {
+		switch only {
 		case "ask":
-			return &Reply{State: TaskStateInputRequired, Status: &Message{Parts: []Part{TextPart("more?")}}}, nil
+			return &Reply{State: TaskStateInputRequired, Status: &Message{Parts: PartsOf(TextPart("more?"))}}, nil
 		case "direct":
-			return &Reply{Message: &Message{Parts: []Part{TextPart("hello")}}}, nil
+			return &Reply{Message: &Message{Parts: PartsOf(TextPart("hello"))}}, nil
 		case "fail":
 			return nil, errors.New("agent failed")
 		case "bad":

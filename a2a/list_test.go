@@ -154,7 +154,7 @@ func TestUpdateTask(t *testing.T) {
 	s := newTestServer(t, nil)
 	a := call(t, s, "", req("SendMessage", `{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"ask"}]}}`))
 	id := get(parse(t, a.result), "task", "id").(string)
-	done := &Reply{State: TaskStateCompleted, Status: &Message{Parts: []Part{TextPart("done")}}, Artifacts: []Artifact{{Parts: []Part{TextPart("r")}}}}
+	done := &Reply{State: TaskStateCompleted, Status: &Message{Parts: PartsOf(TextPart("done"))}, Artifacts: []Artifact{{Parts: PartsOf(TextPart("r"))}}}
 	tk, err := s.UpdateTask(context.Background(), id, done)
 	if err != nil || tk.Status.State != TaskStateCompleted || len(tk.Artifacts) != 1 || tk.Artifacts[0].ArtifactID == "" || len(tk.History) != 3 {
 		t.Fatalf("UpdateTask: %+v %v", tk, err)

@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -87,28 +86,44 @@ func optObject(v []byte, field string) (json.RawMessage, *fastserver.Error) {
 }
 
 // optStrings reads an optional array of strings: absent or null is nil.
+// The slice is sized once, after a first walk that checks the elements:
+// a string header per element is all it costs beyond the strings.
 func optStrings(v []byte, field string) ([]string, *fastserver.Error) {
-	if v == nil || isNull(v) {
-		return nil, nil
+	n, e := checkStrings(v, field)
+	if e != nil || n < 0 {
+		return nil, e
 	}
-	if v[0] != '[' {
-		return nil, invalidParams(field, field+" must be an array of strings")
-	}
-	var out []string
-	var bad bool
-	eachElement(v, func(i int, e []byte) bool {
-		s, ok := unquote(e)
-		if !ok {
-			bad = true
-			return false
-		}
+	out := make([]string, 0, n)
+	eachElement(v, func(_ int, e []byte) bool {
+		s, _ := unquote(e)
 		out = append(out, s)
 		return true
 	})
-	if bad {
-		return nil, invalidParams(field, field+" must be an array of strings")
-	}
 	return out, nil
+}
+
+// checkStrings checks an optional array of strings without keeping it:
+// its length, or -1 when absent or null.
+func checkStrings(v []byte, field string) (int, *fastserver.Error) {
+	if v == nil || isNull(v) {
+		return -1, nil
+	}
+	if v[0] != '[' {
+		return 0, invalidParams(field, field+" must be an array of strings")
+	}
+	n, bad := 0, false
+	eachElement(v, func(_ int, e []byte) bool {
+		if e[0] != '"' {
+			bad = true
+			return false
+		}
+		n++
+		return true
+	})
+	if bad {
+		return 0, invalidParams(field, field+" must be an array of strings")
+	}
+	return n, nil
 }
 
 // optCount reads an optional non-negative integer (historyLength): absent
@@ -244,7 +259,7 @@ func readSend(params []byte, v Version) (sendParams, *fastserver.Error) {
 					return p, e
 				}
 			case it.NameIs("acceptedOutputModes"):
-				if _, e = optStrings(val, "configuration.acceptedOutputModes"); e != nil {
+				if _, e = checkStrings(val, "configuration.acceptedOutputModes"); e != nil {
 					return p, e
 				}
 			case it.NameIs("blocking"), it.NameIs("returnImmediately"):
@@ -308,27 +323,26 @@ func readMessage(v []byte, ver Version, field string) (Message, *fastserver.Erro
 	if parts == nil || parts[0] != '[' {
 		return m, invalidParams(field+".parts", field+".parts must be a non-empty array")
 	}
+	// The parts are checked in place and kept as one copy of their JSON
+	// (parts.go); a part's field name is built only for its refusal.
 	var e *fastserver.Error
+	n := 0
 	eachElement(parts, func(i int, pv []byte) bool {
-		pf := field + ".parts[" + strconv.Itoa(i) + "]"
-		var p Part
-		if ver == Version03 {
-			p, e = readPart03(pv, pf)
-		} else {
-			p, e = readPart10(pv, pf)
-		}
-		if e != nil {
+		if _, pe := viewPart(pv, ver); pe.msg != "" {
+			pf := field + ".parts[" + strconv.Itoa(i) + "]" + pe.member
+			e = invalidParams(pf, pf+pe.msg)
 			return false
 		}
-		m.Parts = append(m.Parts, p)
+		n++
 		return true
 	})
 	if e != nil {
 		return m, e
 	}
-	if len(m.Parts) == 0 {
+	if n == 0 {
 		return m, invalidParams(field+".parts", field+".parts must be a non-empty array")
 	}
+	m.Parts = Parts{raw: append([]byte(nil), parts...), ver: ver, n: n}
 	if id == nil {
 		return m, invalidParams(field+".messageId", field+".messageId is required")
 	}
@@ -353,196 +367,4 @@ func readMessage(v []byte, ver Version, field string) (Message, *fastserver.Erro
 		return m, e
 	}
 	return m, nil
-}
-
-// readPart10 reads a 1.0 part: exactly one of text, raw, url, data, and
-// optional filename, mediaType, metadata.
-func readPart10(v []byte, field string) (Part, *fastserver.Error) {
-	var p Part
-	if v[0] != '{' {
-		return p, invalidParams(field, field+" must be an object")
-	}
-	var text, raw, url, data, name, media, meta []byte
-	var it decode.Members
-	for it.Reset(v); it.Next(); {
-		val := it.Value()
-		switch {
-		case it.NameIs("text"):
-			text = val
-		case it.NameIs("raw"):
-			raw = val
-		case it.NameIs("url"):
-			url = val
-		case it.NameIs("data"):
-			data = val
-		case it.NameIs("filename"):
-			name = val
-		case it.NameIs("mediaType"):
-			media = val
-		case it.NameIs("metadata"):
-			meta = val
-		}
-	}
-	n := 0
-	for _, c := range [...][]byte{text, raw, url, data} {
-		if c != nil && !isNull(c) {
-			n++
-		}
-	}
-	if n != 1 {
-		return p, invalidParams(field, field+" must have exactly one of text, raw, url, data")
-	}
-	var e *fastserver.Error
-	switch {
-	case text != nil && !isNull(text):
-		p.Kind = PartText
-		s, ok := unquote(text)
-		if !ok {
-			return p, invalidParams(field+".text", field+".text must be a string")
-		}
-		p.Text = s
-	case raw != nil && !isNull(raw):
-		p.Kind = PartFile
-		if p.Raw, e = readBase64(raw, field+".raw"); e != nil {
-			return p, e
-		}
-	case url != nil && !isNull(url):
-		p.Kind = PartFile
-		s, ok := unquote(url)
-		if !ok || s == "" {
-			return p, invalidParams(field+".url", field+".url must be a non-empty string")
-		}
-		p.URL = s
-	default:
-		p.Kind = PartData
-		p.Data = append(json.RawMessage(nil), data...)
-	}
-	if p.Filename, e = optString(name, field+".filename"); e != nil {
-		return p, e
-	}
-	if p.MediaType, e = optString(media, field+".mediaType"); e != nil {
-		return p, e
-	}
-	if p.Metadata, e = optObject(meta, field+".metadata"); e != nil {
-		return p, e
-	}
-	return p, nil
-}
-
-// readPart03 reads a 0.3 part: kind "text" with text, "file" with file
-// {bytes or uri, name, mimeType}, or "data" with a data object; optional
-// metadata.
-func readPart03(v []byte, field string) (Part, *fastserver.Error) {
-	var p Part
-	if v[0] != '{' {
-		return p, invalidParams(field, field+" must be an object")
-	}
-	var kind, text, file, data, meta []byte
-	var it decode.Members
-	for it.Reset(v); it.Next(); {
-		val := it.Value()
-		switch {
-		case it.NameIs("kind"):
-			kind = val
-		case it.NameIs("text"):
-			text = val
-		case it.NameIs("file"):
-			file = val
-		case it.NameIs("data"):
-			data = val
-		case it.NameIs("metadata"):
-			meta = val
-		}
-	}
-	var e *fastserver.Error
-	switch {
-	case kind == nil:
-		return p, invalidParams(field+".kind", field+".kind is required")
-	case decode.StringIs(kind, "text"):
-		p.Kind = PartText
-		s, ok := unquote(text)
-		if !ok {
-			return p, invalidParams(field+".text", field+".text must be a string")
-		}
-		p.Text = s
-	case decode.StringIs(kind, "file"):
-		p.Kind = PartFile
-		if p, e = readFile03(p, file, field+".file"); e != nil {
-			return p, e
-		}
-	case decode.StringIs(kind, "data"):
-		p.Kind = PartData
-		if data == nil || data[0] != '{' {
-			return p, invalidParams(field+".data", field+".data must be an object")
-		}
-		p.Data = append(json.RawMessage(nil), data...)
-	default:
-		return p, invalidParams(field+".kind", field+`.kind must be "text", "file" or "data"`)
-	}
-	if p.Metadata, e = optObject(meta, field+".metadata"); e != nil {
-		return p, e
-	}
-	return p, nil
-}
-
-func readFile03(p Part, v []byte, field string) (Part, *fastserver.Error) {
-	if v == nil || v[0] != '{' {
-		return p, invalidParams(field, field+" must be an object")
-	}
-	var bytesv, uri, name, mime []byte
-	var it decode.Members
-	for it.Reset(v); it.Next(); {
-		val := it.Value()
-		switch {
-		case it.NameIs("bytes"):
-			bytesv = val
-		case it.NameIs("uri"):
-			uri = val
-		case it.NameIs("name"):
-			name = val
-		case it.NameIs("mimeType"):
-			mime = val
-		}
-	}
-	hasBytes := bytesv != nil && !isNull(bytesv)
-	hasURI := uri != nil && !isNull(uri)
-	if hasBytes == hasURI {
-		return p, invalidParams(field, field+" must have exactly one of bytes, uri")
-	}
-	var e *fastserver.Error
-	if hasBytes {
-		if p.Raw, e = readBase64(bytesv, field+".bytes"); e != nil {
-			return p, e
-		}
-	} else {
-		s, ok := unquote(uri)
-		if !ok || s == "" {
-			return p, invalidParams(field+".uri", field+".uri must be a non-empty string")
-		}
-		p.URL = s
-	}
-	if p.Filename, e = optString(name, field+".name"); e != nil {
-		return p, e
-	}
-	if p.MediaType, e = optString(mime, field+".mimeType"); e != nil {
-		return p, e
-	}
-	return p, nil
-}
-
-// readBase64 decodes a base64 string in any of the four usual alphabets
-// and paddings (ProtoJSON accepts standard and URL-safe, padded or not).
-func readBase64(v []byte, field string) ([]byte, *fastserver.Error) {
-	s, ok := unquote(v)
-	if ok {
-		for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			if b, err := enc.DecodeString(s); err == nil {
-				if b == nil {
-					b = []byte{}
-				}
-				return b, nil
-			}
-		}
-	}
-	return nil, invalidParams(field, field+" must be a base64 string")
 }

@@ -316,13 +316,15 @@ func TestParts(t *testing.T) {
 	}
 	id := get(res, "task", "id").(string)
 
+	// A client's strings are written back as it escaped them; base64 in
+	// the standard alphabet, padded.
 	g := call(t, s, "1.0", req("GetTask", `{"id":"`+id+`","historyLength":0}`))
-	want10 := `"parts":[{"text":"café \"q\"","mediaType":"text/plain","metadata":{"p":true}},{"raw":"aGk=","filename":"hi.txt","mediaType":"text/plain"},{"url":"https://x.example/f.png","filename":"f.png"},{"data":{"a":[1,2]}},{"data":[1, 2]}]`
+	want10 := `"parts":[{"text":"caf\u00e9 \"q\"","mediaType":"text/plain","metadata":{"p":true}},{"raw":"aGk=","filename":"hi.txt","mediaType":"text/plain"},{"url":"https://x.example/f.png","filename":"f.png"},{"data":{"a":[1,2]}},{"data":[1, 2]}]`
 	if !strings.Contains(g.result, want10) {
 		t.Errorf("1.0 parts:\n%s\nwant %s", g.result, want10)
 	}
 	g = call(t, s, "0.3", req("tasks/get", `{"id":"`+id+`","historyLength":0}`))
-	want03 := `"parts":[{"kind":"text","text":"café \"q\"","metadata":{"p":true}},{"kind":"file","file":{"name":"hi.txt","mimeType":"text/plain","bytes":"aGk="}},{"kind":"file","file":{"name":"f.png","uri":"https://x.example/f.png"}},{"kind":"data","data":{"a":[1,2]}},{"kind":"data","data":{"value":[1, 2]}}]`
+	want03 := `"parts":[{"kind":"text","text":"caf\u00e9 \"q\"","metadata":{"p":true}},{"kind":"file","file":{"name":"hi.txt","mimeType":"text/plain","bytes":"aGk="}},{"kind":"file","file":{"name":"f.png","uri":"https://x.example/f.png"}},{"kind":"data","data":{"a":[1,2]}},{"kind":"data","data":{"value":[1, 2]}}]`
 	if !strings.Contains(g.result, want03) {
 		t.Errorf("0.3 parts:\n%s\nwant %s", g.result, want03)
 	}
@@ -352,8 +354,8 @@ func TestAgentErrors(t *testing.T) {
 		"nil reply":        nil,
 		"bad metadata":     {Metadata: json.RawMessage(`[1]`)},
 		"invalid metadata": {Metadata: json.RawMessage(`{"a":`)},
-		"bad data":         {Artifacts: []Artifact{{Parts: []Part{{Kind: PartData, Data: json.RawMessage(`{x}`)}}}}},
-		"bad part meta":    {Status: &Message{Parts: []Part{{Kind: PartText, Metadata: json.RawMessage(`1`)}}}},
+		"bad data":         {Artifacts: []Artifact{{Parts: PartsOf(Part{Kind: PartData, Data: json.RawMessage(`{x}`)})}}},
+		"bad part meta":    {Status: &Message{Parts: PartsOf(Part{Kind: PartText, Metadata: json.RawMessage(`1`)})}},
 		"bad message meta": {Message: &Message{Metadata: json.RawMessage(`"x"`)}},
 	} {
 		s := newTestServer(t, func(c *Config) {
@@ -384,7 +386,7 @@ func TestCallContents(t *testing.T) {
 	}
 	m := got.Message
 	if m.MessageID != "m1" || m.Role != RoleUser || m.TaskID != got.TaskID || m.ContextID != "c" || m.Extensions[0] != "e" ||
-		m.ReferenceTaskIDs[0] != "r" || string(m.Metadata) != `{"k":"v"}` || m.Parts[0].Text != "t" {
+		m.ReferenceTaskIDs[0] != "r" || string(m.Metadata) != `{"k":"v"}` || m.Parts.Slice()[0].Text != "t" {
 		t.Errorf("message: %+v", m)
 	}
 	if get(parse(t, a.result), "status", "state") != "working" {
@@ -442,7 +444,7 @@ func TestContinueRaces(t *testing.T) {
 				return &Reply{State: TaskStateInputRequired}, nil
 			}
 			during(c)
-			return &Reply{Artifacts: []Artifact{{Name: "n", Description: "d", Extensions: []string{"urn:x"}, Parts: []Part{TextPart("done")}}}}, nil
+			return &Reply{Artifacts: []Artifact{{Name: "n", Description: "d", Extensions: []string{"urn:x"}, Parts: PartsOf(TextPart("done"))}}}, nil
 		})
 	})
 	start := func() string {

@@ -151,7 +151,7 @@ func taskSize(t *Task) int64 {
 	for i := range t.Artifacts {
 		a := &t.Artifacts[i]
 		n += 128 + int64(len(a.ArtifactID)+len(a.Name)+len(a.Description)+len(a.Metadata))
-		n += partsSize(a.Parts)
+		n += a.Parts.size()
 		for _, e := range a.Extensions {
 			n += 16 + int64(len(e))
 		}
@@ -164,21 +164,12 @@ func taskSize(t *Task) int64 {
 
 func messageSize(m *Message) int64 {
 	n := int64(160 + len(m.MessageID) + len(m.ContextID) + len(m.TaskID) + len(m.Metadata))
-	n += partsSize(m.Parts)
+	n += m.Parts.size()
 	for _, e := range m.Extensions {
 		n += 16 + int64(len(e))
 	}
 	for _, e := range m.ReferenceTaskIDs {
 		n += 16 + int64(len(e))
-	}
-	return n
-}
-
-func partsSize(ps []Part) int64 {
-	var n int64
-	for i := range ps {
-		p := &ps[i]
-		n += 160 + int64(len(p.Text)+len(p.Raw)+len(p.URL)+len(p.Data)+len(p.Filename)+len(p.MediaType)+len(p.Metadata))
 	}
 	return n
 }

@@ -9,7 +9,7 @@ import (
 
 func task(id string, text string) *Task {
 	return &Task{ID: id, ContextID: "c", Status: TaskStatus{State: TaskStateCompleted},
-		History: []Message{{MessageID: "m", Role: RoleUser, Parts: []Part{TextPart(text)}}}}
+		History: []Message{{MessageID: "m", Role: RoleUser, Parts: PartsOf(TextPart(text))}}}
 }
 
 // invariants checks the store's bookkeeping: the ring holds exactly the
@@ -68,7 +68,7 @@ func TestStoreCountBound(t *testing.T) {
 	}
 	// An update keeps a task's age: 2 is still the oldest.
 	s.put(task("2", "updated"))
-	if got, _ := s.get("2"); got.History[0].Parts[0].Text != "updated" {
+	if got, _ := s.get("2"); got.History[0].Parts.Slice()[0].Text != "updated" {
 		t.Error("update lost")
 	}
 	s.put(task("5", "x"))

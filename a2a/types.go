@@ -12,7 +12,8 @@ import (
 // (Version) when a value is read from params (params.go) or appended to an
 // answer (encode.go); nothing in these types is shape-specific. Values the
 // server hands to an Agent are copies: they do not borrow from the request
-// and may be kept.
+// and may be kept. A client's parts are kept as the JSON it sent (parts.go),
+// so that a message costs about its size in memory.
 
 // Role says who sent a Message.
 type Role uint8
@@ -153,8 +154,10 @@ type Message struct {
 	TaskID string
 	// Role is the sender.
 	Role Role
-	// Parts is the content: at least one part.
-	Parts []Part
+	// Parts is the content: at least one part. A client's message holds
+	// its parts as the JSON it sent (see Parts); an agent's is made with
+	// PartsOf.
+	Parts Parts
 	// Metadata is an optional JSON object, nil when absent.
 	Metadata json.RawMessage
 	// Extensions lists the URIs of extensions used in the message.
@@ -172,8 +175,10 @@ type Artifact struct {
 	Name string
 	// Description is an optional human-readable description.
 	Description string
-	// Parts is the content: at least one part.
-	Parts []Part
+	// Parts is the content: at least one part (PartsOf, or a client's
+	// parts such as Call.Message.Parts.OfKind(PartText), shared without
+	// a copy).
+	Parts Parts
 	// Metadata is an optional JSON object, nil when absent.
 	Metadata json.RawMessage
 	// Extensions lists the URIs of extensions used in the artifact.

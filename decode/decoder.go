@@ -173,7 +173,7 @@ func (d *Decoder) Decode(body []byte, m *Message) error {
 	if d.sc.run(body, true) == scanFail {
 		return d.scanError(m)
 	}
-	return d.env.fill(body, d.sc.top, d.topOffset(body), d.sc.members, d.opts.IDs, m)
+	return d.env.fill(body, d.sc.top, d.topOffset(body), d.sc.members, d.sc.more, d.opts.IDs, m)
 }
 
 // Write feeds the next piece of a body that arrives in pieces (call Reset
@@ -224,7 +224,7 @@ func (d *Decoder) Finish(m *Message) error {
 	if d.sc.run(d.buf, true) == scanFail {
 		return d.scanError(m)
 	}
-	return d.env.fill(d.buf, d.sc.top, d.topOffset(d.buf), d.sc.members, d.opts.IDs, m)
+	return d.env.fill(d.buf, d.sc.top, d.topOffset(d.buf), d.sc.members, d.sc.more, d.opts.IDs, m)
 }
 
 // DecodeReader resets d, reads a body from r until io.EOF and decodes it

@@ -251,8 +251,11 @@ func classifyName(b []byte) int {
 }
 
 // fill reads the envelope of a valid JSON text held in body whose
-// top-level members were recorded in members, and fills m.
-func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids IDPolicy, m *Message) error {
+// top-level members were recorded in members, and fills m. When more is
+// set the scanner recorded only the first members, and fill walks the
+// body for all of them instead, finding repeated unknown names with a
+// nameSet (names.go) rather than a list of names.
+func (e *envelope) fill(body []byte, top byte, topOff int, members []member, more bool, ids IDPolicy, m *Message) error {
 	if top != '{' {
 		m.Error.set(ErrNotObject, CodeInvalidRequest, int64(topOff), "the message is not a JSON object")
 		return &m.Error
@@ -265,8 +268,36 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 	e.index = e.index[:0]
 	e.buf = e.buf[:0]
 	var spans [nameError + 1]struct{ start, end int }
-	for i := range members {
-		mb := &members[i]
+	var it Members
+	var set *nameSet
+	dupAt := -1 // with more: the offset of the first repeated unknown name
+	if more {
+		if len(body) > maxSetObject {
+			more = false // beyond 32-bit offsets: the recorded members only
+		} else {
+			n := 0
+			for it.Reset(body); it.Next(); {
+				n++
+			}
+			set = getNameSet(body, n)
+			defer set.release()
+			it.Reset(body)
+		}
+	}
+	for i := 0; ; i++ {
+		var mb member
+		if more {
+			if !it.Next() {
+				break
+			}
+			ns, vs := nameOffset(body, it.name)+1, valueOffset(body, it.value)
+			mb = member{nameStart: ns, nameEnd: ns + len(it.name), valStart: vs, valEnd: vs + len(it.value), nameEsc: it.esc}
+		} else {
+			if i == len(members) {
+				break
+			}
+			mb = members[i]
+		}
 		var k int
 		if !mb.nameEsc {
 			k = classifyRaw(body, mb.nameStart, mb.nameEnd)
@@ -274,13 +305,21 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 			start := len(e.buf)
 			e.buf = appendUnescaped(e.buf, body[mb.nameStart:mb.nameEnd])
 			k = classifyName(e.buf[start:])
-			if k == nameOther {
+			if more {
+				e.buf = e.buf[:start] // the set unescapes on its own
+			} else if k == nameOther {
 				e.names = append(e.names, e.buf[start:])
 				e.index = append(e.index, int32(i))
 				continue
 			}
 		}
 		if k == nameOther {
+			if more {
+				if set.add(mb.nameStart-1) && dupAt < 0 {
+					dupAt = mb.nameStart - 1
+				}
+				continue
+			}
 			e.names = append(e.names, body[mb.nameStart:mb.nameEnd])
 			e.index = append(e.index, int32(i))
 			continue
@@ -291,6 +330,10 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, ids
 		}
 		seen |= 1 << k
 		spans[k].start, spans[k].end = mb.valStart, mb.valEnd
+	}
+	if dupAt >= 0 {
+		m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(dupAt), "a top-level member name appears twice")
+		return &m.Error
 	}
 	if seen&(1<<nameJSONRPC) != 0 {
 		jsonrpc = body[spans[nameJSONRPC].start:spans[nameJSONRPC].end]

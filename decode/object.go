@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"sync"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -149,26 +149,40 @@ func sameName(a []byte, aesc bool, b []byte, besc bool) bool {
 	return string(appendUnescaped(ta[:0], a)) == string(appendUnescaped(tb[:0], b))
 }
 
-var envelopes = sync.Pool{New: func() any { return new(envelope) }}
-
-// duplicateLarge is DuplicateName for many members: a hash set of
-// unescaped names.
+// duplicateLarge is DuplicateName for many members: a set of the names'
+// offsets (names.go), sized from a first walk that counts them.
 func duplicateLarge(obj []byte) bool {
-	e := envelopes.Get().(*envelope)
-	defer envelopes.Put(e)
-	e.names = e.names[:0]
-	e.buf = e.buf[:0]
+	if len(obj) > maxSetObject {
+		return duplicateHuge(obj)
+	}
+	n := 0
 	var it Members
 	for it.Reset(obj); it.Next(); {
-		name := it.name
-		if it.esc {
-			start := len(e.buf)
-			e.buf = appendUnescaped(e.buf, name)
-			name = e.buf[start:]
-		}
-		e.names = append(e.names, name)
+		n++
 	}
-	return e.duplicate() >= 0
+	s := getNameSet(obj, n)
+	defer s.release()
+	for it.Reset(obj); it.Next(); {
+		if s.add(nameOffset(obj, it.name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// duplicateHuge is DuplicateName for an object past what a nameSet
+// indexes (4 GiB): a map of the unescaped names.
+func duplicateHuge(obj []byte) bool {
+	seen := make(map[string]struct{})
+	var it Members
+	for it.Reset(obj); it.Next(); {
+		name := string(appendUnescaped(nil, it.name))
+		if _, dup := seen[name]; dup {
+			return true
+		}
+		seen[name] = struct{}{}
+	}
+	return false
 }
 
 // AppendUnquoted appends the content of the raw JSON string s (with its
@@ -177,6 +191,12 @@ func duplicateLarge(obj []byte) bool {
 func AppendUnquoted(dst, s []byte) []byte {
 	if len(s) < 2 || s[0] != '"' {
 		return dst
+	}
+	// One growth, to the escaped length (an upper bound): appending byte
+	// by byte would grow a large string by a quarter at a time, several
+	// times its size in all.
+	if n := len(s) - 2; cap(dst)-len(dst) < n {
+		dst = slices.Grow(dst, n)
 	}
 	return appendUnescaped(dst, s[1:len(s)-1])
 }

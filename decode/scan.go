@@ -84,8 +84,10 @@ type scanner struct {
 	pos    int  // resume position
 	stack  []uint64
 	member member
-	// members of the top-level object, in order.
+	// members of the top-level object, in order: the first
+	// maxRecordedMembers of them; more says there were others.
 	members []member
+	more    bool
 
 	errKind   error
 	errOff    int
@@ -104,6 +106,7 @@ func (s *scanner) reset(maxDepth int, record bool) {
 	s.top = 0
 	s.pos = 0
 	s.members = s.members[:0]
+	s.more = false
 	s.errKind = nil
 	s.simd.active = false
 	s.simd.off = false
@@ -592,7 +595,17 @@ var (
 // numberEnd[c] is true for the bytes that may follow a number.
 var numberEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true, '\n': true, '\r': true}
 
+// maxRecordedMembers is how many top-level members the scanner records:
+// a message has a handful. Past it the envelope walks the body instead
+// (envelope.fill), so that a message of many members costs no span per
+// member.
+const maxRecordedMembers = 32
+
 func (s *scanner) addMember() {
+	if len(s.members) == maxRecordedMembers {
+		s.more = true
+		return
+	}
 	if n := len(s.members); n < cap(s.members) {
 		s.members = s.members[:n+1]
 		s.members[n] = s.member

@@ -400,20 +400,20 @@ func fromMessageJSON(m *messageJSON) a2a.Message {
 		Parts: fromParts(m.Parts), Metadata: m.Metadata, Extensions: m.Extensions, ReferenceTaskIDs: m.ReferenceTaskIDs}
 }
 
-func toParts(ps []a2a.Part) []partJSON {
-	if ps == nil {
+func toParts(ps a2a.Parts) []partJSON {
+	if ps.Len() == 0 {
 		return nil
 	}
-	out := make([]partJSON, len(ps))
-	for i, p := range ps {
-		out[i] = partJSON{p.Kind, p.Text, p.Raw, p.Raw != nil, p.URL, p.Data, p.Filename, p.MediaType, p.Metadata}
+	out := make([]partJSON, 0, ps.Len())
+	for _, p := range ps.All() {
+		out = append(out, partJSON{p.Kind, p.Text, p.Raw, p.Raw != nil, p.URL, p.Data, p.Filename, p.MediaType, p.Metadata})
 	}
 	return out
 }
 
-func fromParts(ps []partJSON) []a2a.Part {
+func fromParts(ps []partJSON) a2a.Parts {
 	if ps == nil {
-		return nil
+		return a2a.Parts{}
 	}
 	out := make([]a2a.Part, len(ps))
 	for i, p := range ps {
@@ -422,5 +422,5 @@ func fromParts(ps []partJSON) []a2a.Part {
 			out[i].Raw = []byte{}
 		}
 	}
-	return out
+	return a2a.PartsOf(out...)
 }

@@ -86,7 +86,7 @@ func TestTaskStoreBounds(t *testing.T) {
 	}
 	// Past the size bound: refused, unchanged.
 	big := storetest.Task("big", "c", a2a.TaskStateWorking, at)
-	big.Artifacts[0].Parts[0].Text = strings.Repeat("x", 5000)
+	big.Artifacts[0].Parts = a2a.PartsOf(a2a.TextPart(strings.Repeat("x", 5000)))
 	if err := s.Create(ctx, big); !errors.Is(err, a2a.ErrTaskTooLarge) {
 		t.Errorf("a task past MaxTaskBytes: %v", err)
 	}

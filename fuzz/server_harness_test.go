@@ -95,13 +95,8 @@ func demoA2A() (*a2a.Server, error) {
 		Skills:             []a2a.AgentSkill{{ID: "echo", Name: "Echo", Description: "echo", Tags: []string{"echo"}}},
 	}
 	echo := func(_ context.Context, c *a2a.Call) (*a2a.Reply, error) {
-		var parts []a2a.Part
-		for _, p := range c.Message.Parts {
-			if p.Kind == a2a.PartText {
-				parts = append(parts, a2a.TextPart(p.Text))
-			}
-		}
-		if len(parts) == 0 {
+		parts := c.Message.Parts.OfKind(a2a.PartText)
+		if parts.Len() == 0 {
 			return &a2a.Reply{State: a2a.TaskStateRejected}, nil
 		}
 		return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "echo", Parts: parts}}}, nil

@@ -20,8 +20,10 @@ type Prompt struct {
 	Description string
 	// Arguments lists the arguments the prompt takes.
 	Arguments []PromptArgument
-	// Get renders the prompt. args holds every argument of the call (all
-	// strings; the required ones are present). Returning an
+	// Get renders the prompt. args holds the call's values of the
+	// arguments the prompt declares (all strings; the required ones are
+	// present). Other arguments are checked (strings, named once) and left
+	// out, so that a request of many arguments costs no map entry each. Returning an
 	// *fastserver.Error answers that error; any other error is 500 /
 	// -32603. Get or Render is required.
 	Get func(r *fastserver.Request, args map[string]string) (*PromptResult, error)
@@ -140,11 +142,15 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 		}
 		var it decode.Members
 		for it.Reset(args); it.Next(); {
-			key := memberName(&it)
 			if !isString(it.Value()) {
-				return dst, invalidArguments("arguments."+key, "must be a string")
+				return dst, invalidArguments("arguments."+memberName(&it), "must be a string")
 			}
-			values[key] = string(decode.AppendUnquoted(nil, it.Value()))
+			for _, a := range p.Arguments {
+				if it.NameIs(a.Name) {
+					values[a.Name] = string(decode.AppendUnquoted(nil, it.Value()))
+					break
+				}
+			}
 		}
 	}
 	for _, a := range p.Arguments {

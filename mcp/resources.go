@@ -140,9 +140,12 @@ func appendContentsOf(b []byte, uri, mime string, items []ResourceContents) ([]b
 // matches no template: 200 / -32601 (the contract's departure; MCP
 // 2026-07-28 says -32602), with data {"uri": …} as SEP-2164 asks.
 func unknownResource(uri string) *fastserver.Error {
-	e := unknown("resource", decode.AppendString(nil, uri))
-	e.Data = append(append([]byte(`{"uri":`), decode.AppendString(nil, clip(uri))...), '}')
-	return e
+	c := clip(uri) // first: a long URI is not copied again
+	return &fastserver.Error{
+		Code:    decode.CodeMethodNotFound,
+		Message: "unknown resource: " + c,
+		Data:    append(append([]byte(`{"uri":`), decode.AppendString(nil, c)...), '}'),
+	}
 }
 
 // serveResourcesRead answers resources/read: row 15 (params, uri), row

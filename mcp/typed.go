@@ -77,7 +77,11 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 //
 // Each call costs sonic's decoding of In and encoding of Out (a few
 // allocations, more for strings and slices); the argument check itself
-// is that of any tool. Mistakes are recorded as Server.AddTool records
+// is that of any tool. The memory of a decoded In is In's: the server
+// bounds its own decoded form of a request (contract §3: 8× the body),
+// but a []float64 field costs 8 bytes for each "0," a client sends, more
+// while it grows; bound such fields in the input schema (maxItems) when
+// that matters. Mistakes are recorded as Server.AddTool records
 // them.
 func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	if h == nil {

@@ -47,17 +47,17 @@ func Task(id, ctx string, st a2a.TaskState, at time.Time) *a2a.Task {
 		ID:        id,
 		ContextID: ctx,
 		Status: a2a.TaskStatus{State: st, Timestamp: at,
-			Message: &a2a.Message{MessageID: "s-" + id, Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("status \u00e9\u2028")}}},
+			Message: &a2a.Message{MessageID: "s-" + id, Role: a2a.RoleAgent, Parts: a2a.PartsOf(a2a.TextPart("status \u00e9\u2028"))}},
 		Artifacts: []a2a.Artifact{{ArtifactID: "a1", Name: "out", Description: "d",
-			Parts: []a2a.Part{
+			Parts: a2a.PartsOf(
 				a2a.TextPart("text \"quoted\" \x01"),
-				{Kind: a2a.PartFile, Raw: []byte{0, 1, 2, 255}, Filename: "f.bin", MediaType: "application/octet-stream"},
-				{Kind: a2a.PartFile, URL: "https://example.com/f"},
-				{Kind: a2a.PartData, Data: json.RawMessage(`{"n":[1,2.5e3,null,true]}`), Metadata: json.RawMessage(`{"m":1}`)},
-			},
+				a2a.Part{Kind: a2a.PartFile, Raw: []byte{0, 1, 2, 255}, Filename: "f.bin", MediaType: "application/octet-stream"},
+				a2a.Part{Kind: a2a.PartFile, URL: "https://example.com/f"},
+				a2a.Part{Kind: a2a.PartData, Data: json.RawMessage(`{"n":[1,2.5e3,null,true]}`), Metadata: json.RawMessage(`{"m":1}`)},
+			),
 			Metadata: json.RawMessage(`{"k":"v"}`), Extensions: []string{"urn:x"}}},
 		History: []a2a.Message{{MessageID: "m-" + id, ContextID: ctx, TaskID: id, Role: a2a.RoleUser,
-			Parts: []a2a.Part{a2a.TextPart("hi")}, ReferenceTaskIDs: []string{"r"}, Extensions: []string{"urn:y"}}},
+			Parts: a2a.PartsOf(a2a.TextPart("hi")), ReferenceTaskIDs: []string{"r"}, Extensions: []string{"urn:y"}}},
 		Metadata: json.RawMessage(`{"skillId":"echo"}`),
 	}
 }
@@ -120,7 +120,7 @@ func testUpdate(t *testing.T, s a2a.TaskStore) {
 	next, err := s.Update(ctx, "u1", func(o *a2a.Task) (*a2a.Task, error) {
 		n := *o
 		n.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: base.Add(time.Second)}
-		n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: "a2", Parts: []a2a.Part{a2a.TextPart("more")}})
+		n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: "a2", Parts: a2a.PartsOf(a2a.TextPart("more"))})
 		return &n, nil
 	})
 	if err != nil {
@@ -174,7 +174,7 @@ func testConcurrent(t *testing.T, newPair func(*testing.T) (a2a.TaskStore, a2a.T
 			for i := range each {
 				_, err := s.Update(ctx, "c1", func(o *a2a.Task) (*a2a.Task, error) {
 					n := *o
-					n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: fmt.Sprintf("w%d-%d", w, i), Parts: []a2a.Part{a2a.TextPart("x")}})
+					n.Artifacts = append(n.Artifacts[:len(n.Artifacts):len(n.Artifacts)], a2a.Artifact{ArtifactID: fmt.Sprintf("w%d-%d", w, i), Parts: a2a.PartsOf(a2a.TextPart("x"))})
 					return &n, nil
 				})
 				if err != nil {

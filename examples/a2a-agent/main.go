@@ -18,15 +18,13 @@ import (
 
 func shout(_ context.Context, c *a2a.Call) (*a2a.Reply, error) {
 	var parts []a2a.Part
-	for _, p := range c.Message.Parts {
-		if p.Kind == a2a.PartText {
-			parts = append(parts, a2a.TextPart(strings.ToUpper(p.Text)))
-		}
+	for _, p := range c.Message.Parts.OfKind(a2a.PartText).All() {
+		parts = append(parts, a2a.TextPart(strings.ToUpper(p.Text)))
 	}
 	if len(parts) == 0 {
 		return &a2a.Reply{State: a2a.TaskStateRejected}, nil
 	}
-	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "shout", Parts: parts}}}, nil
+	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "shout", Parts: a2a.PartsOf(parts...)}}}, nil
 }
 
 func main() {

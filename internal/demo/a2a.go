@@ -189,7 +189,7 @@ func (d *A2ADemo) finish(id string, dur time.Duration) {
 	defer cancel()
 	done := &a2a.Reply{State: a2a.TaskStateCompleted,
 		Status:    textMessage("done: the deadline passed"),
-		Artifacts: []a2a.Artifact{{Name: "wait", Parts: []a2a.Part{a2a.TextPart("waited " + dur.String())}}}}
+		Artifacts: []a2a.Artifact{{Name: "wait", Parts: a2a.PartsOf(a2a.TextPart("waited " + dur.String()))}}}
 	// A deadline shorter than the answer: the task may not be stored
 	// yet; give it half a second. Any other error means the task was
 	// canceled (ErrTaskFinal) or evicted, or the store is unreachable:
@@ -241,25 +241,21 @@ func waitFor(meta []byte) (time.Duration, *fastserver.Error) {
 }
 
 func textMessage(s string) *a2a.Message {
-	return &a2a.Message{Parts: []a2a.Part{a2a.TextPart(s)}}
+	return &a2a.Message{Parts: a2a.PartsOf(a2a.TextPart(s))}
 }
 
 // Echo is the demo agent: a completed task with one artifact, "echo",
-// whose parts repeat the message's text parts in order. A message without
-// a text part has nothing to echo: its task is rejected, with a status
-// message that says why.
+// whose parts repeat the message's text parts in order. The artifact
+// shares the message's parts (a view of its text parts): nothing is
+// copied. A message without a text part has nothing to echo: its task is
+// rejected, with a status message that says why.
 func Echo(_ context.Context, c *a2a.Call) (*a2a.Reply, error) {
-	var parts []a2a.Part
-	for _, p := range c.Message.Parts {
-		if p.Kind == a2a.PartText {
-			parts = append(parts, a2a.TextPart(p.Text))
-		}
-	}
-	if len(parts) == 0 {
+	texts := c.Message.Parts.OfKind(a2a.PartText)
+	if texts.Len() == 0 {
 		return &a2a.Reply{
 			State:  a2a.TaskStateRejected,
-			Status: &a2a.Message{Parts: []a2a.Part{a2a.TextPart("nothing to echo: the message has no text part")}},
+			Status: &a2a.Message{Parts: a2a.PartsOf(a2a.TextPart("nothing to echo: the message has no text part"))},
 		}, nil
 	}
-	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "echo", Parts: parts}}}, nil
+	return &a2a.Reply{Artifacts: []a2a.Artifact{{Name: "echo", Parts: texts}}}, nil
 }

@@ -1,0 +1,118 @@
+package decode
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// NOTE: finding a repeated member name in little memory.
+//
+// An object of many members of a few bytes each ("a1":0,) is the cheapest
+// way to make a server index something large: a slice header per name and
+// a span per member cost 24 to 64 bytes for 7 bytes of body, and growing
+// them by appending doubles that (issue 18). The set here holds no copy of
+// a name and no slice: a slot is the 4-byte offset of a name's opening
+// quote in the object, and the table, sized once from a count of the
+// members, has 2 to 4 slots per name. It costs at most 16 bytes a member,
+// under 3 per body byte (a member takes at least 6: "a":0,). Names are
+// hashed and compared after unescaping, through two scratch buffers.
+
+// nameSet is a set of member names of one object, by offset.
+type nameSet struct {
+	obj    []byte
+	table  []uint32 // offset+1 of a name's opening quote; 0 is empty
+	mask   uint64
+	seed   maphash.Seed
+	sa, sb []byte // unescaped names
+}
+
+var nameSets = sync.Pool{New: func() any { return &nameSet{seed: maphash.MakeSeed()} }}
+
+const (
+	// keepNameSlots is the largest table a pooled set keeps (64 KiB):
+	// larger ones are dropped after their object, so that the pool does
+	// not hold the memory of the largest objects ever checked.
+	keepNameSlots = 1 << 14
+	// keepNameScratch is the largest scratch buffer a pooled set keeps.
+	keepNameScratch = 4 << 10
+)
+
+// maxSetObject is the largest object a nameSet indexes: offsets are
+// 32-bit.
+const maxSetObject = 1<<32 - 2
+
+// getNameSet returns a set for the names of obj (at most maxSetObject
+// bytes), which has about n members.
+func getNameSet(obj []byte, n int) *nameSet {
+	s := nameSets.Get().(*nameSet)
+	size := 64
+	for size < 2*n {
+		size <<= 1
+	}
+	if cap(s.table) < size {
+		s.table = make([]uint32, size)
+	} else {
+		s.table = s.table[:size]
+		clear(s.table)
+	}
+	s.mask = uint64(size - 1)
+	s.obj = obj
+	return s
+}
+
+// release returns s to the pool.
+func (s *nameSet) release() {
+	s.obj = nil
+	if cap(s.table) > keepNameSlots {
+		s.table = nil
+	}
+	if cap(s.sa) > keepNameScratch {
+		s.sa = nil
+	}
+	if cap(s.sb) > keepNameScratch {
+		s.sb = nil
+	}
+	nameSets.Put(s)
+}
+
+// add inserts the name whose opening quote is at obj[off] and reports
+// whether an equal name (after unescaping) was added before. The table
+// must have room: at most half of it is filled when n was the count.
+func (s *nameSet) add(off int) bool {
+	key, esc := s.name(off)
+	if esc {
+		s.sa = appendUnescaped(s.sa[:0], key)
+		key = s.sa
+	}
+	h := maphash.Bytes(s.seed, key) & s.mask
+	for {
+		j := s.table[h]
+		if j == 0 {
+			s.table[h] = uint32(off + 1)
+			return false
+		}
+		other, oesc := s.name(int(j - 1))
+		if oesc {
+			s.sb = appendUnescaped(s.sb[:0], other)
+			other = s.sb
+		}
+		if string(key) == string(other) {
+			return true
+		}
+		h = (h + 1) & s.mask
+	}
+}
+
+// name returns the content of the string at obj[off] (escapes kept) and
+// whether it has escapes.
+func (s *nameSet) name(off int) ([]byte, bool) {
+	end, esc := skipString(s.obj, off)
+	return s.obj[off+1 : end-1], esc
+}
+
+// nameOffset returns where the opening quote of name, the current name
+// of a Members iteration over obj, is in obj.
+func nameOffset(obj, name []byte) int { return cap(obj) - cap(name) - 1 }
+
+// valueOffset returns where v, a subslice of obj, starts in obj.
+func valueOffset(obj, v []byte) int { return cap(obj) - cap(v) }

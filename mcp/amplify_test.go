@@ -1,0 +1,199 @@
+//go:build !race
+
+package mcp
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/valyala/fasthttp"
+)
+
+// maxDecodedFactor is contract §3's bound: the decoded form of a request
+// costs at most 8× its body bytes.
+const maxDecodedFactor = 8
+
+// fillBody returns head, then item(i) for i = 0, 1, … separated by commas
+// while the whole stays under size, then tail.
+func fillBody(size int, head, tail string, item func(i int) string) []byte {
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(head)
+	for i := 0; b.Len()+len(tail) < size-16; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(item(i))
+	}
+	b.WriteString(tail)
+	return []byte(b.String())
+}
+
+func shortName(i int) string { return "x" + strconv.FormatInt(int64(i), 36) }
+
+// typedIn is the input of the typed tool of these tests.
+type typedIn struct {
+	Text string `json:"text"`
+}
+
+// amplifyServer is a server with the tools, prompt and resource of
+// testServer that these shapes reach, and a typed tool.
+func amplifyServer(t *testing.T) *fastserver.Endpoint {
+	s, err := New(Info{Name: "test", Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddTool(Tool{
+		Name:        "echo",
+		InputSchema: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		Handler:     ToolFunc(func(c *Call) error { return c.AddTextJSON(c.Arg("text")) }),
+	})
+	s.AddPrompt(Prompt{
+		Name:      "greet",
+		Arguments: []PromptArgument{{Name: "name", Required: true}, {Name: "tone"}},
+		Get: func(r *fastserver.Request, args map[string]string) (*PromptResult, error) {
+			return &PromptResult{Messages: []PromptMessage{{Text: "Hello " + args["name"]}}}, nil
+		},
+	})
+	s.AddResource(Resource{URI: "test://about", Name: "about", Text: "hello"})
+	AddTool(s, Tool{Name: "typed"}, func(_ context.Context, c *Call, in typedIn) (struct{}, error) {
+		c.AddText(in.Text)
+		return struct{}{}, nil
+	})
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return s.Endpoint()
+}
+
+// amplifyShapes are the request shapes that make a large decoded form
+// cheapest to send, found for tools, prompts and resources.
+func amplifyShapes(r *rand.Rand) []struct {
+	name string
+	body func(size int) []byte
+} {
+	id := func() string { return strconv.Itoa(r.IntN(1e6)) }
+	call := func(tool, head, tail string, item func(int) string) func(int) []byte {
+		return func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":{`+head, tail+`}}}`, item)
+		}
+	}
+	return []struct {
+		name string
+		body func(size int) []byte
+	}{
+		{"many tiny arguments", call("echo", `"text":"hi",`, ``, func(i int) string { return `"` + shortName(i) + `":0` })},
+		{"long array of numbers", call("echo", `"text":"hi","n":[`, `]`, func(int) string { return `0` })},
+		{"many short strings with escapes", call("echo", `"text":"hi","s":[`, `]`, func(int) string { return `"\n"` })},
+		{"a long text of escapes", call("echo", `"text":"`, `"`, func(int) string { return `\u0001` })},
+		{"deep nesting", call("echo", `"text":"hi","d":[`, `]`, func(int) string { return strings.Repeat("[", 900) + strings.Repeat("]", 900) })},
+		{"many empty objects", call("echo", `"text":"hi","o":[`, `]`, func(int) string { return `{}` })},
+		// A typed tool's arguments are decoded into its Go type, whose
+		// cost is the tool's choice (a []float64 costs 8 bytes for the 2
+		// of "0,"): the bound covers what the server decodes, measured
+		// here with strings.
+		{"typed: a long text of escapes", call("typed", `"text":"`, `"`, func(int) string { return `\u0001` })},
+		{"typed: many short strings", call("typed", `"text":"`, `"`, func(int) string { return `\"` })},
+		{"prompt: many tiny arguments", func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada",`, `}}}`,
+				func(i int) string { return `"` + shortName(i) + `":""` })
+		}},
+		{"prompt: an escaped name", func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"`, `"}}}`,
+				func(int) string { return `\n` })
+		}},
+		{"resource: a long unknown URI", func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"resources/read","params":{"uri":"test://`, `"}}`,
+				func(int) string { return `\n` })
+		}},
+		{"params members", func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},`, `}}`,
+				func(i int) string { return `"` + shortName(i) + `":0` })
+		}},
+		{"envelope members", func(size int) []byte {
+			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}},`, `}`,
+				func(i int) string { return `"` + shortName(i) + `":0` })
+		}},
+	}
+}
+
+// decodedCost serves body as the fastserver server does (decode, Check,
+// Route, the params rows, the handler) and returns the bytes allocated,
+// from cold pools (after two collections), and the answer's error, if any.
+// The answer buffer is given the capacity of the answer (measured by a
+// first run), so the figure is what the request's decoded form and its
+// handler cost, not the answer's size.
+func decodedCost(t *testing.T, ep *fastserver.Endpoint, body []byte) (uint64, *fastserver.Error) {
+	t.Helper()
+	var h fasthttp.RequestHeader
+	h.SetMethod("POST")
+	h.SetRequestURI("/mcp")
+	h.Set("MCP-Protocol-Version", "2025-11-25")
+	run := func(dst []byte) ([]byte, error) {
+		var d decode.Decoder
+		if err := d.SetOptions(decode.Options{IDs: ep.IDs}); err != nil {
+			t.Fatal(err)
+		}
+		var m decode.Message
+		if err := d.Decode(body, &m); err != nil {
+			return dst, err
+		}
+		var r fastserver.Request
+		r.Reset(&h, &m, nil)
+		if e := ep.Check(&r); e != nil {
+			return dst, e
+		}
+		rt := ep.Route(&r)
+		if rt.Handler == nil {
+			t.Fatalf("no route for %s", m.Method)
+		}
+		if !rt.OwnParams && m.ParamsType == decode.ParamsObject && decode.DuplicateName(m.Params) {
+			return dst, errors.New("duplicate")
+		}
+		return rt.Handler.ServeRPC(&r, dst)
+	}
+	out, err := run(nil)
+	var fe *fastserver.Error
+	if err != nil && !errors.As(err, &fe) {
+		t.Fatalf("%.60s…: %v", body, err)
+	}
+	dst := make([]byte, 0, len(out)+64)
+	runtime.GC()
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	_, _ = run(dst)
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc, fe
+}
+
+// TestDecodedFormBound sends the worst shapes found for tool arguments,
+// prompt arguments and resource URIs, at 64 KiB and 1 MiB, and checks
+// that serving each costs at most 8× its body bytes (contract §3).
+func TestDecodedFormBound(t *testing.T) {
+	ep := amplifyServer(t)
+	r := rand.New(rand.NewPCG(rand.Uint64(), 18))
+	for _, sh := range amplifyShapes(r) {
+		for _, size := range []int{64 << 10, 1<<20 - 1024} {
+			body := sh.body(size)
+			cost, fe := decodedCost(t, ep, body)
+			ratio := float64(cost) / float64(len(body))
+			t.Logf("%-34s %8d bytes: %5.2f×", sh.name, len(body), ratio)
+			// The unknown resource is refused (-32601) after its URI was
+			// read; every other shape is served.
+			if fe != nil && !strings.HasPrefix(sh.name, "resource:") {
+				t.Errorf("%s: refused %d %s: the shape must be served to be measured", sh.name, fe.Code, fe.Message)
+			}
+			if cost > maxDecodedFactor*uint64(len(body)) {
+				t.Errorf("%s, %d bytes: serving it allocated %d bytes, %.2f× the body (at most %d×)", sh.name, len(body), cost, ratio, maxDecodedFactor)
+			}
+		}
+	}
+}
