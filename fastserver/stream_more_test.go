@@ -142,7 +142,10 @@ func TestStreamCut(t *testing.T) {
 	if err == nil || strings.Contains(string(rest), "never") {
 		t.Errorf("after Cut: %q, %v: want the connection cut without the final event", rest, err)
 	}
-	waitFor(t, "the cut stream released", func() bool { st := s.Stats(); return done.Load() == 1 && st.Entered == st.Answered && s.streams.Load() == 0 })
+	waitFor(t, "the cut stream released", func() bool {
+		st := s.Stats()
+		return done.Load() == 1 && st.Entered == st.Answered && s.streams.Load() == 0
+	})
 }
 
 // SetDeadline lets a stream outlast the handler timeout; Stopping lets it
@@ -182,4 +185,3 @@ func TestStreamDeadlineAndStopping(t *testing.T) {
 	}
 
 }
-
