@@ -393,7 +393,7 @@ func TestStreamRefusals(t *testing.T) {
 		{"unknown skill", "", streamReq(1, "SendStreamingMessage", `{"metadata":{"skillId":"nope"},"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}}`), nil, 200, -32004},
 		{"push asked for", "", streamReq(1, "SendStreamingMessage", `{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"configuration":{"pushNotificationConfig":{"url":"https://x"}}}`), nil, 200, -32003},
 		{"unknown task", "", streamReq(1, "SendStreamingMessage", `{"message":{"role":"ROLE_USER","messageId":"m","taskId":"nope","parts":[{"text":"x"}]}}`), nil, 200, -32001},
-		{"final task", "", streamReq(1, "SendStreamingMessage", `{"message":{"role":"ROLE_USER","messageId":"m","taskId":"` + doneID + `","parts":[{"text":"x"}]}}`), nil, 200, -32004},
+		{"final task", "", streamReq(1, "SendStreamingMessage", `{"message":{"role":"ROLE_USER","messageId":"m","taskId":"`+doneID+`","parts":[{"text":"x"}]}}`), nil, 200, -32004},
 		{"agent fails", "", streamReq(1, "SendStreamingMessage", text10("fail")), nil, 500, -32603},
 		{"agent refuses", "", streamReq(1, "SendStreamingMessage", text10("bad")), nil, 200, -32602},
 		{"no text/event-stream", "", streamReq(1, "SendStreamingMessage", text10("x")), []string{"Accept: application/json"}, 406, -32600},
