@@ -546,6 +546,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.HandlerTimeout, "handler-timeout", fastserver.DefaultHandlerTimeout, "handler deadline")
 	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
+	fs.IntVar(&c.MaxStreams, "max-streams", fastserver.DefaultMaxStreams, "event streams open at once (A2A SendStreamingMessage/SubscribeToTask, MCP); past it 503")
 	fs.StringVar(&c.HealthPath, "health-path", "/healthz", "path of the health check")
 	fs.StringVar(&c.MetricsPath, "metrics-path", "/metrics", "path of the Prometheus exposition")
 	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "serve no metrics route")
@@ -634,6 +635,8 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("-burst needs -rate")
 	case c.MaxConns <= 0:
 		return errors.New("-max-conns must be positive")
+	case c.MaxStreams <= 0:
+		return errors.New("-max-streams must be positive")
 	case c.MinBodyRate <= 0 || c.MinBodyRateGrace <= 0:
 		return errors.New("-min-body-rate and -min-body-rate-grace must be positive")
 	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:
