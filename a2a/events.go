@@ -56,14 +56,16 @@ type TaskChange struct {
 // safe for concurrent use.
 type Broker interface {
 	// Publish delivers c to the current subscribers of c.TaskID, on this
-	// instance and (for a shared broker) the others. It must not wait
-	// for subscribers: deliver functions do not block. Delivery is at
-	// most once; a lost change leaves a stream behind until the next one.
+	// instance and (for a shared broker) the others. A subscriber's
+	// deliver may wait, boundedly (a stream whose queue is full waits
+	// for room, Config.StreamWait, before it is cut): that is how a slow
+	// reader slows down its task's producer. Delivery is at most once; a
+	// lost change leaves a stream behind until the next one.
 	Publish(ctx context.Context, c *TaskChange)
 	// Subscribe calls deliver with each change of the task published
 	// from now on, until the returned cancel is called (after which
 	// deliver is not called again, once cancel has returned). deliver
-	// must not block and must not call the Broker.
+	// must return within a bounded time and must not call the Broker.
 	Subscribe(taskID string, deliver func(*TaskChange)) (cancel func())
 }
 
@@ -77,26 +79,45 @@ type LocalBroker struct {
 	n    int
 }
 
-type localSub struct{ deliver func(*TaskChange) }
+type localSub struct {
+	mu      sync.Mutex // held while deliver runs; cancel waits for it
+	gone    bool
+	deliver func(*TaskChange)
+}
 
 var _ Broker = (*LocalBroker)(nil)
 
 // NewLocalBroker returns an empty LocalBroker.
 func NewLocalBroker() *LocalBroker { return &LocalBroker{} }
 
-// Publish calls the deliver function of each subscriber of c.TaskID, under
-// the broker's lock (so that a cancelled subscription is never called).
+// Publish calls the deliver function of each subscriber of c.TaskID, one
+// after the other, outside the broker's lock (a deliver that waits holds
+// up this task's publisher only); a subscription cancelled meanwhile is
+// not called.
 func (b *LocalBroker) Publish(_ context.Context, c *TaskChange) {
 	b.mu.Lock()
-	for sub := range b.subs[c.TaskID] {
-		sub.deliver(c)
+	set := b.subs[c.TaskID]
+	if len(set) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	subs := make([]*localSub, 0, len(set))
+	for sub := range set {
+		subs = append(subs, sub)
 	}
 	b.mu.Unlock()
+	for _, sub := range subs {
+		sub.mu.Lock()
+		if !sub.gone {
+			sub.deliver(c)
+		}
+		sub.mu.Unlock()
+	}
 }
 
 // Subscribe adds deliver to the task's subscribers.
 func (b *LocalBroker) Subscribe(taskID string, deliver func(*TaskChange)) func() {
-	sub := &localSub{deliver}
+	sub := &localSub{deliver: deliver}
 	b.mu.Lock()
 	if b.subs == nil {
 		b.subs = make(map[string]map[*localSub]struct{})
@@ -112,6 +133,9 @@ func (b *LocalBroker) Subscribe(taskID string, deliver func(*TaskChange)) func()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			sub.mu.Lock()
+			sub.gone = true
+			sub.mu.Unlock()
 			b.mu.Lock()
 			delete(set, sub)
 			if cur, ok := b.subs[taskID]; ok && len(cur) == 0 {

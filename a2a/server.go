@@ -91,9 +91,15 @@ type Config struct {
 	Events Broker
 	// StreamQueue is how many task changes a stream may have waiting
 	// while its client is slow to read (the writer holds two 16 KiB
-	// buffers besides); one more and the stream is cut, so a slow reader
-	// never grows memory. 0 means DefaultStreamQueue (64).
+	// buffers besides); one more waits up to StreamWait for room, then
+	// the stream is cut, so a slow reader never grows memory. 0 means
+	// DefaultStreamQueue (64).
 	StreamQueue int
+	// StreamWait is how long a change waits for room in a stream's full
+	// queue, holding up the task's publisher (back-pressure on a fast
+	// producer), before the stream is cut. 0 means DefaultStreamWait
+	// (1 s).
+	StreamWait time.Duration
 	// KeepAlive is how often an idle stream sends an SSE comment, so that
 	// proxies keep it open and a client gone is noticed. 0 means
 	// DefaultKeepAlive (15 s).
@@ -109,6 +115,8 @@ type Config struct {
 const (
 	// DefaultStreamQueue is Config.StreamQueue's default: 64 changes.
 	DefaultStreamQueue = 64
+	// DefaultStreamWait is Config.StreamWait's default: 1 s.
+	DefaultStreamWait = time.Second
 	// DefaultKeepAlive is Config.KeepAlive's default: 15 s.
 	DefaultKeepAlive = 15 * time.Second
 	// DefaultMaxStreamDuration is Config.MaxStreamDuration's default: 1 h.
@@ -141,6 +149,7 @@ type Server struct {
 	now      func() time.Time
 
 	streamQueue int
+	streamWait  time.Duration
 	keepAlive   time.Duration
 	maxStream   time.Duration
 
@@ -172,8 +181,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxTaskBytes < 0 {
 		errs = append(errs, fmt.Errorf("a2a: MaxTaskBytes %d is negative", cfg.MaxTaskBytes))
 	}
-	if cfg.StreamQueue < 0 || cfg.KeepAlive < 0 || cfg.MaxStreamDuration < 0 {
-		errs = append(errs, errors.New("a2a: StreamQueue, KeepAlive and MaxStreamDuration must not be negative"))
+	if cfg.StreamQueue < 0 || cfg.StreamWait < 0 || cfg.KeepAlive < 0 || cfg.MaxStreamDuration < 0 {
+		errs = append(errs, errors.New("a2a: StreamQueue, StreamWait, KeepAlive and MaxStreamDuration must not be negative"))
 	}
 	path := cfg.Path
 	if path == "" {
@@ -219,6 +228,7 @@ func New(cfg Config) (*Server, error) {
 		s.events = NewLocalBroker()
 	}
 	s.streamQueue = cmp.Or(cfg.StreamQueue, DefaultStreamQueue)
+	s.streamWait = cmp.Or(cfg.StreamWait, DefaultStreamWait)
 	s.keepAlive = cmp.Or(cfg.KeepAlive, DefaultKeepAlive)
 	s.maxStream = cmp.Or(cfg.MaxStreamDuration, DefaultMaxStreamDuration)
 	for _, sk := range cfg.Card.Skills {

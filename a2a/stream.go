@@ -161,20 +161,33 @@ func (h *subStream) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, erro
 
 // follower is a stream's subscription: a bounded queue of changes.
 type follower struct {
-	ch     chan *TaskChange
-	over   chan struct{} // closed when the queue overflowed (the stream is cut)
-	cut    atomic.Bool
-	cancel func()
+	ch    chan *TaskChange
+	over  chan struct{} // closed when the queue overflowed (the stream is cut)
+	done  chan struct{} // closed when the stream stops reading
+	cut   atomic.Bool
+	unsub func()
 }
 
 // follow subscribes st to the task's changes. A change that finds the
-// queue full cuts the stream: its client reads too slowly.
+// queue full waits up to Config.StreamWait for room (holding up the
+// task's publisher), then cuts the stream: its client reads too slowly.
 func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
-	f := &follower{ch: make(chan *TaskChange, s.streamQueue), over: make(chan struct{})}
-	f.cancel = s.events.Subscribe(taskID, func(c *TaskChange) {
+	f := &follower{ch: make(chan *TaskChange, s.streamQueue), over: make(chan struct{}), done: make(chan struct{})}
+	f.unsub = s.events.Subscribe(taskID, func(c *TaskChange) {
+		if f.cut.Load() {
+			return
+		}
 		select {
 		case f.ch <- c:
+			return
 		default:
+		}
+		t := time.NewTimer(s.streamWait)
+		defer t.Stop()
+		select {
+		case f.ch <- c:
+		case <-f.done:
+		case <-t.C:
 			if f.cut.CompareAndSwap(false, true) {
 				close(f.over)
 				st.Cut()
@@ -182,6 +195,13 @@ func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
 		}
 	})
 	return f
+}
+
+// cancel stops the subscription: a publisher waiting for room gives up at
+// once.
+func (f *follower) cancel() {
+	close(f.done)
+	f.unsub()
 }
 
 // ends reports whether a stream ends after a status in state s: a final

@@ -546,7 +546,7 @@ func TestStreamKeepAliveAndDisconnect(t *testing.T) {
 // A client that does not read is cut once its queue of changes is full:
 // the server holds a bounded amount for it, whatever the task produces.
 func TestStreamSlowReaderCut(t *testing.T) {
-	s, fs, addr := streamServer(t, fastserver.Config{WriteTimeout: time.Minute}, func(c *Config) { c.StreamQueue = 4 })
+	s, fs, addr := streamServer(t, fastserver.Config{WriteTimeout: time.Minute}, func(c *Config) { c.StreamQueue, c.StreamWait = 4, 100*time.Millisecond })
 	id := holdTask(t, s)
 	c := post(t, addr, "1.0", streamReq(1, "SubscribeToTask", `{"id":"`+id+`"}`))
 	if tc, ok := c.conn.(*net.TCPConn); ok {
@@ -654,5 +654,38 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("%s: not within 10 s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A producer faster than its stream is held back by the stream's full
+// queue (back-pressure) rather than the stream being cut: a reader that
+// keeps reading gets every change, in order.
+func TestStreamBackPressure(t *testing.T) {
+	s, _, addr := streamServer(t, fastserver.Config{}, func(c *Config) { c.StreamQueue = 2 })
+	id := holdTask(t, s)
+	c := post(t, addr, "1.0", streamReq(1, "SubscribeToTask", `{"id":"`+id+`"}`))
+	if _, _, err := c.next(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "subscribed", func() bool { return s.events.(*LocalBroker).Subscribers() == 1 })
+	const n = 300
+	go func() {
+		for i := range n {
+			u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "seq", Parts: []Part{TextPart(strconv.Itoa(i))}}, Append: i > 0, LastChunk: i == n-1}
+			if _, err := s.UpdateArtifact(context.Background(), id, u); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		s.UpdateTask(context.Background(), id, &Reply{State: TaskStateCompleted})
+	}()
+	evs := c.events("1")
+	if len(evs) != n+1 {
+		t.Fatalf("%d events, want %d", len(evs), n+1)
+	}
+	for i := range n {
+		if got := get(evs[i], "artifactUpdate", "artifact", "parts", 0, "text"); got != strconv.Itoa(i) {
+			t.Fatalf("event %d: %v", i, evs[i])
+		}
 	}
 }
