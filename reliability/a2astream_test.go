@@ -79,7 +79,11 @@ func (s *a2aStream) next() (map[string]any, error) {
 func TestA2AStreamsAtSIGTERM(t *testing.T) {
 	bin := buildRPCEdge(t)
 	const grace, maxStreams = 10 * time.Second, 12
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-grace", grace.String(), "-max-streams", fmt.Sprint(maxStreams))
+	args := []string{"-addr", "127.0.0.1:0", "-grace", grace.String(), "-max-streams", fmt.Sprint(maxStreams)}
+	if netHTTP {
+		args = append(args, "-transport", "nethttp") // the same streams on the other transport
+	}
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
