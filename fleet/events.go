@@ -38,7 +38,9 @@ import (
 // its task's final status if that arrives; otherwise at the stream's
 // duration limit. Changes arrive in the order each instance published
 // them; a change older than one already sent (by the task's Seq) is
-// dropped by the stream.
+// dropped by the stream. Remote changes are handed to the local streams
+// from one goroutine: a local stream whose queue is full holds it up for
+// at most a2a.Config.StreamWait before that stream is cut.
 
 // Broker is the fleet's a2a.Broker (set it as a2a.Config.Events, with the
 // fleet's TaskStore as Config.Tasks): task changes stored through any
