@@ -71,4 +71,11 @@ type Reply struct {
 	// Metadata, when not nil, replaces the task's metadata. It must be a
 	// valid JSON object.
 	Metadata json.RawMessage
+	// Then, when not nil, is called on a goroutine of its own once the
+	// task outcome is stored (not when storing it fails, nor for a
+	// direct Message): work that goes on after the answer starts there
+	// and reports with Server.UpdateTask and Server.UpdateArtifact, which
+	// the task's streams carry. A stream of SendStreamingMessage is
+	// already following the task when Then runs, so it misses nothing.
+	Then func()
 }

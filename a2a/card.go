@@ -56,9 +56,9 @@ type AgentCard struct {
 	DocumentationURL string `json:"documentationUrl,omitempty"`
 	// IconURL optionally points to an icon.
 	IconURL string `json:"iconUrl,omitempty"`
-	// Capabilities declares the optional features. Streaming and
-	// PushNotifications must be false: this server has no event streams
-	// and no webhook delivery (New fails otherwise).
+	// Capabilities declares the optional features. PushNotifications
+	// must be false: this server has no webhook delivery (New fails
+	// otherwise).
 	Capabilities AgentCapabilities `json:"capabilities"`
 	// SupportsAuthenticatedExtendedCard (0.3) mirrors
 	// Capabilities.ExtendedAgentCard.
@@ -109,7 +109,8 @@ type AgentProvider struct {
 // -32003 without PushNotifications, GetExtendedAgentCard with -32004
 // without ExtendedAgentCard (or without a Config.ExtendedCard).
 type AgentCapabilities struct {
-	// Streaming declares server-sent event streams. Must be false.
+	// Streaming declares server-sent event streams: SendStreamingMessage
+	// and SubscribeToTask are served (else refused with -32004).
 	Streaming bool `json:"streaming"`
 	// PushNotifications declares webhook delivery. Must be false.
 	PushNotifications bool `json:"pushNotifications"`
@@ -201,9 +202,6 @@ func (c *AgentCard) validate(which string) error {
 	}
 	if c.Version == "" {
 		errs = append(errs, fmt.Errorf("a2a: %s: Version is empty", which))
-	}
-	if c.Capabilities.Streaming {
-		errs = append(errs, fmt.Errorf("a2a: %s: Capabilities.Streaming is not supported (no event streams)", which))
 	}
 	if c.Capabilities.PushNotifications {
 		errs = append(errs, fmt.Errorf("a2a: %s: Capabilities.PushNotifications is not supported (no webhook delivery)", which))

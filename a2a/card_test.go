@@ -204,7 +204,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"no agent", func(c *Config) { c.Agent = nil }, "Agent is nil"},
 		{"no name", func(c *Config) { c.Card.Name = "" }, "Name is empty"},
 		{"no version", func(c *Config) { c.Card.Version = "" }, "Version is empty"},
-		{"streaming", func(c *Config) { c.Card.Capabilities.Streaming = true }, "Streaming"},
+		{"stream settings", func(c *Config) { c.StreamQueue = -1 }, "StreamQueue"},
 		{"push", func(c *Config) { c.Card.Capabilities.PushNotifications = true }, "PushNotifications"},
 		{"empty skill id", func(c *Config) { c.Card.Skills = append(c.Card.Skills, AgentSkill{}) }, "empty ID"},
 		{"duplicate skill", func(c *Config) { c.Card.Skills = append(c.Card.Skills, AgentSkill{ID: "echo"}) }, "appears twice"},

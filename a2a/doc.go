@@ -83,10 +83,31 @@
 // On purpose, following the product page: a missing extended agent card
 // is -32004 (UnsupportedOperationError), whether or not the card declares
 // the capability; A2A defines -32007 (ExtendedAgentCardNotConfiguredError)
-// for a declared capability without a card. Streaming and push
-// notifications cannot be declared at all (New refuses a card that does):
-// fastserver answers one JSON value per request, with no event streams and
-// no webhook delivery.
+// for a declared capability without a card. Push notifications cannot be
+// declared (New refuses a card that does): there is no webhook delivery.
+// tasks/resubscribe (0.3) of a task in a final state is refused like 1.0's
+// SubscribeToTask (-32004): 0.3 names no error for it.
+//
+// # Streams
+//
+// With Capabilities.Streaming, SendStreamingMessage and SubscribeToTask
+// answer 200 text/event-stream (fastserver's Request.Stream): each event a
+// JSON-RPC response with the request's id whose result is a stream
+// response (1.0 {"task"|"message"|"statusUpdate"|"artifactUpdate":…}, 0.3
+// the kind-tagged Task, Message, status-update or artifact-update). The
+// task (or the agent's direct message, alone) comes first, then its
+// changes as they are stored: UpdateTask's artifacts and status,
+// UpdateArtifact's chunks (append, lastChunk), a CancelTask from any
+// connection. The stream ends after a final or interrupted state (0.3
+// marks that status-update "final": true), at Config.MaxStreamDuration and
+// when the server shuts down (then with the task's current status). Past
+// fastserver's Config.MaxStreams a stream is refused 503 / -32603 with
+// Retry-After; a client whose Accept does not list text/event-stream gets
+// 406 / -32600. A client too slow to read is cut once Config.StreamQueue
+// changes wait for it; an idle stream sends an SSE comment every
+// Config.KeepAlive. Changes reach the streams through a Broker
+// (Config.Events): in-process by default, Redis pub/sub with package
+// fleet.
 //
 // # Security
 //

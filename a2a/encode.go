@@ -29,18 +29,8 @@ func appendTask(dst []byte, t *Task, v Version, history int) []byte {
 	dst = decode.AppendString(dst, t.ID)
 	dst = append(dst, `,"contextId":`...)
 	dst = decode.AppendString(dst, t.ContextID)
-	dst = append(dst, `,"status":{"state":`...)
-	dst = decode.AppendString(dst, t.Status.State.name(v))
-	if t.Status.Message != nil {
-		dst = append(dst, `,"message":`...)
-		dst = appendMessage(dst, t.Status.Message, v)
-	}
-	if !t.Status.Timestamp.IsZero() {
-		dst = append(dst, `,"timestamp":"`...)
-		dst = t.Status.Timestamp.UTC().AppendFormat(dst, timeLayout)
-		dst = append(dst, '"')
-	}
-	dst = append(dst, '}')
+	dst = append(dst, `,"status":`...)
+	dst = appendStatus(dst, &t.Status, v)
 	if len(t.Artifacts) > 0 {
 		dst = append(dst, `,"artifacts":[`...)
 		for i := range t.Artifacts {
@@ -68,6 +58,22 @@ func appendTask(dst []byte, t *Task, v Version, history int) []byte {
 	if len(t.Metadata) > 0 {
 		dst = append(dst, `,"metadata":`...)
 		dst = append(dst, t.Metadata...)
+	}
+	return append(dst, '}')
+}
+
+// appendStatus appends a TaskStatus in the shape of v.
+func appendStatus(dst []byte, st *TaskStatus, v Version) []byte {
+	dst = append(dst, `{"state":`...)
+	dst = decode.AppendString(dst, st.State.name(v))
+	if st.Message != nil {
+		dst = append(dst, `,"message":`...)
+		dst = appendMessage(dst, st.Message, v)
+	}
+	if !st.Timestamp.IsZero() {
+		dst = append(dst, `,"timestamp":"`...)
+		dst = st.Timestamp.UTC().AppendFormat(dst, timeLayout)
+		dst = append(dst, '"')
 	}
 	return append(dst, '}')
 }

@@ -27,39 +27,65 @@ import (
 //
 // Then the Agent runs, and its reply is stored and answered.
 func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]byte, error) {
+	call, p, err := s.prepareSend(r, v)
+	if err != nil {
+		return dst, err
+	}
+	reply, err := s.runAgent(r.Context(), call)
+	if err != nil {
+		return dst, err
+	}
+	if reply.Message != nil {
+		return appendReplyMessage(dst, reply.Message, call, v), nil
+	}
+	t, err := s.storeReply(r.Context(), call, reply)
+	if err != nil {
+		return dst, err
+	}
+	s.then(reply)
+	if v == Version10 {
+		dst = append(dst, `{"task":`...)
+		dst = appendTask(dst, t, v, p.history)
+		return append(dst, '}'), nil
+	}
+	return appendTask(dst, t, v, p.history), nil
+}
+
+// prepareSend runs SendMessage's checks, 1 to 6 above, and returns the
+// Agent's Call (with the continued task, or a new task id) and the params.
+func (s *Server) prepareSend(r *fastserver.Request, v Version) (*Call, *sendParams, error) {
 	m := r.Msg
 	if m.ParamsType == decode.ParamsOther {
-		return dst, errParamsNotObject
+		return nil, nil, errParamsNotObject
 	}
 	skill, meta, e := s.skill(m.Params)
 	if e != nil {
-		return dst, e
+		return nil, nil, e
 	}
 	if m.ParamsType == decode.ParamsAbsent {
-		return dst, invalidParams("message", "message is required")
+		return nil, nil, invalidParams("message", "message is required")
 	}
 	if decode.DuplicateName(m.Params) {
-		return dst, errParamsDuplicate
+		return nil, nil, errParamsDuplicate
 	}
 	p, e := readSend(m.Params, v)
 	if e != nil {
-		return dst, e
+		return nil, nil, e
 	}
 	if p.push {
-		return dst, errNoPush
+		return nil, nil, errNoPush
 	}
 
 	call := &Call{Message: p.msg, SkillID: skill, Metadata: meta, Version: v}
-	ctx := r.Context()
 	if id := p.msg.TaskID; id != "" {
-		t, err := s.tasks.Get(ctx, id)
+		t, err := s.tasks.Get(r.Context(), id)
 		switch {
 		case err != nil:
-			return dst, storeError(err, id)
+			return nil, nil, storeError(err, id)
 		case t.Status.State.Final():
-			return dst, errFinalTask
+			return nil, nil, errFinalTask
 		case p.msg.ContextID != "" && p.msg.ContextID != t.ContextID:
-			return dst, invalidParams("message.contextId", "message.contextId differs from the task's contextId")
+			return nil, nil, invalidParams("message.contextId", "message.contextId differs from the task's contextId")
 		}
 		call.TaskID, call.ContextID, call.Task = t.ID, t.ContextID, t
 	} else {
@@ -71,76 +97,91 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 	}
 	// The history keeps the message with the task's ids.
 	call.Message.TaskID, call.Message.ContextID = call.TaskID, call.ContextID
-	in := call.Message
+	return call, &p, nil
+}
 
+// runAgent calls the Agent and checks its reply.
+func (s *Server) runAgent(ctx context.Context, call *Call) (*Reply, error) {
 	reply, err := s.agent.HandleMessage(ctx, call)
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
 	if reply == nil {
-		return dst, errors.New("a2a: the agent returned a nil Reply")
+		return nil, errors.New("a2a: the agent returned a nil Reply")
 	}
 	if err := checkReply(reply); err != nil {
-		return dst, err
+		return nil, err
 	}
+	return reply, nil
+}
 
-	if reply.Message != nil {
-		out := *reply.Message
-		fillAgentMessage(&out, call, call.Task != nil)
-		if v == Version10 {
-			dst = append(dst, `{"message":`...)
-			dst = appendMessage(dst, &out, v)
-			return append(dst, '}'), nil
-		}
-		return appendMessage(dst, &out, v), nil
+// appendReplyMessage appends an Agent's direct message, with the server's
+// ids filled in: the SendMessage result (1.0 {"message":…}, 0.3 the bare
+// message), which is also the stream response of SendStreamingMessage.
+func appendReplyMessage(dst []byte, msg *Message, call *Call, v Version) []byte {
+	out := *msg
+	fillAgentMessage(&out, call, call.Task != nil)
+	if v == Version10 {
+		dst = append(dst, `{"message":`...)
+		dst = appendMessage(dst, &out, v)
+		return append(dst, '}')
 	}
+	return appendMessage(dst, &out, v)
+}
 
+// storeReply stores the task outcome of reply: a new task, or the change
+// of the continued one (published to its streams).
+func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Task, error) {
+	in := call.Message
 	status, artifacts := s.outcome(reply, call)
-	var t *Task
 	if call.Task == nil {
-		t = &Task{ID: call.TaskID, ContextID: call.ContextID, Status: status, Artifacts: artifacts, Metadata: reply.Metadata}
+		t := &Task{ID: call.TaskID, ContextID: call.ContextID, Status: status, Artifacts: artifacts, Metadata: reply.Metadata, Seq: 1}
 		t.History = append(t.History, in)
 		if status.Message != nil {
 			t.History = append(t.History, *status.Message)
 		}
 		if err := s.tasks.Create(ctx, t); err != nil {
-			return dst, storeError(err, t.ID)
+			return nil, storeError(err, t.ID)
 		}
-	} else {
-		next := func(old *Task) (*Task, error) {
-			if old.Status.State.Final() { // finished or canceled meanwhile
-				return nil, errFinalTask
-			}
-			nt := *old
-			nt.Status = status
-			nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
-			nt.History = slices.Concat(old.History, []Message{in})
-			if status.Message != nil {
-				nt.History = append(nt.History, *status.Message)
-			}
-			if reply.Metadata != nil {
-				nt.Metadata = reply.Metadata
-			}
-			return &nt, nil
-		}
-		t, err = s.tasks.Update(ctx, call.TaskID, next)
-		if errors.Is(err, ErrTaskNotFound) { // evicted while the agent ran: store it again
-			t, _ = next(call.Task)
-			err = s.tasks.Create(ctx, t)
-		}
-		if err != nil {
-			if errors.Is(err, ErrTaskFinal) {
-				return dst, errFinalTask
-			}
-			return dst, storeError(err, call.TaskID)
-		}
+		return t, nil
 	}
-	if v == Version10 {
-		dst = append(dst, `{"task":`...)
-		dst = appendTask(dst, t, v, p.history)
-		return append(dst, '}'), nil
+	next := func(old *Task) (*Task, error) {
+		if old.Status.State.Final() { // finished or canceled meanwhile
+			return nil, errFinalTask
+		}
+		nt := *old
+		nt.Seq = old.Seq + 1
+		nt.Status = status
+		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
+		nt.History = slices.Concat(old.History, []Message{in})
+		if status.Message != nil {
+			nt.History = append(nt.History, *status.Message)
+		}
+		if reply.Metadata != nil {
+			nt.Metadata = reply.Metadata
+		}
+		return &nt, nil
 	}
-	return appendTask(dst, t, v, p.history), nil
+	t, err := s.tasks.Update(ctx, call.TaskID, next)
+	if errors.Is(err, ErrTaskNotFound) { // evicted while the agent ran: store it again
+		t, _ = next(call.Task)
+		err = s.tasks.Create(ctx, t)
+	}
+	if err != nil {
+		if errors.Is(err, ErrTaskFinal) {
+			return nil, errFinalTask
+		}
+		return nil, storeError(err, call.TaskID)
+	}
+	s.publish(t, changeEvents(artifacts, &t.Status)...)
+	return t, nil
+}
+
+// then starts the reply's work that goes on after the answer.
+func (s *Server) then(reply *Reply) {
+	if reply.Then != nil {
+		go reply.Then()
+	}
 }
 
 // skill reads params.metadata.skillId (row 16 of SendMessage): the skill
@@ -304,6 +345,7 @@ func (s *Server) cancelTask(r *fastserver.Request, dst []byte, v Version) ([]byt
 			return nil, notCancelable(id, old.Status.State, v)
 		}
 		nt := *old
+		nt.Seq = old.Seq + 1
 		nt.Status = TaskStatus{State: TaskStateCanceled, Timestamp: s.now()}
 		return &nt, nil
 	})
@@ -313,6 +355,7 @@ func (s *Server) cancelTask(r *fastserver.Request, dst []byte, v Version) ([]byt
 		}
 		return dst, storeError(err, id)
 	}
+	s.publish(t, TaskEvent{Status: &t.Status})
 	return appendTask(dst, t, v, -1), nil
 }
 
@@ -374,14 +417,19 @@ func (s *Server) UpdateTask(ctx context.Context, taskID string, reply *Reply) (*
 	if err := checkReply(reply); err != nil {
 		return nil, err
 	}
-	var call Call
-	return s.tasks.Update(ctx, taskID, func(old *Task) (*Task, error) {
+	var (
+		call      Call
+		artifacts []Artifact
+	)
+	t, err := s.tasks.Update(ctx, taskID, func(old *Task) (*Task, error) {
 		if old.Status.State.Final() {
 			return nil, ErrTaskFinal
 		}
 		call.TaskID, call.ContextID = old.ID, old.ContextID
-		status, artifacts := s.outcome(reply, &call)
+		var status TaskStatus
+		status, artifacts = s.outcome(reply, &call)
 		nt := *old
+		nt.Seq = old.Seq + 1
 		nt.Status = status
 		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
 		if status.Message != nil {
@@ -392,6 +440,76 @@ func (s *Server) UpdateTask(ctx context.Context, taskID string, reply *Reply) (*
 		}
 		return &nt, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.publish(t, changeEvents(artifacts, &t.Status)...)
+	return t, nil
+}
+
+// ArtifactUpdate is a piece of a task's output for Server.UpdateArtifact:
+// an artifact, or a chunk of one.
+type ArtifactUpdate struct {
+	// Artifact is the artifact or chunk: at least one part. With Append
+	// it needs the ArtifactID of the artifact it extends; otherwise an
+	// empty ArtifactID is set to a new random id.
+	Artifact Artifact
+	// Append makes Artifact's parts extend the task's artifact of the
+	// same ArtifactID (one is started when the task has none of that
+	// id); without it Artifact replaces that artifact, or is added.
+	Append bool
+	// LastChunk marks the artifact's last chunk, for the streams.
+	LastChunk bool
+}
+
+// UpdateArtifact adds an artifact to a task that is not in a final state,
+// or a chunk to one of its artifacts (ArtifactUpdate), for work that goes
+// on after SendMessage answered; the task's streams carry it as a
+// TaskArtifactUpdateEvent (append, lastChunk). The task's status is
+// unchanged. It is atomic like UpdateTask, and returns an error wrapping
+// ErrTaskFinal when the task was canceled or finished meanwhile.
+func (s *Server) UpdateArtifact(ctx context.Context, taskID string, u ArtifactUpdate) (*Task, error) {
+	a := u.Artifact
+	switch {
+	case len(a.Parts) == 0:
+		return nil, errors.New("a2a: UpdateArtifact: the artifact has no part")
+	case u.Append && a.ArtifactID == "":
+		return nil, errors.New("a2a: UpdateArtifact: a chunk to append needs the ArtifactID it extends")
+	}
+	if err := checkObject(a.Metadata, "ArtifactUpdate.Artifact.Metadata"); err != nil {
+		return nil, err
+	}
+	if err := checkParts(a.Parts, "ArtifactUpdate.Artifact"); err != nil {
+		return nil, err
+	}
+	if a.ArtifactID == "" {
+		a.ArtifactID = newID()
+	}
+	t, err := s.tasks.Update(ctx, taskID, func(old *Task) (*Task, error) {
+		if old.Status.State.Final() {
+			return nil, ErrTaskFinal
+		}
+		nt := *old
+		nt.Seq = old.Seq + 1
+		nt.Artifacts = slices.Clone(old.Artifacts)
+		i := slices.IndexFunc(nt.Artifacts, func(o Artifact) bool { return o.ArtifactID == a.ArtifactID })
+		switch {
+		case i < 0:
+			nt.Artifacts = append(nt.Artifacts, a)
+		case u.Append:
+			merged := nt.Artifacts[i]
+			merged.Parts = slices.Concat(merged.Parts, a.Parts)
+			nt.Artifacts[i] = merged
+		default:
+			nt.Artifacts[i] = a
+		}
+		return &nt, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.publish(t, TaskEvent{Artifact: &a, Append: u.Append, LastChunk: u.LastChunk})
+	return t, nil
 }
 
 // storeError turns a TaskStore error into the answer: -32001 for an

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -81,7 +82,50 @@ type Config struct {
 	// then not used): a store shared by several instances (package
 	// fleet) serves every task from each of them.
 	Tasks TaskStore
+
+	// Events carries task changes to the streams that follow the task
+	// (SendStreamingMessage, SubscribeToTask) when the card declares
+	// streaming. nil means an in-process LocalBroker; a fleet whose
+	// instances share Tasks shares Events too (package fleet), so that
+	// a stream follows its task whatever instance changes it.
+	Events Broker
+	// StreamQueue is how many task changes a stream may have waiting
+	// while its client is slow to read (the writer holds two 16 KiB
+	// buffers besides); one more waits up to StreamWait for room, then
+	// the stream is cut, so a slow reader never grows memory. 0 means
+	// DefaultStreamQueue (64).
+	StreamQueue int
+	// StreamWait is how long a change waits for room in a stream's full
+	// queue, holding up the task's publisher (back-pressure on a fast
+	// producer), before the stream is cut. 0 means DefaultStreamWait
+	// (1 s).
+	StreamWait time.Duration
+	// KeepAlive is how often an idle stream sends an SSE comment, so that
+	// proxies keep it open and a client gone is noticed. 0 means
+	// DefaultKeepAlive (15 s).
+	KeepAlive time.Duration
+	// MaxStreamDuration bounds one stream: past it the stream ends with
+	// the task's current status (the client resubscribes). It replaces
+	// the server's handler deadline for streams. 0 means
+	// DefaultMaxStreamDuration (1 h).
+	MaxStreamDuration time.Duration
 }
+
+// Defaults of the stream settings.
+const (
+	// DefaultStreamQueue is Config.StreamQueue's default: 64 changes.
+	DefaultStreamQueue = 64
+	// DefaultStreamWait is Config.StreamWait's default: 1 s.
+	DefaultStreamWait = time.Second
+	// DefaultKeepAlive is Config.KeepAlive's default: 15 s.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultMaxStreamDuration is Config.MaxStreamDuration's default: 1 h.
+	DefaultMaxStreamDuration = time.Hour
+)
+
+// publishTimeout bounds the publication of one change (a shared broker's
+// network call).
+const publishTimeout = time.Second
 
 // StoreRetryAfter is the Retry-After, in seconds, of the 503 / -32603
 // answered while the task store is unavailable.
@@ -98,10 +142,16 @@ type Server struct {
 	extended *cardTemplate // nil when GetExtendedAgentCard is refused
 	skills   map[string]bool
 	tasks    TaskStore
+	events   Broker
 	routes   map[string]fastserver.Route
 	family   map[string]Version
 	labels   []string
 	now      func() time.Time
+
+	streamQueue int
+	streamWait  time.Duration
+	keepAlive   time.Duration
+	maxStream   time.Duration
 
 	streaming, push, extendedCard bool
 
@@ -130,6 +180,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxTaskBytes < 0 {
 		errs = append(errs, fmt.Errorf("a2a: MaxTaskBytes %d is negative", cfg.MaxTaskBytes))
+	}
+	if cfg.StreamQueue < 0 || cfg.StreamWait < 0 || cfg.KeepAlive < 0 || cfg.MaxStreamDuration < 0 {
+		errs = append(errs, errors.New("a2a: StreamQueue, StreamWait, KeepAlive and MaxStreamDuration must not be negative"))
 	}
 	path := cfg.Path
 	if path == "" {
@@ -170,6 +223,14 @@ func New(cfg Config) (*Server, error) {
 	if s.tasks == nil {
 		s.tasks = NewMemoryStore(maxTasks, maxBytes)
 	}
+	s.events = cfg.Events
+	if s.events == nil {
+		s.events = NewLocalBroker()
+	}
+	s.streamQueue = cmp.Or(cfg.StreamQueue, DefaultStreamQueue)
+	s.streamWait = cmp.Or(cfg.StreamWait, DefaultStreamWait)
+	s.keepAlive = cmp.Or(cfg.KeepAlive, DefaultKeepAlive)
+	s.maxStream = cmp.Or(cfg.MaxStreamDuration, DefaultMaxStreamDuration)
 	for _, sk := range cfg.Card.Skills {
 		s.skills[sk.ID] = true
 	}
@@ -250,6 +311,9 @@ var (
 	errFinalTask   = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "the task is in a final state and takes no more messages"}
 )
 
+// Events returns the server's broker of task changes (Config.Events).
+func (s *Server) Events() Broker { return s.events }
+
 func (s *Server) buildRoutes() {
 	s.routes = make(map[string]fastserver.Route, len(methodNames))
 	s.family = make(map[string]Version, len(methodNames))
@@ -265,8 +329,18 @@ func (s *Server) buildRoutes() {
 			rt.Handler = s.versioned(fam, s.listTasks)
 		case opCancel:
 			rt.Handler = s.versioned(fam, s.cancelTask)
-		case opStream, opSubscribe:
-			rt.Refuse = errNoStreaming // s.streaming is always false (New)
+		case opStream:
+			if s.streaming {
+				rt.Handler = s.versioned(fam, s.streamMessage)
+			} else {
+				rt.Refuse = errNoStreaming
+			}
+		case opSubscribe:
+			if s.streaming {
+				rt.Handler = s.versioned(fam, s.subscribeToTask)
+			} else {
+				rt.Refuse = errNoStreaming
+			}
 		case opExtendedCard:
 			if s.extendedCard {
 				rt.Handler = s.versioned(fam, s.extendedAgentCard)

@@ -216,4 +216,9 @@ type Task struct {
 	History []Message
 	// Metadata is an optional JSON object, nil when absent.
 	Metadata json.RawMessage
+	// Seq counts the task's stored changes: 1 when created, one more for
+	// each change the server stores. Streams send the changes whose Seq
+	// is above the task they started from (see TaskChange); a TaskStore
+	// must keep it. It is not part of the wire shape.
+	Seq uint64
 }

@@ -25,6 +25,8 @@
 #    alike), summarised by benchstat; then rpcedge's in-process allocation
 #    and CPU profiles (go tool pprof).
 # 4. bench/plot writes matrix.md and the PNG charts.
+# The matrix's streaming rows (MCP streamed tools; A2A streams: events/s,
+# time to first event, memory per open stream) are bench/stream.sh's.
 #
 # Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6), ONLY
 # (a space-separated subset of the servers), OUT (results/<UTC date>),

@@ -16,7 +16,14 @@
 #    (stream_events, 100 events 50 ms apart: 5 s each); the server's RSS
 #    (VmRSS) while they are open, less its RSS before, over OPEN; the
 #    rpcedge_streams_open gauge confirms how many were open.
-# 3. The plain path unchanged: tools/call echo (loadgen's default calls),
+# 3. A2A streams, on a fresh server of their own: first memory per open
+#    A2A stream (OPEN streams of the wait skill, 5 s each, held open at
+#    once; RSS as in 2); then SendStreamingMessage of the demo's skill
+#    stream (chunks C, delayMs 0: the task, C artifact chunks with a
+#    working status between each, completed: 2C+1 events), loadgen -a2a
+#    checking every event: events/s and the time to the first event (send
+#    to the read that brought it) for C = 16 and 128, 64 connections.
+# 4. The plain path unchanged: tools/call echo (loadgen's default calls),
 #    this checkout's cmd/rpcedge against main's (built from `git archive
 #    main`), interleaved A B A B, REPS runs of DUR seconds each.
 #
@@ -113,7 +120,50 @@ wait "$LG" || true
 per=$(awk -v a="$before" -v b="$during" -v n="${open:-0}" 'BEGIN { if (n > 0) printf "%.1f", (b - a) / n; else print "n/a" }')
 log "memory: RSS $before KiB idle, $during KiB with ${open:-?} streams open: $per KiB per stream"
 
-# 3. The plain path: this checkout against $BASE, interleaved.
+# 3. A2A streams, on a server of their own: memory per open stream first
+# (the server fresh), then events/s and the time to the first event.
+start a2a "$tmp/rpcedge" $((PORT_BASE + 4))
+A2APID=$LAST
+A2A="http://127.0.0.1:$((PORT_BASE + 4))/a2a"
+echo '{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"metadata":{"skillId":"wait","seconds":5},"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"hold"}]}}}' >"$tmp/a2a-open.json"
+sleep 1
+a2a_before=$(rss "$A2APID")
+timeout 30 taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "$A2A" -c "$OPEN" -n "$OPEN" -timeout 20s \
+	-body "$tmp/a2a-open.json" -events 3 -a2a -json >"$OUT/stream-raw/a2a-open.json" 2>&1 &
+LG=$!
+sleep 3
+a2a_during=$(rss "$A2APID")
+a2a_open=$(curl -s "http://127.0.0.1:$((PORT_BASE + 4))/metrics" | awk '/^rpcedge_streams_open / {print $2}')
+wait "$LG" || true
+a2a_per=$(awk -v a="$a2a_before" -v b="$a2a_during" -v n="${a2a_open:-0}" 'BEGIN { if (n > 0) printf "%.1f", (b - a) / n; else print "n/a" }')
+a2a_ok=$(field ok "$OUT/stream-raw/a2a-open.json")
+a2a_f50=$(awk '/"first_event_us": \{/ {l=1} l && /"p50":/ {gsub(/[,]/,"",$2); print $2; exit}' "$OUT/stream-raw/a2a-open.json")
+log "a2a memory: RSS $a2a_before KiB idle, $a2a_during KiB with ${a2a_open:-?} A2A streams open: $a2a_per KiB per stream ($a2a_ok of $OPEN streams right)"
+{
+	echo "| events per stream | streams/s | events/s | first event p50 / p99 (µs) | p99 per stream (µs) | server CPU per event (µs) | wrong |"
+	echo "|---|---|---|---|---|---|---|"
+} >"$tmp/a2a.md"
+fp() { awk -v k="$1" '/"first_event_us": \{/ {l=1} l && $0 ~ "\"" k "\":" {gsub(/[,]/,"",$2); print $2; exit}' "$2"; }
+for c in 16 128; do
+	n=$((2 * c + 1))
+	echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"SendStreamingMessage\",\"params\":{\"metadata\":{\"skillId\":\"stream\",\"chunks\":$c,\"delayMs\":0},\"message\":{\"role\":\"ROLE_USER\",\"messageId\":\"m\",\"parts\":[{\"text\":\"$(head -c $((c * 8)) /dev/zero | tr '\0' 'x')\"}]}}}" >"$tmp/a2a-$c.json"
+	for rep in $(seq "$REPS"); do
+		over && break
+		f="$OUT/stream-raw/a2a-$c-$rep.json"
+		t0=$(ticks "$A2APID")
+		timeout $((DUR + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "$A2A" -c 64 -d "${DUR}s" \
+			-body "$tmp/a2a-$c.json" -events "$n" -a2a -json >"$f" 2>&1 || true
+		t1=$(ticks "$A2APID")
+		ev=$(field events "$f")
+		awk -v n="$n" -v rps="$(field rps "$f")" -v eps="$(field events_per_s "$f")" -v p="$(p99 "$f")" \
+			-v f50="$(fp p50 "$f")" -v f99="$(fp p99 "$f")" \
+			-v w="$(field wrong "$f")" -v cpu="$(((t1 - t0)))" -v hz="$HZ" -v ev="$ev" \
+			'BEGIN { printf "| %d | %s | %s | %s / %s | %s | %.2f | %s |\n", n, rps, eps, f50, f99, p, (ev > 0 ? cpu / hz * 1e6 / ev : 0), w }' >>"$tmp/a2a.md"
+		log "a2a events n=$n rep=$rep: $(field events_per_s "$f") events/s, first event p50 $(fp p50 "$f") µs, wrong $(field wrong "$f")"
+	done
+done
+
+# 4. The plain path: this checkout against $BASE, interleaved.
 start plain "$tmp/rpcedge" $((PORT_BASE + 2))
 APID=$LAST
 start base "$tmp/rpcedge-base" $((PORT_BASE + 3))
@@ -150,6 +200,14 @@ done
 	echo "## Memory per open stream"
 	echo
 	echo "$OPEN connections each holding a 5 s stream (100 events, 50 ms apart): server RSS $before KiB idle, $during KiB with ${open:-?} streams open (rpcedge_streams_open): **$per KiB per open stream**."
+	echo
+	echo "## A2A streams (SendStreamingMessage, skill stream: the task, then chunks with a working status between each, then completed)"
+	echo
+	echo "Every event checked by loadgen -a2a; first event: from the send to the read that brought the first event."
+	echo
+	cat "$tmp/a2a.md"
+	echo
+	echo "Memory per open A2A stream (a fresh server): $OPEN streams of the wait skill (5 s) open at once: server RSS $a2a_before KiB idle, $a2a_during KiB with ${a2a_open:-?} open (rpcedge_streams_open): **$a2a_per KiB per open stream** ($a2a_ok of $OPEN streams right; first event p50 $a2a_f50 µs while they opened)."
 	echo
 	echo "## The plain path (tools/call echo, 2025-11-25), this checkout against $BASE ($(git rev-parse --short "$BASE"))"
 	echo

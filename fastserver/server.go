@@ -680,6 +680,8 @@ func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (st
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "internal error", nil)
 	case expired == errShuttingDown:
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "server shutting down", nil)
+	case expired == ErrStreamClosed: // the stream's client is gone (stream.go): no deadline passed
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the stream is closed", nil)
 	case expired != nil:
 		s.metrics.timeouts.Inc()
 		s.log.Warn("handler passed its deadline", "method", string(m.Method), "deadline", s.cfg.HandlerTimeout)

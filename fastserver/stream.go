@@ -84,8 +84,9 @@ var (
 	ErrStreamUnavailable = errors.New("fastserver: streamed answers are not available on this transport")
 	// ErrStreamLimit: Config.MaxStreams streams are open.
 	ErrStreamLimit = errors.New("fastserver: too many streams open")
-	// ErrStreamClosed: the stream's connection failed or timed out, or the
-	// server stopped it; the client will not see what follows.
+	// ErrStreamClosed: the stream's connection failed or timed out, the
+	// server stopped it, or the handler cut it (Stream.Cut); the client
+	// will not see what follows.
 	ErrStreamClosed = errors.New("fastserver: the stream is closed")
 )
 
@@ -109,10 +110,11 @@ type Stream struct {
 	r       *Request
 	h       StreamHandler
 	dst     []byte
-	live    bool  // events may be sent
-	refusal error // why not, when !live
-	started bool  // the answer is a stream (set by the connection's goroutine)
-	slot    bool  // holds one of Config.MaxStreams
+	live    bool   // events may be sent
+	refusal error  // why not, when !live
+	started bool   // the answer is a stream (set by the connection's goroutine)
+	slot    bool   // holds one of Config.MaxStreams
+	msg     []byte // (handler's) a response being built by SendResult
 
 	// Shared between the handler and the writer, under mu.
 	mu     sync.Mutex
@@ -120,6 +122,8 @@ type Stream struct {
 	fill   []byte // events queued by the handler
 	closed bool   // the writer is gone
 	done   bool   // the handler returned
+	forced bool   // Start was called: the answer streams even without an event
+	cut    bool   // Cut was called: nothing more is written
 	events int
 
 	spare   []byte        // the writer's buffer, swapped with fill
@@ -200,6 +204,98 @@ func (st *Stream) Comment(text string) error {
 	}
 	st.buf = append(append(append(st.buf[:0], ": "...), text...), "\n\n"...)
 	return st.queue(st.buf)
+}
+
+// SendResult sends, as an event, a JSON-RPC response to the call being
+// served: its id, and result (one valid JSON value) as the "result". It is
+// for protocols whose stream is a series of responses to one request (A2A
+// SendStreamingMessage), each event but the last sent this way, the last
+// being the handler's own result. It starts the stream and waits like
+// Send; result may be reused when it returns.
+func (st *Stream) SendResult(result []byte) error {
+	if !st.live {
+		return st.refusal
+	}
+	st.msg = append(st.msg[:0], `{"jsonrpc":"2.0","id":`...)
+	st.msg = append(st.msg, st.r.Msg.ID...)
+	st.msg = append(st.msg, `,"result":`...)
+	st.msg = append(st.msg, result...)
+	st.msg = append(st.msg, '}')
+	return st.Send(st.msg)
+}
+
+// Start makes the answer a stream (200 text/event-stream) without sending
+// an event, so that a handler whose whole answer is its result (a stream
+// of one event) still answers with a stream. It fails like Send.
+func (st *Stream) Start() error {
+	if !st.live {
+		return st.refusal
+	}
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		return ErrStreamClosed
+	}
+	st.forced = true
+	st.mu.Unlock()
+	if !st.sentAny {
+		st.sentAny = true
+		st.first <- struct{}{}
+	}
+	return nil
+}
+
+// Cut ends the stream now, from any goroutine, while ServeStream runs:
+// nothing more is written, not even the final response, and the
+// connection is closed (a write in progress fails at once); the handler's
+// Sends fail and its context is cancelled (ErrStreamClosed). It is how a
+// handler drops a client too slow to read what it must be sent.
+func (st *Stream) Cut() {
+	if !st.live {
+		return
+	}
+	st.mu.Lock()
+	if !st.cut {
+		st.cut, st.closed = true, true
+		st.cond.Broadcast()
+		if ctx := st.c.rctx; ctx != nil {
+			if conn := ctx.Conn(); conn != nil {
+				conn.SetWriteDeadline(time.Now())
+			}
+		}
+	}
+	st.mu.Unlock()
+	st.c.dl.cancel(ErrStreamClosed)
+}
+
+// Stopping returns a channel that is closed when the server begins to
+// shut down (Server.Shutdown): a long stream should then end on its own
+// (with a last event that says where things stand) before the grace
+// period ends and its context is cancelled. It is nil, never closed, for
+// a Request not served by a Server.
+func (st *Stream) Stopping() <-chan struct{} {
+	if st.c == nil {
+		return nil
+	}
+	return st.c.s.shutdown
+}
+
+// SetDeadline moves the call's deadline (Config.HandlerTimeout from the
+// start of the request) to t, for a stream that is meant to outlast it:
+// the context is cancelled at t instead. It does nothing once the context
+// has ended, or when the answer cannot stream.
+func (st *Stream) SetDeadline(t time.Time) {
+	if !st.live || st.c == nil {
+		return
+	}
+	w, d := st.c.s.running, &st.c.dl
+	w.mu.Lock()
+	d.mu.Lock()
+	if d.active && d.err == nil {
+		d.deadline = t.UnixNano()
+	}
+	d.mu.Unlock()
+	w.mu.Unlock()
 }
 
 // queue appends an event to the handler's buffer, waiting while it is
@@ -286,7 +382,7 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 	go st.run()
 	<-st.first
 	st.mu.Lock()
-	plain := st.done && st.events == 0
+	plain := st.done && st.events == 0 && !st.forced
 	st.mu.Unlock()
 	if plain {
 		// Done without an event: a plain answer.
@@ -306,6 +402,7 @@ func (st *Stream) reset(r *Request) {
 	st.live, st.refusal, st.started, st.slot = false, nil, false, false
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
+	st.forced, st.cut, st.msg = false, false, st.msg[:0]
 	st.out, st.err, st.panicked, st.pv, st.stack = nil, nil, false, nil, nil
 	st.status, st.code, st.finalOut, st.writeErr, st.finished = 0, 0, false, nil, false
 	if st.first == nil {
@@ -322,7 +419,7 @@ func (st *Stream) release() {
 		st.slot = false
 		st.c.s.streams.Add(-1)
 	}
-	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf} {
+	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg} {
 		if cap(*b) > keepEventBuffer {
 			*b = nil
 		}
@@ -424,7 +521,10 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 		if !ok {
 			return n, nil
 		}
-		st.refreshDeadline()
+		if err := st.armWrite(); err != nil {
+			st.writeErr = err
+			return n, err
+		}
 		k, err := w.Write(batch)
 		n += int64(k)
 		if err != nil {
@@ -442,7 +542,10 @@ func (st *Stream) Read(p []byte) (int, error) {
 		if !ok {
 			return 0, io.EOF
 		}
-		st.refreshDeadline()
+		if err := st.armWrite(); err != nil {
+			st.writeErr = err
+			return 0, err
+		}
 		st.spare = batch
 	}
 	n := copy(p, st.spare)
@@ -498,6 +601,19 @@ func (st *Stream) complete() {
 		c.s.log.Error("panic serving a request", "where", stageHandler.String(), "panic", fmt.Sprint(st.pv), "stack", string(st.stack), "method", string(c.msg.Method))
 	}
 	st.status, st.code = c.s.afterHandler(c, st.out, st.err, st.panicked)
+}
+
+// armWrite gives the next write a full write timeout, or fails once the
+// stream was cut: under mu, so that a Cut (which sets the write deadline
+// to now) is never undone by a refresh.
+func (st *Stream) armWrite() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.cut {
+		return ErrStreamClosed
+	}
+	st.refreshDeadline()
+	return nil
 }
 
 // refreshDeadline gives the next write a full write timeout.

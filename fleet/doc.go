@@ -1,14 +1,17 @@
 // Package fleet runs rpcedge as several instances behind a load balancer
 // with their shared state in Redis: a rate limit that holds fleet-wide
-// (Limiter, a fastserver.RateLimiter) and an A2A task store every
-// instance serves (TaskStore, an a2a.TaskStore).
+// (Limiter, a fastserver.RateLimiter), an A2A task store every
+// instance serves (TaskStore, an a2a.TaskStore), and the changes of those
+// tasks carried to the A2A streams of every instance (Broker, an
+// a2a.Broker).
 //
 //	f, err := fleet.New(fleet.Options{URL: "redis://127.0.0.1:6379/0", Instance: "edge-1"})
 //	lim, err := f.Limiter(fleet.LimiterOptions{Rate: 100})     // fastserver.Config.RateLimiter
 //	tasks, err := f.TaskStore(fleet.TaskOptions{})             // a2a.Config.Tasks
+//	events := f.Broker()                                       // a2a.Config.Events
 //	// fastserver.Config.MoreMetrics = f.WritePrometheus
 //	...
-//	lim.Close(); f.Close()
+//	events.Close(); lim.Close(); f.Close()
 //
 // cmd/rpcedge does this with -redis URL -instance NAME.
 //
@@ -32,6 +35,17 @@
 // racing a completion ends one way for every instance. Bounded in count
 // (oldest evicted) and per-task size, kept TTL after the last change.
 // While Redis is down task calls answer 503 / -32603 with Retry-After.
+//
+// # Streams
+//
+// An A2A stream (SendStreamingMessage, SubscribeToTask) may be open on any
+// instance and its task changed through any other: each change stored is
+// published on one Redis pub/sub channel of the fleet and delivered by
+// every instance to its streams of that task (Broker). The balancer needs
+// no affinity for streams: a subscription through any instance follows
+// the task. Pub/sub is at most once: changes stored while an instance's
+// subscription to Redis is broken do not reach its streams (the task
+// store is down then too), and are not replayed.
 //
 // # Redis down
 //

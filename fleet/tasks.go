@@ -311,6 +311,7 @@ type taskJSON struct {
 	Artifacts []artifactJSON  `json:"ar,omitempty"`
 	History   []messageJSON   `json:"hi,omitempty"`
 	Metadata  json.RawMessage `json:"md,omitempty"`
+	Seq       uint64          `json:"sq,omitempty"`
 }
 
 type messageJSON struct {
@@ -346,7 +347,7 @@ type partJSON struct {
 }
 
 func encodeTask(t *a2a.Task) ([]byte, error) {
-	j := taskJSON{V: 1, ID: t.ID, ContextID: t.ContextID, State: t.Status.State, Metadata: t.Metadata}
+	j := taskJSON{V: 1, ID: t.ID, ContextID: t.ContextID, State: t.Status.State, Metadata: t.Metadata, Seq: t.Seq}
 	if !t.Status.Timestamp.IsZero() {
 		j.Time = t.Status.Timestamp.UnixNano()
 	}
@@ -372,7 +373,7 @@ func decodeTask(data []byte) (*a2a.Task, error) {
 	if j.V != 1 {
 		return nil, fmt.Errorf("stored form version %d is not known", j.V)
 	}
-	t := &a2a.Task{ID: j.ID, ContextID: j.ContextID, Status: a2a.TaskStatus{State: j.State}, Metadata: j.Metadata}
+	t := &a2a.Task{ID: j.ID, ContextID: j.ContextID, Status: a2a.TaskStatus{State: j.State}, Metadata: j.Metadata, Seq: j.Seq}
 	if j.Time != 0 {
 		t.Status.Timestamp = time.Unix(0, j.Time).UTC()
 	}

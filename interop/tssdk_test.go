@@ -57,3 +57,31 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestA2AJavaScriptSDK drives message/stream and tasks/resubscribe with
+// the A2A JavaScript SDK's client (@a2a-js/sdk 0.3, node/a2a_client.mjs):
+// every event checked against the 0.3 shapes, the stream skill's order
+// (task, chunk and status pairs, completed with final: true), a task
+// complete at once as one event, a resubscription ended by a cancel from
+// another client, and the refusals.
+func TestA2AJavaScriptSDK(t *testing.T) {
+	dir, node := nodeTools(t)
+	s := startServer(t)
+	script, err := os.ReadFile("node/a2a_client.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("a2a_client.mjs: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"failures":[]`) {
+		t.Errorf("a2a_client.mjs: %s", out)
+	}
+	t.Logf("%s", out)
+}

@@ -59,6 +59,7 @@ func Task(id, ctx string, st a2a.TaskState, at time.Time) *a2a.Task {
 		History: []a2a.Message{{MessageID: "m-" + id, ContextID: ctx, TaskID: id, Role: a2a.RoleUser,
 			Parts: a2a.PartsOf(a2a.TextPart("hi")), ReferenceTaskIDs: []string{"r"}, Extensions: []string{"urn:y"}}},
 		Metadata: json.RawMessage(`{"skillId":"echo"}`),
+		Seq:      uint64(3 + len(id)),
 	}
 }
 

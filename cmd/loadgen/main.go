@@ -115,6 +115,7 @@ func run(ctx context.Context, args []string, e env) int {
 		mixFlag    = fs.String("mix", loadgen.DefaultMix.String(), "request shapes and their `weights`, e.g. call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1")
 		bodyFile   = fs.String("body", "", "send this `file`'s JSON-RPC request instead of -mix; its id is rewritten per request and the answer checked as a call's (200, result, same id)")
 		events     = fs.Int("events", 0, "with -body: every answer must stream this many `notifications` (text/event-stream) before the response; each is checked and counted")
+		a2aStream  = fs.Bool("a2a", false, "with -body and -events: the answers are A2A streams (SendStreamingMessage, SubscribeToTask) of exactly -events events, each a response to the request with a stream response checked for its kind and order (task first, a final status last)")
 		mcpVersion = fs.String("mcp-version", "", "send the MCP headers of this `version` ("+strings.Join(loadgen.MCPVersions, ", ")+"); 2026-07-28 also adds params._meta (default: none)")
 		timeout    = fs.Duration("timeout", loadgen.DefaultTimeout, "per-request and per-connect `timeout`")
 		jsonOut    = fs.Bool("json", false, "print the final report as one JSON object")
@@ -156,6 +157,7 @@ func run(ctx context.Context, args []string, e env) int {
 		Headers:     headers,
 		MCPVersion:  *mcpVersion,
 		Events:      *events,
+		A2A:         *a2aStream,
 		Timeout:     *timeout,
 		MaxExamples: *examples,
 		Engine:      *engineName,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -79,6 +80,44 @@ func TestSelfStreamed(t *testing.T) {
 					t.Errorf("exit %d, right %d, events %d\n%s", r.code, rep.OK, rep.Events, r.stdout)
 				}
 				if events == "11" && (r.code != 1 || rep.Wrong != 500) {
+					t.Errorf("a wrong event count passed: exit %d, wrong %d", r.code, rep.Wrong)
+				}
+			})
+		}
+	}
+}
+
+// TestSelfA2AStreams runs loadgen -a2a against the demo's stream skill in
+// both wire versions: 500 streams of 1 + 2·chunks events, each event
+// checked and the first one timed; with a wrong count every stream is
+// wrong.
+func TestSelfA2AStreams(t *testing.T) {
+	const chunks = 6
+	for _, tc := range []struct{ method, msg string }{
+		{"SendStreamingMessage", `{"role":"ROLE_USER","messageId":"m","parts":[{"text":"streamed by loadgen"}]}`},
+		{"message/stream", `{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"streamed by loadgen"}]}`},
+	} {
+		body := filepath.Join(t.TempDir(), "a2a.json")
+		os.WriteFile(body, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"metadata":{"skillId":"stream","chunks":%d,"delayMs":0},"message":%s}}`, tc.method, chunks, tc.msg)), 0o600)
+		for _, events := range []int{2*chunks + 1, 2 * chunks} {
+			t.Run(fmt.Sprintf("%s/events=%d", tc.method, events), func(t *testing.T) {
+				r := runCmd(t, env{self: startSelf}, "-self", "-url", "http://127.0.0.1:8080/a2a", "-n", "500", "-c", "4", "-json", "-body", body, "-events", fmt.Sprint(events), "-a2a")
+				var rep struct {
+					OK         int64 `json:"ok"`
+					Wrong      int64 `json:"wrong"`
+					Events     int64 `json:"events"`
+					FirstEvent struct {
+						Count int64 `json:"count"`
+						P50   int64 `json:"p50"`
+					} `json:"first_event_us"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+					t.Fatalf("report: %v\n%s\n%s", err, r.stdout, r.stderr)
+				}
+				if events == 2*chunks+1 && (r.code != 0 || rep.OK != 500 || rep.Events != 500*int64(events) || rep.FirstEvent.Count != 500 || rep.FirstEvent.P50 <= 0) {
+					t.Errorf("exit %d, right %d, events %d, first event %+v\n%s", r.code, rep.OK, rep.Events, rep.FirstEvent, r.stdout)
+				}
+				if events == 2*chunks && (r.code != 1 || rep.Wrong != 500) {
 					t.Errorf("a wrong event count passed: exit %d, wrong %d", r.code, rep.Wrong)
 				}
 			})

@@ -46,8 +46,9 @@ type Options struct {
 	TLSCert, TLSKey string
 	// Redis, when set ("redis://127.0.0.1:6379/0"), makes this process
 	// one instance of a fleet sharing state in Redis (package fleet): the
-	// rate limit (Server.RateLimit, RateBurst) holds fleet-wide, and A2A
-	// tasks are kept in Redis.
+	// rate limit (Server.RateLimit, RateBurst) holds fleet-wide, A2A
+	// tasks are kept in Redis, and their changes reach the A2A streams of
+	// every instance (Redis pub/sub).
 	Redis string
 	// Instance names this process in logs and metrics (and in the fleet's
 	// membership). Default: the host name with Redis, none without.
@@ -105,6 +106,7 @@ type App struct {
 	srv     *fastserver.Server
 	fleet   *fleet.Fleet
 	limiter *fleet.Limiter
+	broker  *fleet.Broker
 	issuer  *auth.Issuer
 }
 
@@ -160,12 +162,14 @@ func New(opts Options) (*App, error) {
 	}
 	app.mcp = m
 	var tasks a2a.TaskStore
+	var events a2a.Broker
 	if opts.Redis != "" && !opts.Stdio {
 		if err := app.joinFleet(&tasks, base); err != nil {
 			return nil, err
 		}
+		events = app.broker
 	}
-	ao := demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks}
+	ao := demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks, Events: events}
 	if a2aRes != nil {
 		ao.Auth = &demo.A2AAuth{Resource: a2aRes, TokenURL: tokenURL(app.issuer), MetadataURL: metadataURL(app.issuer), Scopes: opts.Auth.A2AScopes}
 	}
@@ -318,6 +322,7 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 		return err
 	}
 	*tasks = ts
+	a.broker = f.Broker()
 	more := c.MoreMetrics
 	c.MoreMetrics = func(w io.Writer) {
 		if more != nil {
@@ -330,6 +335,9 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 
 // closeFleet gives back unspent lease tokens and leaves the fleet.
 func (a *App) closeFleet() {
+	if a.broker != nil {
+		a.broker.Close()
+	}
 	if a.limiter != nil {
 		a.limiter.Close()
 	}
@@ -568,6 +576,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.HandlerTimeout, "handler-timeout", fastserver.DefaultHandlerTimeout, "handler deadline")
 	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
+	fs.IntVar(&c.MaxStreams, "max-streams", fastserver.DefaultMaxStreams, "event streams open at once (A2A SendStreamingMessage/SubscribeToTask, MCP); past it 503")
 	fs.StringVar(&c.HealthPath, "health-path", "/healthz", "path of the health check")
 	fs.StringVar(&c.MetricsPath, "metrics-path", "/metrics", "path of the Prometheus exposition")
 	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "serve no metrics route")
@@ -656,6 +665,8 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("-burst needs -rate")
 	case c.MaxConns <= 0:
 		return errors.New("-max-conns must be positive")
+	case c.MaxStreams <= 0:
+		return errors.New("-max-streams must be positive")
 	case c.MinBodyRate <= 0 || c.MinBodyRateGrace <= 0:
 		return errors.New("-min-body-rate and -min-body-rate-grace must be positive")
 	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:

@@ -97,3 +97,63 @@ func TestFleetInstances(t *testing.T) {
 		t.Errorf("metrics:\n%s", b.String())
 	}
 }
+
+// Two instances on one Redis: a stream of a task on one, a subscription
+// to it through the other; the chunks and statuses the task's instance
+// stores reach both, and a CancelTask through the second ends both with
+// the canceled state.
+func TestFleetStreams(t *testing.T) {
+	r := services.StartRedis(t)
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		var opts Options
+		opts.Server.Addr = "127.0.0.1:0"
+		opts.Server.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Redis, opts.Instance = r.URL(), name
+		u, stop, err := Start(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stop() })
+		urls = append(urls, u)
+	}
+	// The stream skill on a, followed through b.
+	s := openStream(t, urls[0]+"/a2a", "", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"metadata":{"skillId":"stream","chunks":4,"delayMs":150},"message":{"role":"ROLE_USER","messageId":"f1","parts":[{"text":"abcdefgh"}]}}}`)
+	id, _ := dig(s.next(), "task", "id").(string)
+	sub := openStream(t, urls[1]+"/a2a", "1.0", `{"jsonrpc":"2.0","id":2,"method":"SubscribeToTask","params":{"id":"`+id+`"}}`)
+	if first := sub.next(); dig(first, "task", "id") != id {
+		t.Fatalf("subscribe through b: %v", first)
+	}
+	evs, subEvs := s.rest(), sub.rest()
+	chunks := func(evs []map[string]any) (out string) {
+		for _, ev := range evs {
+			if p, ok := dig(ev, "artifactUpdate", "artifact").(map[string]any); ok {
+				out += dig(p["parts"].([]any)[0], "text").(string)
+			}
+		}
+		return out
+	}
+	if chunks(evs) != "abcdefgh" || dig(evs[len(evs)-1], "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("on a: %v", evs)
+	}
+	// b subscribed after the first chunk at the earliest: it has a tail of
+	// the chunks, in order, and the end.
+	if c := chunks(subEvs); len(c) == 0 || !strings.HasSuffix("abcdefgh", c) || dig(subEvs[len(subEvs)-1], "statusUpdate", "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("through b: %q %v", c, subEvs)
+	}
+
+	// A wait task on a, subscribed through b, canceled through b.
+	s = openStream(t, urls[0]+"/a2a", "", `{"jsonrpc":"2.0","id":3,"method":"SendStreamingMessage","params":{"metadata":{"skillId":"wait","seconds":60},"message":{"role":"ROLE_USER","messageId":"f2","parts":[{"text":"x"}]}}}`)
+	id, _ = dig(s.next(), "task", "id").(string)
+	sub = openStream(t, urls[1]+"/a2a", "", `{"jsonrpc":"2.0","id":4,"method":"tasks/resubscribe","params":{"id":"`+id+`"}}`)
+	sub.next()
+	if st, v := postJSON(t, urls[1]+"/a2a", `{"jsonrpc":"2.0","id":5,"method":"CancelTask","params":{"id":"`+id+`"}}`); st != 200 || dig(v, "result", "status", "state") != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel through b: %d %v", st, v)
+	}
+	if evs := s.rest(); len(evs) != 1 || dig(evs[0], "statusUpdate", "status", "state") != "TASK_STATE_CANCELED" {
+		t.Errorf("stream on a after a cancel through b: %v", evs)
+	}
+	if evs := sub.rest(); len(evs) != 1 || dig(evs[0], "status", "state") != "canceled" || evs[0]["final"] != true {
+		t.Errorf("subscription on b: %v", evs)
+	}
+}

@@ -23,6 +23,20 @@ const (
 	// SkillWait answers with a task that stays working until it is
 	// canceled or its deadline passes, then completes.
 	SkillWait = "wait"
+	// SkillStream answers with a working task whose artifact, the
+	// message's text, then comes in chunks (append, lastChunk) with a
+	// working status between them, and completes: what
+	// SendStreamingMessage shows as it happens.
+	SkillStream = "stream"
+)
+
+// Limits of the stream skill.
+const (
+	// DefaultChunks and MaxChunks bound params.metadata.chunks.
+	DefaultChunks, MaxChunks = 4, 1000
+	// DefaultChunkDelay and MaxChunkDelay bound params.metadata.delayMs,
+	// the pause before each chunk.
+	DefaultChunkDelay, MaxChunkDelay = 100 * time.Millisecond, 10 * time.Second
 )
 
 // Limits of the wait skill.
@@ -36,16 +50,17 @@ const (
 	DefaultMaxWaiting = 10000
 )
 
-// A2ACard returns the demo agent card (contract §5): the skills echo and
-// wait; no streaming, no push notifications, no extended card. The
-// endpoint members are filled in per request by the server.
+// A2ACard returns the demo agent card (contract §5): the skills echo,
+// wait and stream; streaming (SendStreamingMessage, SubscribeToTask); no
+// push notifications, no extended card. The endpoint members are filled
+// in per request by the server.
 func A2ACard() a2a.AgentCard {
 	return a2a.AgentCard{
 		Name:        "rpcedge",
-		Description: "rpcedge demo agent: answers each message with a completed task whose artifact repeats the message's text parts; skill wait keeps a task working until it is canceled or a deadline passes.",
+		Description: "rpcedge demo agent: answers each message with a completed task whose artifact repeats the message's text parts; skill wait keeps a task working until it is canceled or a deadline passes; skill stream sends the text back in chunks.",
 		Version:     "0.1.0",
 		Capabilities: a2a.AgentCapabilities{
-			Streaming:         false,
+			Streaming:         true,
 			PushNotifications: false,
 			ExtendedAgentCard: false,
 		},
@@ -63,6 +78,12 @@ func A2ACard() a2a.AgentCard {
 			Description: "Keeps the task working until it is canceled or params.metadata.seconds (default 30, at most 3600) pass, then completes it. Name it with params.metadata.skillId \"wait\".",
 			Tags:        []string{"wait", "demo"},
 			Examples:    []string{"hold this for a while"},
+		}, {
+			ID:          SkillStream,
+			Name:        "Stream",
+			Description: "Sends the message's text back as the artifact \"stream\" in params.metadata.chunks pieces (default 4, at most 1000), params.metadata.delayMs apart (default 100, 0 to 10000), a working status between them, then completes. Follow it with SendStreamingMessage or SubscribeToTask.",
+			Tags:        []string{"stream", "demo"},
+			Examples:    []string{"tell me this slowly"},
 		}},
 	}
 }
@@ -75,6 +96,12 @@ type A2AOptions struct {
 	// Tasks is the task store; nil for the default bounded in-memory one
 	// (10,000 tasks, 64 MiB).
 	Tasks a2a.TaskStore
+	// Events carries task changes to streams; nil for the in-process
+	// broker (a fleet shares one, with Tasks).
+	Events a2a.Broker
+	// StreamQueue and KeepAlive are a2a.Config's (0: their defaults).
+	StreamQueue int
+	KeepAlive   time.Duration
 	// MaxWaiting bounds the wait skill's tasks waiting in this process;
 	// past it a wait task is rejected. 0 means DefaultMaxWaiting.
 	MaxWaiting int
@@ -106,19 +133,23 @@ type A2ADemo struct {
 	max     int
 	closed  bool
 	pending sync.WaitGroup
+	stop    chan struct{} // closed by Close: the stream skill's work ends
 }
 
 // NewA2A returns the demo A2A server of contract §5 with the wait skill.
 func NewA2A(o A2AOptions) (*A2ADemo, error) {
-	d := &A2ADemo{timers: make(map[string]*time.Timer), max: o.MaxWaiting}
+	d := &A2ADemo{timers: make(map[string]*time.Timer), max: o.MaxWaiting, stop: make(chan struct{})}
 	if d.max <= 0 {
 		d.max = DefaultMaxWaiting
 	}
 	cfg := a2a.Config{
-		Card:      A2ACard(),
-		Agent:     a2a.AgentFunc(d.handle),
-		PublicURL: o.PublicURL,
-		Tasks:     o.Tasks,
+		Card:        A2ACard(),
+		Agent:       a2a.AgentFunc(d.handle),
+		PublicURL:   o.PublicURL,
+		Tasks:       o.Tasks,
+		Events:      o.Events,
+		StreamQueue: o.StreamQueue,
+		KeepAlive:   o.KeepAlive,
 	}
 	if a := o.Auth; a != nil {
 		cfg.Auth = a.Resource
@@ -146,8 +177,11 @@ func A2A(publicURL string) (*a2a.Server, error) {
 }
 
 func (d *A2ADemo) handle(ctx context.Context, c *a2a.Call) (*a2a.Reply, error) {
-	if c.SkillID == SkillWait {
+	switch c.SkillID {
+	case SkillWait:
 		return d.wait(c)
+	case SkillStream:
+		return d.stream(c)
 	}
 	return Echo(ctx, c)
 }
@@ -211,10 +245,14 @@ func (d *A2ADemo) Waiting() int {
 	return len(d.timers)
 }
 
-// Close stops the pending deadlines (their tasks stay working) and waits
-// for completions in progress.
+// Close stops the pending deadlines (their tasks stay working) and the
+// stream skill's chunks (their tasks stay working), and waits for the
+// work in progress.
 func (d *A2ADemo) Close() {
 	d.mu.Lock()
+	if !d.closed {
+		close(d.stop)
+	}
 	d.closed = true
 	for id, t := range d.timers {
 		if t.Stop() {
@@ -238,6 +276,88 @@ func waitFor(meta []byte) (time.Duration, *fastserver.Error) {
 		return 0, fastserver.InvalidParams("metadata.seconds", fmt.Sprintf("metadata.seconds must be a number above 0 and at most %d", int(MaxWait.Seconds())))
 	}
 	return time.Duration(s * float64(time.Second)), nil
+}
+
+// stream is the stream skill: a working task whose artifact "stream", the
+// text parts of the message, comes in chunks (the first one starts it,
+// the others append, the last says so) with a working status between
+// them; then the task completes. A cancel stops it.
+func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
+	n, e := metaInt(c.Metadata, "chunks", DefaultChunks, 1, MaxChunks)
+	if e != nil {
+		return nil, e
+	}
+	ms, e := metaInt(c.Metadata, "delayMs", int(DefaultChunkDelay/time.Millisecond), 0, int(MaxChunkDelay/time.Millisecond))
+	if e != nil {
+		return nil, e
+	}
+	var text []rune
+	for _, p := range c.Message.Parts {
+		if p.Kind == a2a.PartText {
+			text = append(text, []rune(p.Text)...)
+		}
+	}
+	if len(text) == 0 {
+		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("nothing to stream: the message has no text part")}, nil
+	}
+	n = min(n, len(text))
+	chunks := make([]string, n)
+	for i := range n {
+		chunks[i] = string(text[i*len(text)/n : (i+1)*len(text)/n])
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("the server is shutting down")}, nil
+	}
+	d.pending.Add(1)
+	id, delay := c.TaskID, time.Duration(ms)*time.Millisecond
+	return &a2a.Reply{State: a2a.TaskStateWorking, Status: textMessage(fmt.Sprintf("streaming %d chunks", n)),
+		Then: func() { defer d.pending.Done(); d.sendChunks(id, chunks, delay) }}, nil
+}
+
+// sendChunks is the stream skill's work after the answer.
+func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
+	ctx := context.Background()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
+	for i, ch := range chunks {
+		if delay > 0 {
+			t.Reset(delay)
+			select {
+			case <-t.C:
+			case <-d.stop:
+				return
+			}
+		}
+		u := a2a.ArtifactUpdate{Artifact: a2a.Artifact{ArtifactID: "stream", Name: "stream", Parts: []a2a.Part{a2a.TextPart(ch)}},
+			Append: i > 0, LastChunk: i == len(chunks)-1}
+		if _, err := d.Server.UpdateArtifact(ctx, id, u); err != nil {
+			return // canceled, evicted, or the store is down: nothing more to send
+		}
+		if i < len(chunks)-1 {
+			st := &a2a.Reply{State: a2a.TaskStateWorking, Status: textMessage(fmt.Sprintf("%d of %d chunks sent", i+1, len(chunks)))}
+			if _, err := d.Server.UpdateTask(ctx, id, st); err != nil {
+				return
+			}
+		}
+	}
+	d.Server.UpdateTask(ctx, id, &a2a.Reply{State: a2a.TaskStateCompleted, Status: textMessage(fmt.Sprintf("all %d chunks sent", len(chunks)))})
+}
+
+// metaInt reads the integer params.metadata[name]: absent or null is def;
+// else a whole number from lo to hi.
+func metaInt(meta []byte, name string, def, lo, hi int) (int, *fastserver.Error) {
+	v, n := decode.Lookup(meta, name)
+	if n == 0 || string(v) == "null" {
+		return def, nil
+	}
+	k, err := strconv.Atoi(string(v))
+	if n > 1 || err != nil || k < lo || k > hi {
+		return 0, fastserver.InvalidParams("metadata."+name, fmt.Sprintf("metadata.%s must be a whole number from %d to %d", name, lo, hi))
+	}
+	return k, nil
 }
 
 func textMessage(s string) *a2a.Message {

@@ -85,12 +85,12 @@ func TestA2ACard(t *testing.T) {
 		card["preferredTransport"] != "JSONRPC" || card["name"] != "rpcedge" {
 		t.Errorf("card: %v", card)
 	}
-	for _, c := range []string{"streaming", "pushNotifications", "extendedAgentCard"} {
-		if at(card, "capabilities", c) != false {
+	for c, want := range map[string]bool{"streaming": true, "pushNotifications": false, "extendedAgentCard": false} {
+		if at(card, "capabilities", c) != want {
 			t.Errorf("capabilities.%s = %v", c, at(card, "capabilities", c))
 		}
 	}
-	if skills, _ := card["skills"].([]any); len(skills) != 2 || at(skills, 0, "id") != "echo" || at(skills, 1, "id") != "wait" {
+	if skills, _ := card["skills"].([]any); len(skills) != 3 || at(skills, 0, "id") != "echo" || at(skills, 1, "id") != "wait" || at(skills, 2, "id") != "stream" {
 		t.Errorf("skills: %v", card["skills"])
 	}
 
@@ -150,8 +150,9 @@ func TestA2AEcho(t *testing.T) {
 		body string
 		code int
 	}{
-		{`{"jsonrpc":"2.0","id":6,"method":"SendStreamingMessage","params":[]}`, -32004},
-		{`{"jsonrpc":"2.0","id":7,"method":"tasks/resubscribe","params":{"id":"x"}}`, -32004},
+		{`{"jsonrpc":"2.0","id":6,"method":"SendStreamingMessage","params":[]}`, -32602},
+		{`{"jsonrpc":"2.0","id":7,"method":"tasks/resubscribe","params":{"id":"x"}}`, -32001},
+		{`{"jsonrpc":"2.0","id":14,"method":"SubscribeToTask","params":{"id":"` + id + `"}}`, -32004},
 		{`{"jsonrpc":"2.0","id":8,"method":"GetExtendedAgentCard"}`, -32004},
 		{`{"jsonrpc":"2.0","id":9,"method":"tasks/pushNotificationConfig/set","params":{}}`, -32003},
 		{`{"jsonrpc":"2.0","id":10,"method":"SendMessage","params":{"metadata":{"skillId":"add"},"message":{}}}`, -32004},

@@ -117,7 +117,7 @@ func TestAllocsPerRequest(t *testing.T) {
 				failed = err
 				return
 			}
-			if err := readAnswer(conn, x); err != nil {
+			if err := readAnswer(conn, x, func() int64 { return 0 }); err != nil {
 				failed = err
 				return
 			}

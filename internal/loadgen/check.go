@@ -99,6 +99,9 @@ func check(e *expectation, r *response, v2026 bool) verdict {
 		}
 		return verdict{}
 	}
+	if e.events > 0 && e.a2a {
+		return checkA2AStream(e, r)
+	}
 	if e.events > 0 {
 		return checkStream(e, r, v2026)
 	}
@@ -418,4 +421,171 @@ func checkEcho(result, text []byte, v2026 bool) verdict {
 		return wrong(ClassResult, "result.content has more than one item")
 	}
 	return verdict{}
+}
+
+// checkA2AStream checks an A2A stream (Config.A2A): 200 text/event-stream
+// whose e.events events are each a JSON-RPC response to the request with a
+// result (checked as a call's answer), the results A2A stream responses in
+// the order the spec asks: a task first (or a direct message, alone), then
+// status and artifact updates naming the task, the last a status update
+// that ends the stream; nothing after it.
+func checkA2AStream(e *expectation, r *response) verdict {
+	if !r.hasCType || !isEventStream(r.ctype) {
+		return wrong(ClassHeader, "Content-Type is not text/event-stream")
+	}
+	b := r.body
+	n := 0
+	var taskID []byte
+	for i := 0; i < len(b); {
+		data, next, ok := nextEvent(b, i)
+		if !ok {
+			return wrong(ClassBody, "malformed server-sent event")
+		}
+		i = next
+		if data == nil {
+			continue
+		}
+		if n == e.events {
+			return wrong(ClassBody, "events after the last one")
+		}
+		if v := checkAnswer(e, data, false); v.class != ClassOK {
+			return v
+		}
+		result, _ := memberOf(data, "result")
+		id, why := checkA2AEvent(result, n, n == e.events-1, taskID)
+		if why != "" {
+			return wrong(ClassResult, why)
+		}
+		if n == 0 {
+			taskID = id
+		}
+		n++
+	}
+	if n < e.events {
+		return wrongNums(ClassBody, "the A2A stream ended early (events)", int64(e.events), int64(n))
+	}
+	return verdict{events: n}
+}
+
+// memberOf returns the value of a top-level member of the object b.
+func memberOf(b []byte, name string) ([]byte, bool) {
+	var w objWalker
+	if !w.start(b, skipWS(b, 0)) {
+		return nil, false
+	}
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			return nil, false
+		}
+		if strIs(key, name) {
+			return val, true
+		}
+	}
+}
+
+// a2aEndStates are the states after which an A2A stream ends, in both
+// wire versions' spellings.
+var a2aEndStates = []string{
+	"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED", "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED",
+	"completed", "failed", "canceled", "rejected", "input-required", "auth-required",
+}
+
+// checkA2AEvent checks the result of event number i of an A2A stream (last
+// when it is the last one). The first event returns the task's id; the
+// others must carry it as taskId. It returns why the event is wrong, or "".
+func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why string) {
+	var w objWalker
+	if !w.start(res, 0) {
+		return nil, "an A2A stream result is not an object"
+	}
+	// 1.0: one member naming the kind; 0.3: the object with "kind".
+	var kind, body []byte
+	var kind03 bool
+	members := 0
+	for {
+		key, val, ok := w.next()
+		if !ok {
+			break
+		}
+		members++
+		switch {
+		case strIs(key, "kind"):
+			kind, body, kind03 = val, res, true
+		case !kind03 && (strIs(key, "task") || strIs(key, "message") || strIs(key, "statusUpdate") || strIs(key, "artifactUpdate")):
+			kind, body = key, val
+		}
+	}
+	if w.bad || kind == nil || !kind03 && members != 1 {
+		return nil, "an A2A stream result is neither a 1.0 StreamResponse nor a 0.3 kind-tagged event"
+	}
+	if kind03 {
+		kind = kind[1 : len(kind)-1] // the string's contents
+	}
+	is := func(k10, k03 string) bool {
+		if kind03 {
+			return strIs(kind, k03)
+		}
+		return strIs(kind, k10)
+	}
+	state := func() []byte {
+		st, _ := memberOf(body, "status")
+		s, _ := memberOf(st, "state")
+		if len(s) >= 2 {
+			return s[1 : len(s)-1]
+		}
+		return nil
+	}
+	ends := func() bool {
+		s := state()
+		for _, e := range a2aEndStates {
+			if strIs(s, e) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case i == 0 && is("message", "message"):
+		if !last {
+			return nil, "an A2A stream that starts with a message must end with it"
+		}
+		return nil, ""
+	case i == 0 && is("task", "task"):
+		id, _ = memberOf(body, "id")
+		if len(id) < 3 || id[0] != '"' || state() == nil {
+			return nil, "the first task of an A2A stream lacks an id or a status"
+		}
+		if last && !ends() {
+			return nil, "an A2A stream of one task ended with the task in progress"
+		}
+		return id, ""
+	case i == 0:
+		return nil, "an A2A stream does not start with a task or a message"
+	case is("statusUpdate", "status-update"), is("artifactUpdate", "artifact-update"):
+		tid, _ := memberOf(body, "taskId")
+		if !idEqual(tid, taskID) {
+			return nil, "an A2A stream event names another task"
+		}
+		status := is("statusUpdate", "status-update")
+		if status && state() == nil || !status && !hasMember(body, "artifact") {
+			return nil, "an A2A update event lacks its status or artifact"
+		}
+		final, _ := memberOf(body, "final")
+		switch {
+		case last && (!status || !ends()):
+			return nil, "an A2A stream ended without a final status"
+		case !last && status && ends():
+			return nil, "an A2A stream went on after a final status"
+		case kind03 && status && (string(final) == "true") != last:
+			return nil, "a 0.3 status-update's final flag is not true on the last event alone"
+		}
+		return nil, ""
+	}
+	return nil, "an A2A stream event after the first is not a status or artifact update"
+}
+
+func hasMember(b []byte, name string) bool {
+	_, ok := memberOf(b, name)
+	return ok
 }

@@ -138,3 +138,58 @@ func TestCheckStream(t *testing.T) {
 		})
 	}
 }
+
+// A2A streams (Config.A2A): the order and shapes of the events.
+func TestCheckA2AStream(t *testing.T) {
+	sse := "Content-Type: text/event-stream\r\n"
+	ev := func(result string) string {
+		return "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":" + result + "}\n\n"
+	}
+	task10 := `{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`
+	art10 := `{"artifactUpdate":{"taskId":"t1","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"x"}]},"append":false,"lastChunk":true}}`
+	done10 := `{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`
+	work10 := `{"statusUpdate":{"taskId":"t1","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`
+	task03 := `{"kind":"task","id":"t1","contextId":"c","status":{"state":"working"}}`
+	done03 := `{"kind":"status-update","taskId":"t1","contextId":"c","status":{"state":"canceled"},"final":true}`
+	work03 := `{"kind":"status-update","taskId":"t1","contextId":"c","status":{"state":"working"},"final":false}`
+	for _, tc := range []struct {
+		name   string
+		events int
+		body   string
+		want   Class
+	}{
+		{"1.0 task, artifact, completed", 3, ev(task10) + ": keep-alive\n\n" + ev(art10) + ev(done10), ClassOK},
+		{"0.3 task, working, canceled", 3, ev(task03) + ev(work03) + ev(done03), ClassOK},
+		{"a message alone", 1, ev(`{"message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"x"}]}}`), ClassOK},
+		{"a finished task alone", 1, ev(`{"task":{"id":"t1","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`), ClassOK},
+		{"a task in progress alone", 1, ev(task10), ClassResult},
+		{"too few", 3, ev(task10) + ev(done10), ClassResult},              // the final status comes early
+		{"too many", 2, ev(task10) + ev(art10) + ev(done10), ClassResult}, // the second event must be the final one
+		{"cut short", 3, ev(task10) + ev(art10), ClassBody},
+		{"not ended by a final status", 3, ev(task10) + ev(art10) + ev(work10), ClassResult},
+		{"goes on after a final status", 3, ev(task10) + ev(done10) + ev(done10), ClassResult},
+		{"an update first", 2, ev(work10) + ev(done10), ClassResult},
+		{"another task", 2, ev(task10) + ev(strings.Replace(done10, `"t1"`, `"t2"`, 1)), ClassResult},
+		{"0.3 final on a working status", 3, ev(task03) + ev(strings.Replace(work03, "false", "true", 1)) + ev(done03), ClassResult},
+		{"0.3 no final on the last", 2, ev(task03) + ev(strings.Replace(done03, `,"final":true`, "", 1)), ClassResult},
+		{"an error event", 2, ev(task10) + "data: {\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32603,\"message\":\"x\"}}\n\n", ClassCode},
+		{"another id", 2, ev(task10) + strings.Replace(ev(done10), `"id":5`, `"id":6`, 1), ClassID},
+		{"1.0 two kinds", 1, ev(`{"task":{"id":"t"},"message":{}}`), ClassResult},
+		{"a message then more", 2, ev(`{"message":{"messageId":"m"}}`) + ev(done10), ClassResult},
+	} {
+		e := expect(ShapeCustom, "5", "")
+		e.events, e.a2a = tc.events, true
+		var r response
+		raw := []byte(answer(200, sse, tc.body))
+		if done, err := r.parse(raw, true); !done || err != nil {
+			t.Fatalf("%s: parse: %v %v", tc.name, done, err)
+		}
+		v := check(e, &r, false)
+		if v.class != tc.want {
+			t.Errorf("%s: %v (%s), want %v", tc.name, v.class, v.detail(), tc.want)
+		}
+		if v.class == ClassOK && v.events != tc.events {
+			t.Errorf("%s: %d events counted", tc.name, v.events)
+		}
+	}
+}

@@ -71,6 +71,15 @@ type Config struct {
 	// response, checked as a call's. Report.Events counts the
 	// notifications. Needs Body.
 	Events int
+	// A2A, with Events, says the stream is an A2A one (SendStreamingMessage
+	// or SubscribeToTask, either wire version): its Events events are all
+	// JSON-RPC responses to the request, each with a result that is an
+	// A2A stream response — a task (or a direct message, alone) first,
+	// then status and artifact updates of that task, the last one a
+	// status update in a final or interrupted state (0.3: "final": true);
+	// there is no separate response after them. Report.Events counts the
+	// events, Report.FirstEvent times the first.
+	A2A bool
 	// Headers are sent with every request, after loadgen's own.
 	Headers []Header
 	// MCPVersion, when set, sends MCP-Protocol-Version, Mcp-Method and
@@ -374,6 +383,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Events < 0 || c.Events > 0 && c.Body == nil {
 		return c, errors.New("loadgen: -events needs -body (the request whose answer streams) and a count above 0")
+	}
+	if c.A2A && c.Events == 0 {
+		return c, errors.New("loadgen: -a2a needs -events (the number of events of each A2A stream) and -body")
 	}
 	if len(c.Body) > MaxBodySize {
 		return c, fmt.Errorf("loadgen: -body %s: %d bytes; at most %d", c.BodyName, len(c.Body), MaxBodySize)

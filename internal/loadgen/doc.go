@@ -22,7 +22,11 @@
 // code, and for echo calls the text of the result. With Config.Events the
 // answers to Body must be streamed (text/event-stream): exactly that many
 // JSON-RPC notifications, each checked, then the response, checked as a
-// call's; Report.Events counts them. A wrong answer is
+// call's; Report.Events counts them. With Config.A2A as well the stream
+// is an A2A one: every event a response to the request whose result is an
+// A2A stream response, in the spec's order (a task first, or a message
+// alone; updates of that task; a final status last, 0.3's final flag on it
+// alone). Report.FirstEvent times each stream's first event. A wrong answer is
 // counted once, in the first Class that fails, and the first few are kept
 // verbatim (Report.Examples). The JSON reader is strict RFC 8259 and
 // allocation-free.

@@ -360,6 +360,7 @@ func (l *eloop) read(c *econn) {
 			return
 		}
 		x.rbuf = x.rbuf[:len(x.rbuf)+n]
+		x.read(l.r.now)
 		eof := n == 0
 		done, perr := x.resp.parse(x.rbuf, eof)
 		if perr != nil {

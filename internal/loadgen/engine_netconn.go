@@ -136,7 +136,7 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 			drop()
 			continue
 		}
-		if err := readAnswer(conn, x); err != nil {
+		if err := readAnswer(conn, x, r.now); err != nil {
 			w.failed(x, netErr(err), true)
 			drop()
 			continue
@@ -148,7 +148,7 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 	}
 }
 
-func readAnswer(conn net.Conn, x *exchange) error {
+func readAnswer(conn net.Conn, x *exchange, now func() int64) error {
 	for {
 		sp, err := x.readSpace()
 		if err != nil {
@@ -156,6 +156,7 @@ func readAnswer(conn net.Conn, x *exchange) error {
 		}
 		n, err := conn.Read(sp)
 		x.rbuf = x.rbuf[:len(x.rbuf)+n]
+		x.read(now)
 		eof := false
 		if err == io.EOF {
 			eof = true

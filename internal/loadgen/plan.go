@@ -217,6 +217,7 @@ type expectation struct {
 	idNull bool // the answer's id must be null
 	echo   bool // the result must echo text
 	events int  // a streamed answer of this many notifications, then the response (Config.Events)
+	a2a    bool // the events are A2A stream responses, the last one ending the stream (Config.A2A)
 	idLen  uint8
 	txtLen uint8
 	id     [32]byte // the id sent, as JSON
@@ -305,9 +306,9 @@ func (g *generator) build(wire []byte, e *expectation) []byte {
 	g.n += g.stride
 	ex := &expectByShape[s]
 	e.shape, e.status, e.code, e.idNull, e.echo = s, ex.status, ex.code, ex.idNull, ex.echo
-	e.events = 0
+	e.events, e.a2a = 0, false
 	if s == ShapeCustom {
-		e.events = p.cfg.Events
+		e.events, e.a2a = p.cfg.Events, p.cfg.A2A
 	}
 	e.idLen, e.txtLen = 0, 0
 

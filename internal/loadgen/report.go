@@ -36,6 +36,9 @@ type Report struct {
 	// (Config.Events); EventsPerSec is Events per second of ElapsedS.
 	Events       uint64  `json:"events"`
 	EventsPerSec float64 `json:"events_per_s"`
+	// FirstEvent (streamed answers, Config.Events) is the time from each
+	// right answer's send to the read that brought its first event.
+	FirstEvent Latency `json:"first_event_us"`
 	// MissedSlots (open loop) counts requests sent more than SlotTolerance
 	// (1 ms) after their intended time.
 	MissedSlots uint64 `json:"missed_slots"`
@@ -171,6 +174,7 @@ func (r *runner) report(end int64) *Report {
 		rep.EventsPerSec = float64(int64(float64(t.events)/(float64(end)/1e9)*10)) / 10
 	}
 	rep.Events = t.events
+	rep.FirstEvent = latencyOf(t.first)
 	rep.Latency = latencyOf(t.lat)
 	rep.LatencyUncorrected = rep.Latency
 	if r.open {
@@ -241,6 +245,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  right %d, wrong %d\n", r.OK, r.Wrong)
 	if r.Events > 0 {
 		fmt.Fprintf(&b, "  streamed events %d (%.1f/s)\n", r.Events, r.EventsPerSec)
+		if f := r.FirstEvent; f.Count > 0 {
+			fmt.Fprintf(&b, "  first event (µs) p50 %d, p99 %d, max %d\n", f.P50, f.P99, f.Max)
+		}
 	}
 	if r.Wrong > 0 {
 		b.WriteString("  wrong by class:")

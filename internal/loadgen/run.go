@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -130,7 +131,8 @@ type exchange struct {
 	resp     response
 	intended int64 // open loop: ns since start; -1 in a closed loop
 	sentAt   int64
-	late     bool // sent more than SlotTolerance after intended
+	firstAt  int64 // a streamed answer: when its first event was in, 0 before
+	late     bool  // sent more than SlotTolerance after intended
 }
 
 func newExchange() *exchange {
@@ -179,10 +181,11 @@ type counts struct {
 	reconnects uint64
 	lat        *hdrhistogram.Histogram // corrected in an open loop
 	raw        *hdrhistogram.Histogram // from the actual send
+	first      *hdrhistogram.Histogram // streamed answers: send to first event
 }
 
 func (r *runner) newStats() *stats {
-	s := &stats{counts: counts{lat: newHist(), raw: newHist()}}
+	s := &stats{counts: counts{lat: newHist(), raw: newHist(), first: newHist()}}
 	r.statsMu.Lock()
 	r.stats = append(r.stats, s)
 	r.statsMu.Unlock()
@@ -206,6 +209,17 @@ func (w *worker) prepare(x *exchange, intended int64) {
 	x.rbuf = x.rbuf[:0]
 	x.intended = intended
 	x.late = false
+	x.firstAt = 0
+}
+
+var dataLine = []byte("\ndata:")
+
+// read notes the bytes just read into x.rbuf: the time the first event of
+// a streamed answer came in (Report.FirstEvent).
+func (x *exchange) read(now func() int64) {
+	if x.exp.events > 0 && x.firstAt == 0 && bytes.Contains(x.rbuf, dataLine) {
+		x.firstAt = now()
+	}
 }
 
 // sent records that x went out at now.
@@ -232,6 +246,9 @@ func (w *worker) answered(x *exchange, now int64) {
 		st.ok++
 		st.shapeOK[x.exp.shape]++
 		st.events += uint64(v.events)
+		if x.firstAt > 0 {
+			_ = st.first.RecordValue(usec(x.firstAt - x.sentAt))
+		}
 	} else {
 		st.wrong[v.class]++
 	}
@@ -312,7 +329,7 @@ func (r *runner) keepExample(x *exchange, c Class, detail string, answer []byte)
 // totals sums the workers' stats; with hists it also merges the histograms.
 func (r *runner) totals(hists bool) (t counts) {
 	if hists {
-		t.lat, t.raw = newHist(), newHist()
+		t.lat, t.raw, t.first = newHist(), newHist(), newHist()
 	}
 	r.statsMu.Lock()
 	all := append([]*stats(nil), r.stats...)
@@ -335,6 +352,7 @@ func (r *runner) totals(hists bool) (t counts) {
 		if hists {
 			t.lat.Merge(s.lat)
 			t.raw.Merge(s.raw)
+			t.first.Merge(s.first)
 		}
 		s.mu.Unlock()
 	}

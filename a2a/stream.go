@@ -1,0 +1,330 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// NOTE: streams.
+//
+// SendStreamingMessage (message/stream) and SubscribeToTask
+// (tasks/resubscribe) answer 200 text/event-stream through fastserver's
+// Request.Stream, the one stream mechanism of the server: each event is a
+// JSON-RPC response with the request's id whose result is a stream
+// response (1.0: {"task"|"message"|"statusUpdate"|"artifactUpdate":…};
+// 0.3: the kind-tagged object), the last one being the handler's own
+// result. Every refusal before the first event is a plain JSON answer, in
+// the contract's order: the params and the task first (as SendMessage and
+// GetTask check them), then the stream itself: 503 / -32603 with
+// Retry-After past fastserver's Config.MaxStreams, 406 / -32600 for a
+// client whose Accept does not list text/event-stream (or HTTP/1.0).
+//
+// A stream subscribes to its task's changes (Broker) before it reads or
+// creates the task, so that nothing falls between the first event (the
+// task) and the rest. It ends after a status that is final (completed,
+// failed, canceled, rejected) or interrupted (input-required,
+// auth-required): 0.3 marks that last status-update "final": true. It also
+// ends, with the task's current status as its last event, when the server
+// begins to shut down (fastserver.Stream.Stopping) and when
+// Config.MaxStreamDuration passes; the client resubscribes (to another
+// instance, in a fleet). A client that reads too slowly fills its queue of
+// Config.StreamQueue changes and is cut (fastserver.Stream.Cut): no final
+// event, the connection closed. An idle stream sends an SSE comment every
+// Config.KeepAlive, which is also how a client gone is noticed (the write
+// fails); then the handler returns and unsubscribes.
+
+var (
+	errTooManyStreams    = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many streams open: try again later", RetryAfter: 1}
+	errNotEventStream    = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream over HTTP/1.1: the Accept header must list it"}
+	errNoStreamTransport = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "streaming is not available on this transport"}
+)
+
+// subscribeFinal answers SubscribeToTask for a task in a final state: A2A
+// 1.0 names UnsupportedOperationError (-32004). 0.3 names no error
+// ("failures can occur if the task is no longer active"); the same one is
+// answered.
+func subscribeFinal(id string, st TaskState, v Version) *fastserver.Error {
+	return &fastserver.Error{Code: CodeUnsupportedOperation,
+		Message: "the task is in a final state (" + st.name(v) + "): there is nothing to subscribe to",
+		Data:    taskData(id)}
+}
+
+// streamRefusal turns why a stream cannot start into its answer.
+func streamRefusal(st *fastserver.Stream) error {
+	err := st.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fastserver.ErrStreamLimit):
+		return errTooManyStreams
+	case errors.Is(err, fastserver.ErrStreamNotAccepted):
+		return errNotEventStream
+	case errors.Is(err, fastserver.ErrStreamUnavailable):
+		return errNoStreamTransport
+	}
+	return err
+}
+
+// streamMessage serves SendStreamingMessage and message/stream: the checks
+// of SendMessage, then the stream.
+func (s *Server) streamMessage(r *fastserver.Request, dst []byte, v Version) ([]byte, error) {
+	call, p, err := s.prepareSend(r, v)
+	if err != nil {
+		return dst, err
+	}
+	return r.Stream(dst, &sendStream{s: s, call: call, history: p.history, v: v})
+}
+
+type sendStream struct {
+	s       *Server
+	call    *Call
+	history int
+	v       Version
+}
+
+// ServeStream runs the agent and follows the task it creates or
+// continues: the task (or the agent's direct message, alone), then its
+// changes.
+func (h *sendStream) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, error) {
+	s, call := h.s, h.call
+	if err := streamRefusal(st); err != nil {
+		return dst, err
+	}
+	f := s.follow(st, call.TaskID)
+	defer f.cancel()
+	ctx := st.Context()
+	reply, err := s.runAgent(ctx, call)
+	if err != nil {
+		return dst, err
+	}
+	if reply.Message != nil {
+		if err := st.Start(); err != nil {
+			return dst, err
+		}
+		return appendReplyMessage(dst, reply.Message, call, h.v), nil
+	}
+	t, err := s.storeReply(ctx, call, reply)
+	if err != nil {
+		return dst, err
+	}
+	s.then(reply)
+	return s.serveFollow(st, f, t, h.v, h.history, dst)
+}
+
+// subscribeToTask serves SubscribeToTask and tasks/resubscribe: params
+// (-32602), the task (-32001), a task in a final state (-32004), then the
+// stream.
+func (s *Server) subscribeToTask(r *fastserver.Request, dst []byte, v Version) ([]byte, error) {
+	id, _, e := taskParams(r.Msg, false)
+	if e != nil {
+		return dst, e
+	}
+	t, err := s.tasks.Get(r.Context(), id)
+	if err != nil {
+		return dst, storeError(err, id)
+	}
+	if t.Status.State.Final() {
+		return dst, subscribeFinal(id, t.Status.State, v)
+	}
+	return r.Stream(dst, &subStream{s: s, id: id, v: v})
+}
+
+type subStream struct {
+	s  *Server
+	id string
+	v  Version
+}
+
+// ServeStream subscribes, then reads the task again (it may have changed
+// since the check) and follows it.
+func (h *subStream) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, error) {
+	s := h.s
+	if err := streamRefusal(st); err != nil {
+		return dst, err
+	}
+	f := s.follow(st, h.id)
+	defer f.cancel()
+	t, err := s.tasks.Get(st.Context(), h.id)
+	if err != nil {
+		return dst, storeError(err, h.id)
+	}
+	if t.Status.State.Final() {
+		return dst, subscribeFinal(h.id, t.Status.State, h.v)
+	}
+	return s.serveFollow(st, f, t, h.v, -1, dst)
+}
+
+// follower is a stream's subscription: a bounded queue of changes.
+type follower struct {
+	ch    chan *TaskChange
+	over  chan struct{} // closed when the queue overflowed (the stream is cut)
+	done  chan struct{} // closed when the stream stops reading
+	cut   atomic.Bool
+	unsub func()
+}
+
+// follow subscribes st to the task's changes. A change that finds the
+// queue full waits up to Config.StreamWait for room (holding up the
+// task's publisher), then cuts the stream: its client reads too slowly.
+func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
+	f := &follower{ch: make(chan *TaskChange, s.streamQueue), over: make(chan struct{}), done: make(chan struct{})}
+	f.unsub = s.events.Subscribe(taskID, func(c *TaskChange) {
+		if f.cut.Load() {
+			return
+		}
+		select {
+		case f.ch <- c:
+			return
+		default:
+		}
+		t := time.NewTimer(s.streamWait)
+		defer t.Stop()
+		select {
+		case f.ch <- c:
+		case <-f.done:
+		case <-t.C:
+			if f.cut.CompareAndSwap(false, true) {
+				close(f.over)
+				st.Cut()
+			}
+		}
+	})
+	return f
+}
+
+// cancel stops the subscription: a publisher waiting for room gives up at
+// once.
+func (f *follower) cancel() {
+	close(f.done)
+	f.unsub()
+}
+
+// ends reports whether a stream ends after a status in state s: a final
+// or an interrupted state.
+func ends(s TaskState) bool {
+	return s.Final() || s == TaskStateInputRequired || s == TaskStateAuthRequired
+}
+
+// serveFollow sends t (the task as the stream starts), then the changes
+// whose Seq is above t's, until a status that ends the stream, which is
+// returned as the last event.
+func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Version, history int, dst []byte) ([]byte, error) {
+	if ends(t.Status.State) {
+		if err := st.Start(); err != nil {
+			return dst, err
+		}
+		return appendTaskEvent(dst, t, v, history), nil
+	}
+	buf := appendTaskEvent(make([]byte, 0, 512), t, v, history)
+	if err := st.SendResult(buf); err != nil {
+		return dst, err
+	}
+	st.SetDeadline(time.Now().Add(s.maxStream + streamSlack))
+	limit := time.NewTimer(s.maxStream)
+	defer limit.Stop()
+	tick := time.NewTicker(s.keepAlive)
+	defer tick.Stop()
+	ctx := st.Context()
+	last, status := t.Seq, t.Status
+	for {
+		select {
+		case c := <-f.ch:
+			if c.Seq <= last {
+				continue // already in t, or behind a newer change
+			}
+			last = c.Seq
+			for i := range c.Events {
+				ev := &c.Events[i]
+				if ev.Status != nil {
+					status = *ev.Status
+					if ends(status.State) {
+						return appendStatusEvent(dst, t.ID, t.ContextID, &status, true, v), nil
+					}
+					buf = appendStatusEvent(buf[:0], t.ID, t.ContextID, &status, false, v)
+				} else if ev.Artifact != nil {
+					buf = appendArtifactEvent(buf[:0], t.ID, t.ContextID, ev, v)
+				} else {
+					continue
+				}
+				if err := st.SendResult(buf); err != nil {
+					return dst, err
+				}
+			}
+			tick.Reset(s.keepAlive)
+		case <-tick.C:
+			if err := st.Comment("keep-alive"); err != nil {
+				return dst, err
+			}
+		case <-f.over:
+			return dst, fastserver.ErrStreamClosed
+		case <-st.Stopping():
+			return appendStatusEvent(dst, t.ID, t.ContextID, &status, true, v), nil
+		case <-limit.C:
+			return appendStatusEvent(dst, t.ID, t.ContextID, &status, true, v), nil
+		case <-ctx.Done():
+			return dst, context.Cause(ctx)
+		}
+	}
+}
+
+// streamSlack is how long past Config.MaxStreamDuration the handler
+// deadline of a stream falls: time to write the last event.
+const streamSlack = 5 * time.Second
+
+// appendTaskEvent appends the stream response holding t.
+func appendTaskEvent(dst []byte, t *Task, v Version, history int) []byte {
+	if v == Version10 {
+		dst = append(dst, `{"task":`...)
+		dst = appendTask(dst, t, v, history)
+		return append(dst, '}')
+	}
+	return appendTask(dst, t, v, history)
+}
+
+// appendStatusEvent appends a TaskStatusUpdateEvent stream response; final
+// is 0.3's flag (1.0 has none: the stream ends).
+func appendStatusEvent(dst []byte, taskID, contextID string, st *TaskStatus, final bool, v Version) []byte {
+	if v == Version10 {
+		dst = append(dst, `{"statusUpdate":{"taskId":`...)
+	} else {
+		dst = append(dst, `{"kind":"status-update","taskId":`...)
+	}
+	dst = decode.AppendString(dst, taskID)
+	dst = append(dst, `,"contextId":`...)
+	dst = decode.AppendString(dst, contextID)
+	dst = append(dst, `,"status":`...)
+	dst = appendStatus(dst, st, v)
+	if v == Version10 {
+		return append(dst, "}}"...)
+	}
+	dst = append(dst, `,"final":`...)
+	dst = appendBool(dst, final)
+	return append(dst, '}')
+}
+
+// appendArtifactEvent appends a TaskArtifactUpdateEvent stream response.
+func appendArtifactEvent(dst []byte, taskID, contextID string, ev *TaskEvent, v Version) []byte {
+	if v == Version10 {
+		dst = append(dst, `{"artifactUpdate":{"taskId":`...)
+	} else {
+		dst = append(dst, `{"kind":"artifact-update","taskId":`...)
+	}
+	dst = decode.AppendString(dst, taskID)
+	dst = append(dst, `,"contextId":`...)
+	dst = decode.AppendString(dst, contextID)
+	dst = append(dst, `,"artifact":`...)
+	dst = appendArtifact(dst, ev.Artifact, v)
+	dst = append(dst, `,"append":`...)
+	dst = appendBool(dst, ev.Append)
+	dst = append(dst, `,"lastChunk":`...)
+	dst = appendBool(dst, ev.LastChunk)
+	if v == Version10 {
+		return append(dst, "}}"...)
+	}
+	return append(dst, '}')
+}

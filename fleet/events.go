@@ -1,0 +1,241 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/rpcedge/rpcedge/a2a"
+)
+
+// NOTE: task events across the fleet.
+//
+// A stream (A2A SendStreamingMessage, SubscribeToTask) follows its task
+// through whatever instance it is connected to, while the task may be
+// changed through any other (a CancelTask through the balancer, the agent's
+// work on the instance that took the message). Each instance's Broker
+// delivers the changes it stores to its own streams at once, and PUBLISHes
+// them on one Redis channel of the fleet; each instance SUBSCRIBEs to that
+// channel and hands the changes of tasks it has streams for to them. A
+// message is "<origin>\n<task id>\n<change as JSON>": an instance skips its
+// own (the origin is random per process, so two processes that share an
+// instance name are still told apart) and the tasks it does not follow
+// without decoding them. Every instance receives every change: one
+// message per stored change, fleet-wide, which is cheap beside the task
+// store's own script per change.
+//
+// Redis pub/sub delivers at most once: while Redis is unreachable the
+// instance's streams get only the changes stored through the instance
+// itself (the task store answers 503 then anyway), and the changes of
+// that time are not replayed. A stream that misses a change still ends at
+// its task's final status if that arrives; otherwise at the stream's
+// duration limit. Changes arrive in the order each instance published
+// them; a change older than one already sent (by the task's Seq) is
+// dropped by the stream. Remote changes are handed to the local streams
+// from one goroutine: a local stream whose queue is full holds it up for
+// at most a2a.Config.StreamWait before that stream is cut.
+
+// Broker is the fleet's a2a.Broker (set it as a2a.Config.Events, with the
+// fleet's TaskStore as Config.Tasks): task changes stored through any
+// instance reach the streams of every instance. Create it with
+// Fleet.Broker and Close it before the Fleet.
+type Broker struct {
+	f       *Fleet
+	local   *a2a.LocalBroker
+	channel string
+	origin  string
+	cancel  context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
+}
+
+var _ a2a.Broker = (*Broker)(nil)
+
+// Broker returns the fleet's broker of task changes and starts listening
+// to the fleet's channel (retrying while Redis is down).
+func (f *Fleet) Broker() *Broker {
+	var raw [8]byte
+	rand.Read(raw[:])
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &Broker{
+		f:       f,
+		local:   a2a.NewLocalBroker(),
+		channel: f.keyPre + "{a2a}:events",
+		origin:  hex.EncodeToString(raw[:]),
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	go b.listen(ctx)
+	return b
+}
+
+// Publish delivers c to this instance's streams of the task and publishes
+// it to the others. A publication that fails (Redis down) is not retried.
+func (b *Broker) Publish(ctx context.Context, c *a2a.TaskChange) {
+	b.local.Publish(ctx, c)
+	if !b.f.up.Load() {
+		return
+	}
+	msg, err := encodeChange(b.origin, c)
+	if err != nil {
+		b.f.log.Error("fleet: a task change cannot be encoded", "task", c.TaskID, "error", err)
+		return
+	}
+	cctx, cancel := b.f.ctx(ctx)
+	defer cancel()
+	cl := b.f.client
+	err = cl.Do(cctx, cl.B().Publish().Channel(b.channel).Message(rueidis.BinaryString(msg)).Build()).Error()
+	b.f.check(err)
+}
+
+// Subscribe follows the task's changes, wherever they are stored.
+func (b *Broker) Subscribe(taskID string, deliver func(*a2a.TaskChange)) func() {
+	return b.local.Subscribe(taskID, deliver)
+}
+
+// Local returns the broker of this instance's streams (for its counts).
+func (b *Broker) Local() *a2a.LocalBroker { return b.local }
+
+// Close stops listening. Streams still open get no more remote changes.
+func (b *Broker) Close() {
+	b.once.Do(func() {
+		b.cancel()
+		<-b.done
+	})
+}
+
+// listen receives the fleet's changes until Close, subscribing again
+// after each loss of the connection.
+func (b *Broker) listen(ctx context.Context) {
+	defer close(b.done)
+	cl := b.f.client
+	for ctx.Err() == nil {
+		err := cl.Receive(ctx, cl.B().Subscribe().Channel(b.channel).Build(), func(m rueidis.PubSubMessage) {
+			b.receive([]byte(m.Message))
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			b.f.log.Debug("fleet: the task-event subscription ended; subscribing again", "error", err)
+		}
+		t := time.NewTimer(b.f.opts.ProbeInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// receive hands a change published by another instance to the local
+// streams of its task, if any.
+func (b *Broker) receive(msg []byte) {
+	origin, rest, ok := bytes.Cut(msg, []byte{'\n'})
+	if !ok || string(origin) == b.origin {
+		return
+	}
+	id, data, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok || !b.local.Following(string(id)) {
+		return
+	}
+	c, err := decodeChange(string(id), data)
+	if err != nil {
+		b.f.log.Warn("fleet: a task change from another instance is malformed", "task", string(id), "error", err)
+		return
+	}
+	b.local.Publish(context.Background(), c)
+}
+
+// The published form of a change: mirror types of tasks.go's.
+type changeJSON struct {
+	ContextID string      `json:"ctx"`
+	Seq       uint64      `json:"seq"`
+	Events    []eventJSON `json:"ev"`
+}
+
+type eventJSON struct {
+	Status    *statusJSON   `json:"st,omitempty"`
+	Artifact  *artifactJSON `json:"ar,omitempty"`
+	Append    bool          `json:"ap,omitempty"`
+	LastChunk bool          `json:"lc,omitempty"`
+}
+
+type statusJSON struct {
+	State   a2a.TaskState `json:"s"`
+	Message *messageJSON  `json:"m,omitempty"`
+	Time    int64         `json:"ts,omitempty"`
+}
+
+func encodeChange(origin string, c *a2a.TaskChange) ([]byte, error) {
+	j := changeJSON{ContextID: c.ContextID, Seq: c.Seq, Events: make([]eventJSON, len(c.Events))}
+	for i, ev := range c.Events {
+		e := &j.Events[i]
+		e.Append, e.LastChunk = ev.Append, ev.LastChunk
+		if st := ev.Status; st != nil {
+			e.Status = &statusJSON{State: st.State}
+			if !st.Timestamp.IsZero() {
+				e.Status.Time = st.Timestamp.UnixNano()
+			}
+			if st.Message != nil {
+				m := toMessageJSON(st.Message)
+				e.Status.Message = &m
+			}
+		}
+		if a := ev.Artifact; a != nil {
+			e.Artifact = &artifactJSON{a.ArtifactID, a.Name, a.Description, toParts(a.Parts), a.Metadata, a.Extensions}
+		}
+	}
+	data, err := json.Marshal(&j)
+	if err != nil {
+		return nil, err
+	}
+	msg := make([]byte, 0, len(origin)+len(c.TaskID)+2+len(data))
+	msg = append(msg, origin...)
+	msg = append(msg, '\n')
+	msg = append(msg, c.TaskID...)
+	msg = append(msg, '\n')
+	return append(msg, data...), nil
+}
+
+func decodeChange(taskID string, data []byte) (*a2a.TaskChange, error) {
+	var j changeJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, err
+	}
+	if j.Seq == 0 {
+		return nil, errors.New("no seq")
+	}
+	c := &a2a.TaskChange{TaskID: taskID, ContextID: j.ContextID, Seq: j.Seq, Events: make([]a2a.TaskEvent, len(j.Events))}
+	for i, e := range j.Events {
+		ev := &c.Events[i]
+		ev.Append, ev.LastChunk = e.Append, e.LastChunk
+		switch {
+		case e.Status != nil:
+			st := &a2a.TaskStatus{State: e.Status.State}
+			if e.Status.Time != 0 {
+				st.Timestamp = time.Unix(0, e.Status.Time).UTC()
+			}
+			if e.Status.Message != nil {
+				m := fromMessageJSON(e.Status.Message)
+				st.Message = &m
+			}
+			ev.Status = st
+		case e.Artifact != nil:
+			a := e.Artifact
+			ev.Artifact = &a2a.Artifact{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description,
+				Parts: fromParts(a.Parts), Metadata: a.Metadata, Extensions: a.Extensions}
+		default:
+			return nil, fmt.Errorf("event %d is neither a status nor an artifact", i)
+		}
+	}
+	return c, nil
+}

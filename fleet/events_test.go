@@ -1,0 +1,100 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/a2a"
+	"github.com/rpcedge/rpcedge/internal/services"
+)
+
+func testChange(id string, seq uint64) *a2a.TaskChange {
+	at := time.Date(2026, 5, 6, 7, 8, 9, 123e6, time.UTC)
+	return &a2a.TaskChange{TaskID: id, ContextID: "ctx-" + id, Seq: seq, Events: []a2a.TaskEvent{
+		{Artifact: &a2a.Artifact{ArtifactID: "a1", Name: "out", Parts: []a2a.Part{a2a.TextPart("chunk é\n"), {Kind: a2a.PartData, Data: json.RawMessage(`{"k":[1,2]}`)}}, Metadata: json.RawMessage(`{"m":true}`)}, Append: true, LastChunk: seq%2 == 0},
+		{Status: &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at, Message: &a2a.Message{MessageID: "s1", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("step")}}}},
+	}}
+}
+
+func TestChangeEncoding(t *testing.T) {
+	c := testChange("t-1", 4)
+	msg, err := encodeChange("me", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "me\nt-1\n"
+	if string(msg[:len(prefix)]) != prefix {
+		t.Fatalf("message %q", msg)
+	}
+	got, err := decodeChange("t-1", msg[len(prefix):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, c)
+	}
+	for _, bad := range []string{`{`, `{"seq":0,"ev":[]}`, `{"seq":1,"ev":[{}]}`} {
+		if _, err := decodeChange("x", []byte(bad)); err == nil {
+			t.Errorf("%s decoded", bad)
+		}
+	}
+}
+
+// Two instances on one Redis: a change published through one reaches the
+// subscribers of the task on the other (and its own at once), not those of
+// other tasks; an instance does not deliver its own change twice.
+func TestBrokerAcrossInstances(t *testing.T) {
+	r := services.StartRedis(t)
+	fa, fb := newFleet(t, r, "a", "ev:"), newFleet(t, r, "b", "ev:")
+	ba, bb := fa.Broker(), fb.Broker()
+	t.Cleanup(ba.Close)
+	t.Cleanup(bb.Close)
+	onA := make(chan *a2a.TaskChange, 16)
+	onB := make(chan *a2a.TaskChange, 16)
+	other := make(chan *a2a.TaskChange, 16)
+	defer ba.Subscribe("t-1", func(c *a2a.TaskChange) { onA <- c })()
+	defer bb.Subscribe("t-1", func(c *a2a.TaskChange) { onB <- c })()
+	defer bb.Subscribe("t-2", func(c *a2a.TaskChange) { other <- c })()
+	time.Sleep(200 * time.Millisecond) // both listening
+	for seq := uint64(1); seq <= 3; seq++ {
+		ba.Publish(context.Background(), testChange("t-1", seq))
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		for name, ch := range map[string]chan *a2a.TaskChange{"a": onA, "b": onB} {
+			select {
+			case c := <-ch:
+				if !reflect.DeepEqual(c, testChange("t-1", seq)) {
+					t.Errorf("%s got %+v, want seq %d", name, c, seq)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: change %d did not arrive", name, seq)
+			}
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if len(onA) != 0 || len(onB) != 0 || len(other) != 0 {
+		t.Errorf("extra deliveries: a %d, b %d, other task %d", len(onA), len(onB), len(other))
+	}
+	// The other way, after B's listener lost Redis and found it again.
+	r.Restart()
+	waitUp(t, fb)
+	waitUp(t, fa)
+	deadline := time.Now().Add(10 * time.Second)
+	for got := false; !got; {
+		if time.Now().After(deadline) {
+			t.Fatal("no change from b reached a after a Redis restart")
+		}
+		bb.Publish(context.Background(), testChange("t-1", 9))
+		select {
+		case c := <-onA:
+			got = c.Seq == 9
+		case <-time.After(200 * time.Millisecond):
+		}
+		for len(onB) > 0 {
+			<-onB
+		}
+	}
+}
