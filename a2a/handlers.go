@@ -471,7 +471,7 @@ type ArtifactUpdate struct {
 func (s *Server) UpdateArtifact(ctx context.Context, taskID string, u ArtifactUpdate) (*Task, error) {
 	a := u.Artifact
 	switch {
-	case len(a.Parts) == 0:
+	case a.Parts.Len() == 0:
 		return nil, errors.New("a2a: UpdateArtifact: the artifact has no part")
 	case u.Append && a.ArtifactID == "":
 		return nil, errors.New("a2a: UpdateArtifact: a chunk to append needs the ArtifactID it extends")
@@ -498,7 +498,7 @@ func (s *Server) UpdateArtifact(ctx context.Context, taskID string, u ArtifactUp
 			nt.Artifacts = append(nt.Artifacts, a)
 		case u.Append:
 			merged := nt.Artifacts[i]
-			merged.Parts = slices.Concat(merged.Parts, a.Parts)
+			merged.Parts = PartsOf(slices.Concat(merged.Parts.Slice(), a.Parts.Slice())...)
 			nt.Artifacts[i] = merged
 		default:
 			nt.Artifacts[i] = a

@@ -29,12 +29,12 @@ import (
 func streamAgent(srv **Server) AgentFunc {
 	return func(ctx context.Context, c *Call) (*Reply, error) {
 		text := ""
-		if len(c.Message.Parts) > 0 {
-			text = c.Message.Parts[0].Text
+		if c.Message.Parts.Len() > 0 {
+			text = c.Message.Parts.Slice()[0].Text
 		}
 		switch {
 		case text == "hold":
-			return &Reply{State: TaskStateWorking, Status: &Message{Parts: []Part{TextPart("holding")}}}, nil
+			return &Reply{State: TaskStateWorking, Status: &Message{Parts: PartsOf(TextPart("holding"))}}, nil
 		case strings.HasPrefix(text, "chunks "):
 			chunks := strings.Fields(strings.TrimPrefix(text, "chunks "))
 			id := c.TaskID
@@ -42,12 +42,12 @@ func streamAgent(srv **Server) AgentFunc {
 				s := *srv
 				ctx := context.Background()
 				for i, ch := range chunks {
-					u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "out", Name: "out", Parts: []Part{TextPart(ch)}}, Append: i > 0, LastChunk: i == len(chunks)-1}
+					u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "out", Name: "out", Parts: PartsOf(TextPart(ch))}, Append: i > 0, LastChunk: i == len(chunks)-1}
 					if _, err := s.UpdateArtifact(ctx, id, u); err != nil {
 						return
 					}
 					if i < len(chunks)-1 {
-						if _, err := s.UpdateTask(ctx, id, &Reply{State: TaskStateWorking, Status: &Message{Parts: []Part{TextPart(fmt.Sprintf("%d of %d", i+1, len(chunks)))}}}); err != nil {
+						if _, err := s.UpdateTask(ctx, id, &Reply{State: TaskStateWorking, Status: &Message{Parts: PartsOf(TextPart(fmt.Sprintf("%d of %d", i+1, len(chunks))))}}); err != nil {
 							return
 						}
 					}
@@ -328,7 +328,7 @@ func TestStreamEventOrder(t *testing.T) {
 		}
 		// The store holds the artifact whole.
 		task, ok := s.Task(taskID)
-		if !ok || len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != len(chunks) || task.Status.State != TaskStateCompleted {
+		if !ok || len(task.Artifacts) != 1 || task.Artifacts[0].Parts.Len() != len(chunks) || task.Status.State != TaskStateCompleted {
 			t.Errorf("%s: stored task %+v", v, task)
 		}
 	}
@@ -465,7 +465,7 @@ func TestSubscribeAndCancel(t *testing.T) {
 	}
 	waitUntil(t, "both subscribed", func() bool { return s.events.(*LocalBroker).Subscribers() == 2 })
 	// A change made in Go reaches both.
-	if _, err := s.UpdateArtifact(context.Background(), id, ArtifactUpdate{Artifact: Artifact{ArtifactID: "x", Parts: []Part{TextPart("p")}}, LastChunk: true}); err != nil {
+	if _, err := s.UpdateArtifact(context.Background(), id, ArtifactUpdate{Artifact: Artifact{ArtifactID: "x", Parts: PartsOf(TextPart("p"))}, LastChunk: true}); err != nil {
 		t.Fatal(err)
 	}
 	// A cancel from a third connection ends both with the canceled state.
@@ -503,7 +503,7 @@ func TestStreamSkipsStaleChanges(t *testing.T) {
 	task, _ := s.Task(id)
 	stale := &TaskStatus{State: TaskStateFailed}
 	s.events.Publish(context.Background(), &TaskChange{TaskID: id, ContextID: task.ContextID, Seq: task.Seq, Events: []TaskEvent{{Status: stale}}})
-	if _, err := s.UpdateTask(context.Background(), id, &Reply{State: TaskStateWorking, Status: &Message{Parts: []Part{TextPart("one")}}}); err != nil {
+	if _, err := s.UpdateTask(context.Background(), id, &Reply{State: TaskStateWorking, Status: &Message{Parts: PartsOf(TextPart("one"))}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UpdateTask(context.Background(), id, &Reply{State: TaskStateCompleted}); err != nil {
@@ -556,7 +556,7 @@ func TestStreamSlowReaderCut(t *testing.T) {
 	big := strings.Repeat("x", 64<<10)
 	var sent int
 	for sent = 0; sent < 2000 && s.events.(*LocalBroker).Subscribers() > 0; sent++ {
-		u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "big", Parts: []Part{TextPart(big)}}, Append: sent > 0}
+		u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "big", Parts: PartsOf(TextPart(big))}, Append: sent > 0}
 		if _, err := s.UpdateArtifact(context.Background(), id, u); err != nil {
 			t.Fatal(err)
 		}
@@ -671,7 +671,7 @@ func TestStreamBackPressure(t *testing.T) {
 	const n = 300
 	go func() {
 		for i := range n {
-			u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "seq", Parts: []Part{TextPart(strconv.Itoa(i))}}, Append: i > 0, LastChunk: i == n-1}
+			u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "seq", Parts: PartsOf(TextPart(strconv.Itoa(i)))}, Append: i > 0, LastChunk: i == n-1}
 			if _, err := s.UpdateArtifact(context.Background(), id, u); err != nil {
 				t.Error(err)
 				return

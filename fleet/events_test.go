@@ -14,8 +14,8 @@ import (
 func testChange(id string, seq uint64) *a2a.TaskChange {
 	at := time.Date(2026, 5, 6, 7, 8, 9, 123e6, time.UTC)
 	return &a2a.TaskChange{TaskID: id, ContextID: "ctx-" + id, Seq: seq, Events: []a2a.TaskEvent{
-		{Artifact: &a2a.Artifact{ArtifactID: "a1", Name: "out", Parts: []a2a.Part{a2a.TextPart("chunk é\n"), {Kind: a2a.PartData, Data: json.RawMessage(`{"k":[1,2]}`)}}, Metadata: json.RawMessage(`{"m":true}`)}, Append: true, LastChunk: seq%2 == 0},
-		{Status: &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at, Message: &a2a.Message{MessageID: "s1", Role: a2a.RoleAgent, Parts: []a2a.Part{a2a.TextPart("step")}}}},
+		{Artifact: &a2a.Artifact{ArtifactID: "a1", Name: "out", Parts: a2a.PartsOf(a2a.TextPart("chunk é\n"), a2a.Part{Kind: a2a.PartData, Data: json.RawMessage(`{"k":[1,2]}`)}), Metadata: json.RawMessage(`{"m":true}`)}, Append: true, LastChunk: seq%2 == 0},
+		{Status: &a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at, Message: &a2a.Message{MessageID: "s1", Role: a2a.RoleAgent, Parts: a2a.PartsOf(a2a.TextPart("step"))}}},
 	}}
 }
 

@@ -292,7 +292,7 @@ func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 		return nil, e
 	}
 	var text []rune
-	for _, p := range c.Message.Parts {
+	for _, p := range c.Message.Parts.All() {
 		if p.Kind == a2a.PartText {
 			text = append(text, []rune(p.Text)...)
 		}
@@ -331,7 +331,7 @@ func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
 				return
 			}
 		}
-		u := a2a.ArtifactUpdate{Artifact: a2a.Artifact{ArtifactID: "stream", Name: "stream", Parts: []a2a.Part{a2a.TextPart(ch)}},
+		u := a2a.ArtifactUpdate{Artifact: a2a.Artifact{ArtifactID: "stream", Name: "stream", Parts: a2a.PartsOf(a2a.TextPart(ch))},
 			Append: i > 0, LastChunk: i == len(chunks)-1}
 		if _, err := d.Server.UpdateArtifact(ctx, id, u); err != nil {
 			return // canceled, evicted, or the store is down: nothing more to send
