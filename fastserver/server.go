@@ -127,17 +127,23 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
 	}
-	s.http = &fasthttp.Server{
+	s.http = s.newHTTP()
+	return s, nil
+}
+
+// newHTTP returns the fasthttp.Server that serves s.
+func (s *Server) newHTTP() *fasthttp.Server {
+	return &fasthttp.Server{
 		Handler:                       s.serve,
 		ErrorHandler:                  s.errorHandler,
 		ExpectHandler:                 s.expectHandler,
 		Name:                          "rpcedge",
-		Concurrency:                   cfg.MaxConns,
-		ReadBufferSize:                cfg.MaxHeaderBytes,
+		Concurrency:                   s.cfg.MaxConns,
+		ReadBufferSize:                s.cfg.MaxHeaderBytes,
 		WriteBufferSize:               16 << 10,
-		ReadTimeout:                   cfg.ReadTimeout,
-		WriteTimeout:                  cfg.WriteTimeout,
-		IdleTimeout:                   cfg.IdleTimeout,
+		ReadTimeout:                   s.cfg.ReadTimeout,
+		WriteTimeout:                  s.cfg.WriteTimeout,
+		IdleTimeout:                   s.cfg.IdleTimeout,
 		MaxRequestBodySize:            1, // prefetch one byte; the decoder enforces the ceiling
 		StreamRequestBody:             true,
 		NoDefaultContentType:          true,
@@ -145,9 +151,8 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		TCPKeepalive:                  true,
-		Logger:                        fasthttpLogger{cfg.Logger},
+		Logger:                        fasthttpLogger{s.cfg.Logger},
 	}
-	return s, nil
 }
 
 // HandleGET serves GET (and HEAD) requests for path with h, such as the
@@ -244,6 +249,28 @@ func (s *Server) Serve(ln net.Listener) error {
 	default:
 	}
 	return err
+}
+
+// ServeConn serves the requests of one connection that the caller
+// accepted, with the same fasthttp configuration Serve uses, and returns
+// when the connection is done (closed by either side, or hijacked by an
+// early answer). The connection cap (Config.MaxConns) and TLS are Serve's:
+// ServeConn applies neither. It serves in-memory connections for
+// benchmarks and tests, and listeners of the caller's own.
+func (s *Server) ServeConn(c net.Conn) error {
+	s.serving.Store(true)
+	return s.http.ServeConn(c)
+}
+
+// FastHTTPServer returns a new fasthttp.Server configured exactly as s
+// serves (buffer sizes, timeouts, the body prefetch and streaming, the
+// hooks that decide before the body is read), around h instead of s's
+// own handler: a baseline that pays what the configuration costs and
+// none of the pipeline, for benchmarks.
+func (s *Server) FastHTTPServer(h fasthttp.RequestHandler) *fasthttp.Server {
+	hs := s.newHTTP()
+	hs.Handler = h
+	return hs
 }
 
 // Shutdown stops accepting connections, lets every accepted request finish

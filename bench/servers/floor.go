@@ -2,8 +2,11 @@ package servers
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"sync"
 
+	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
 )
 
@@ -72,27 +75,20 @@ func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
 }
 
 // newFloorStream is a diagnostic, not a candidate of the matrix: the
-// floor's handler behind fasthttp configured as fastserver.New configures
-// it (the body streamed with a one-byte prefetch and read to its end
-// through RequestBodyStream, the same buffer sizes, Server and Date
-// headers, TCP keep-alive). The difference between floor and floor-stream
-// is the cost of that configuration; the difference between floor-stream
-// and rpcedge is the cost of rpcedge's own code.
+// floor's handler behind fasthttp configured exactly as fastserver.New
+// configures it for rpcedge (fastserver.Server.FastHTTPServer: the body
+// prefetch and streaming, the same buffer sizes, Server and Date headers,
+// TCP keep-alive), the body read to its end through RequestBodyStream.
+// The difference between floor and floor-stream is the cost of that
+// configuration; the difference between floor-stream and rpcedge is the
+// cost of rpcedge's own code.
 func newFloorStream() (Server, error) {
-	return fastServer{&fasthttp.Server{
-		Handler:              serveFloorStream,
-		Name:                 "rpcedge",
-		ReadBufferSize:       8 << 10,
-		WriteBufferSize:      16 << 10,
-		ReadTimeout:          readTimeout,
-		WriteTimeout:         writeTimeout,
-		IdleTimeout:          idleTimeout,
-		MaxRequestBodySize:   1,
-		StreamRequestBody:    true,
-		NoDefaultContentType: true,
-		TCPKeepalive:         true,
-		CloseOnShutdown:      true,
-	}}, nil
+	s, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	hs := s.FastHTTPServer(serveFloorStream)
+	return fastServer{hs}, nil
 }
 
 var floorBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
