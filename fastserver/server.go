@@ -331,25 +331,29 @@ func (f fasthttpLogger) Printf(format string, args ...any) {
 
 // call is the per-request state, pooled.
 type call struct {
-	s       *Server
-	dec     decode.Decoder
-	msg     decode.Message
-	req     Request
-	f       fields // the header snapshot
-	body    bodyReader
-	dz      decodedReader // the decoding layer of a compressed body
-	first   int64         // the first reservation of the body budget
-	state   bool          // first is decompressor state
-	start   time.Time     // when the request's handler was entered
-	mem     bytes.Reader  // the body when fasthttp holds it in memory
-	out     []byte
-	hdr     []HeaderField // header fields of the answer's *Error
-	zbuf    []byte
-	dl      deadlineCtx
-	stage   stage // where the request is, for the panic guard
-	pending bool  // the body may still be arriving on the connection
-	early   bool  // an early answer took the connection
-	retry   int   // the handler error's RetryAfter, for the answer's header
+	s     *Server
+	dec   decode.Decoder
+	msg   decode.Message
+	req   Request
+	f     fields // the header snapshot
+	body  bodyReader
+	dz    decodedReader // the decoding layer of a compressed body
+	first int64         // the first reservation of the body budget
+	state bool          // first is decompressor state
+	start time.Time     // when the request's handler was entered
+	end   time.Time     // when its RPC handler returned, or zero
+	// streamed says the answer became a stream: it ends after end.
+	streamed bool
+	counted  lastCounter  // the counter of the call's previous request
+	mem      bytes.Reader // the body when fasthttp holds it in memory
+	out      []byte
+	hdr      []HeaderField // header fields of the answer's *Error
+	zbuf     []byte
+	dl       deadlineCtx
+	stage    stage // where the request is, for the panic guard
+	pending  bool  // the body may still be arriving on the connection
+	early    bool  // an early answer took the connection
+	retry    int   // the handler error's RetryAfter, for the answer's header
 
 	// For answers that stream (stream.go): the request being served, its
 	// endpoint and label, the result's offset in out, the stream.
@@ -439,10 +443,14 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 // anywhere in it costs this request only (recoverRPC).
 func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.entered.Add(1)
-	start := time.Now()
+	// fasthttp read the clock just before it called the handler.
+	start := ctx.Time()
+	if start.IsZero() {
+		start = time.Now()
+	}
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
-	c.stage, c.pending, c.early, c.start = stageHeaders, false, false, start
+	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, time.Time{}, false
 	c.req.at = start // Request.Time, for the hooks: no second clock read
 	c.hdr = nil
 	defer func() {
@@ -463,7 +471,13 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	ep, label, start := c.ep, c.label, c.start
 	c.enter(stageMetrics)
 	s.metrics.inflight.Add(-1)
-	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
+	var took time.Duration
+	if c.end.IsZero() || c.streamed {
+		took = time.Since(start)
+	} else {
+		took = c.end.Sub(start) // the clock read that ended the handler
+	}
+	s.metrics.observe(ep, label, status, code, took, c.body.n, &c.counted)
 	if s.cfg.AccessLog {
 		if label == "" {
 			label = "other"
@@ -610,6 +624,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		return status, 0
 	}
 	if c.st.started {
+		c.streamed = true // the answer ends later: finishRPC reads the clock
 		s.startStream(ctx, c)
 		return status, code
 	}
@@ -696,7 +711,8 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
 	m := &c.msg
 	s.running.remove(&c.dl)
-	expired := c.dl.stop(time.Now().UnixNano())
+	c.end = time.Now()
+	expired := c.dl.stop(c.end.UnixNano())
 	c.req.ctx = nil
 	switch {
 	case panicked:

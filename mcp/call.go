@@ -35,7 +35,8 @@ type Call struct {
 	isError       bool
 	structured    []byte // a copy of structuredContent
 	hasStructured bool
-	scratch       []byte // unescaped argument strings
+	scratch       []byte   // unescaped argument strings
+	idx           argIndex // the declared arguments the schema check found
 }
 
 var calls = sync.Pool{New: func() any { return new(Call) }}
@@ -48,6 +49,7 @@ func (c *Call) release() {
 	c.items, c.isError, c.hasStructured = 0, false, false
 	c.callExchange.reset()
 	c.tool = nil
+	c.idx = argIndex{}
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	calls.Put(c)
@@ -80,6 +82,9 @@ func (c *Call) Arguments() []byte { return c.args }
 // escapes in names resolved), or nil when there is none. It is valid until
 // the handler returns.
 func (c *Call) Arg(name string) []byte {
+	if v, ok := c.idx.lookup(name); ok {
+		return v
+	}
 	v, _ := decode.Lookup(c.args, name)
 	return v
 }

@@ -287,7 +287,9 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	} else if kindOf(args) != kindObject {
 		return dst, errArgsNotObject
 	}
-	if e := t.in.validateArguments(args); e != nil {
+	c := calls.Get().(*Call)
+	if e := t.in.validateArguments(args, &c.idx); e != nil {
+		c.release()
 		if e == dupMember {
 			return dst, duplicateIn(args, "arguments.")
 		}
@@ -295,7 +297,6 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	}
 
 	v := RequestVersion(r)
-	c := calls.Get().(*Call)
 	c.r, c.args, c.v, c.m = r, args, v, m
 	c.tool = t
 	if s.sessions != nil {
