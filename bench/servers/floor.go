@@ -12,9 +12,11 @@ import (
 
 // newFloor is the floor of TARGETS.md: a fasthttp handler that answers a
 // fixed template with the request's id, and its arguments' text, spliced
-// in by a byte scan. It parses no JSON and checks nothing (it trusts its
-// input: the first "id": and the first "text":" are taken as they are),
-// so its cost is fasthttp's plus a constant; its answers still pass
+// in by byte searches (bytes.Index, bytes.IndexByte). It parses no JSON and
+// checks nothing (it trusts its input: the first "id": and the first
+// "text":" are taken as they are), so its cost is fasthttp's reading and
+// writing of the bytes plus a constant, at every body size (the floor of
+// the size sweep, sweep.sh); its answers still pass
 // cmd/loadgen's checks of a tools/call echo under MCP 2026-07-28. Like
 // internal/loadgen/floorserver, with resultType added, and without the
 // Server and Date headers.
@@ -56,14 +58,7 @@ func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
 	var text []byte
 	if k := bytes.Index(body, floorTextKey); k >= 0 {
 		text = body[k+len(floorTextKey):]
-		e := 0
-		for e < len(text) && text[e] != '"' {
-			if text[e] == '\\' {
-				e++
-			}
-			e++
-		}
-		text = text[:min(e, len(text))]
+		text = text[:stringEnd(text)]
 	}
 	ctx.Response.Header.SetContentTypeBytes(ctJSON)
 	w := ctx.Response.BodyWriter()
@@ -72,6 +67,29 @@ func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
 	w.Write(floorMid)
 	w.Write(text)
 	w.Write(floorTail)
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// whose content s starts with (len(s) when there is none), found with
+// bytes.IndexByte: the text is copied, never parsed, so that at every
+// body size the floor costs fasthttp's reading and writing of the bytes.
+func stringEnd(s []byte) int {
+	i := 0
+	for {
+		j := bytes.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		odd := false // an odd run of backslashes escapes the quote
+		for k := i - 1; k >= 0 && s[k] == '\\'; k-- {
+			odd = !odd
+		}
+		if !odd {
+			return i
+		}
+		i++
+	}
 }
 
 // newFloorStream is a diagnostic, not a candidate of the matrix: the
