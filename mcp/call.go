@@ -37,6 +37,22 @@ type Call struct {
 	hasStructured bool
 	scratch       []byte   // unescaped argument strings
 	idx           argIndex // the declared arguments the schema check found
+
+	// The walk over params of a tools/call (targetX), made by the
+	// endpoint's Check (checkHeaders) or by serveToolsCall.
+	walked bool
+	target []byte // params.name
+	wargs  []byte // params.arguments
+	xp     exchangeParams
+	dup    bool
+	werr   *fastserver.Error
+}
+
+// walk walks the params of the tools/call m once, for the header rules
+// and serveToolsCall.
+func (c *Call) walk(m *decode.Message) {
+	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name")
+	c.walked = true
 }
 
 var calls = sync.Pool{New: func() any { return new(Call) }}
@@ -50,6 +66,7 @@ func (c *Call) release() {
 	c.callExchange.reset()
 	c.tool = nil
 	c.idx = argIndex{}
+	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr = false, nil, nil, exchangeParams{}, false, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	calls.Put(c)
