@@ -16,11 +16,13 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +153,79 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*pipeBatch), "ns/request")
 			b.ReportMetric(float64((serveCPU()-cpu0).Nanoseconds())/float64(b.N*pipeBatch), "cpu-ns/request")
 		})
+	}
+}
+
+// sizeRequests returns batches of pipelined tools/call echo requests
+// whose texts are size bytes (the sweep's sentence, rotated per request),
+// ids varied, and the requests as serveRequests would check them.
+func sizeRequests(size, batches, perBatch int) ([][]byte, []serveRequest) {
+	const sentence = "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!! "
+	long := strings.Repeat(sentence, size/len(sentence)+2)
+	var out [][]byte
+	var reqs []serveRequest
+	for b := range batches {
+		var buf bytes.Buffer
+		for i := range perBatch {
+			n := b*perBatch + i
+			text := long[n%len(sentence):][:size]
+			body := smallBody(strconv.Itoa(n+1), text, "")
+			buf.Write(pipeRequest(body, serveVersion))
+			reqs = append(reqs, serveRequest{body: body, id: json.Number(strconv.Itoa(n + 1)), text: text})
+		}
+		out = append(out, buf.Bytes())
+	}
+	return out, reqs
+}
+
+// BenchmarkPipelineSize is BenchmarkPipeline with texts of 1 KiB, 16 KiB
+// and 256 KiB (the size sweep's, sweep.sh, in process): where the cost
+// that grows with the body goes.
+func BenchmarkPipelineSize(b *testing.B) {
+	for _, size := range []int{1 << 10, 16 << 10, 256 << 10} {
+		per := max(1, min(pipeBatch, (64<<10)/size))
+		batches, reqs := sizeRequests(size, 2, per)
+		for _, name := range pipeNames {
+			b.Run(fmt.Sprintf("size=%dk/server=%s", size>>10, name), func(b *testing.B) {
+				srv, err := servers.New(name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cs := srv.(connServer)
+				conn := &pipeConn{}
+				for bi, batch := range batches {
+					conn.r.Write(batch)
+					if err := cs.ServeConn(conn); err != nil {
+						b.Fatal(err)
+					}
+					br := bufio.NewReader(&conn.w)
+					for j := range per {
+						resp, err := http.ReadResponse(br, nil)
+						if err != nil {
+							b.Fatal(err)
+						}
+						body, _ := io.ReadAll(resp.Body)
+						if err := checkEchoAnswer(resp.StatusCode, resp.Header.Get("Content-Type"), body, reqs[bi*per+j], false); err != nil {
+							b.Fatalf("%s: %v", name, err)
+						}
+					}
+					conn.w.Reset()
+				}
+				b.ReportAllocs()
+				b.SetBytes(int64(size * per))
+				cpu0 := serveCPU()
+				i := 0
+				for b.Loop() {
+					conn.w.Reset()
+					conn.r.Write(batches[i%len(batches)])
+					if err := cs.ServeConn(conn); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), "ns/request")
+				b.ReportMetric(float64((serveCPU()-cpu0).Nanoseconds())/float64(b.N*per), "cpu-ns/request")
+			})
+		}
 	}
 }
