@@ -29,6 +29,7 @@ type Server struct {
 	origins   origins
 	rate      *rateLimiter
 	budget    budget
+	bufs      *bodyBuffers // large body buffers, shared by the decoders
 	metrics   *serverMetrics
 	log       *slog.Logger
 
@@ -116,6 +117,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	} else if cfg.RateLimit > 0 {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
 	}
+	s.bufs = newBodyBuffers(cfg.MaxBodyBytes)
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
@@ -366,7 +368,7 @@ type call struct {
 
 func (s *Server) newCall(ids decode.IDPolicy) *call {
 	c := &call{s: s, out: make([]byte, 0, 4096)}
-	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids}); err != nil {
+	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids, Buffers: s.bufs}); err != nil {
 		panic(err) // Config was validated
 	}
 	c.dl.init()
