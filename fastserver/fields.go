@@ -162,17 +162,50 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 	}
 	f.raw = raw
 	repeated := false
-	for rest := raw; len(rest) > 0; {
-		name, value, next, ok := nextLine(rest)
-		rest = next
-		if !ok {
+	// The walk of nextLine in one pass: the name is scanned up to its
+	// colon, and a field outside the table is skipped without trimming
+	// its value.
+	for p := 0; p < len(raw); {
+		start := p
+		c := raw[p]
+		if c == '\n' || (c == '\r' && (p+1 == len(raw) || raw[p+1] == '\n')) {
+			break // the empty line that ends the section
+		}
+		colon := p
+		for colon < len(raw) && raw[colon] != ':' && raw[colon] != '\n' {
+			colon++
+		}
+		if colon == len(raw) || raw[colon] == '\n' || colon == start || c == ' ' || c == '\t' {
+			// A continuation line (obsolete folding), or one without a
+			// colon.
 			f.folded = true
+			if e := bytes.IndexByte(raw[start:], '\n'); e >= 0 {
+				p = start + e + 1
+			} else {
+				p = len(raw)
+			}
 			continue
 		}
-		i := lookupField(name)
+		eol := len(raw)
+		if e := bytes.IndexByte(raw[colon:], '\n'); e >= 0 {
+			eol = colon + e
+		}
+		p = eol + 1
+		i := lookupField(raw[start:colon])
 		if i == numFields {
 			continue
 		}
+		value := raw[colon+1 : eol]
+		if n := len(value); n > 0 && value[n-1] == '\r' {
+			value = value[:n-1]
+		}
+		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+			value = value[1:]
+		}
+		for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
+			value = value[:len(value)-1]
+		}
+		value = value[:len(value):len(value)]
 		if f.val[i] == nil {
 			f.val[i] = value
 		} else {
