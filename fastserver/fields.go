@@ -161,7 +161,19 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 		return
 	}
 	f.raw = raw
-	repeated := false
+	if f.walk(raw) {
+		for i := range f.val {
+			if f.lines[i] > 1 {
+				f.val[i] = f.combine(fieldNames[i])
+			}
+		}
+	}
+}
+
+// walk records the first value and the number of lines of every table
+// field in raw, and whether a line is folded or has no colon; it reports
+// whether a field came in more than one line.
+func (f *fields) walk(raw []byte) (repeated bool) {
 	// The walk of nextLine in one pass: the name is scanned up to its
 	// colon, and a field outside the table is skipped without trimming
 	// its value.
@@ -215,13 +227,7 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 			f.lines[i]++
 		}
 	}
-	if repeated {
-		for i := range f.val {
-			if f.lines[i] > 1 {
-				f.val[i] = f.combine(fieldNames[i])
-			}
-		}
-	}
+	return repeated
 }
 
 // fromHeader fills the snapshot from a header that has no raw section
