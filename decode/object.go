@@ -255,7 +255,7 @@ func SkipValue(v []byte, i int) int {
 }
 
 // skipString returns the index just past the string starting at v[i] ==
-// '"' and whether it holds escapes. Its first 64 bytes are searched 8 at
+// '"' and whether it holds escapes. Its first 16 bytes are searched 8 at
 // a time in a word; a longer string is searched with bytes.IndexByte
 // (vector instructions), for the closing quote and then for backslashes
 // before it, each byte at most once for each, so that skipping stays
@@ -263,7 +263,7 @@ func SkipValue(v []byte, i int) int {
 func skipString(v []byte, i int) (int, bool) {
 	esc := false
 	i++
-	for n := 0; n < 8; n++ {
+	for n := 0; n < 2; n++ {
 		if i+8 > len(v) {
 			// The end of v: the last bytes one at a time.
 			for ; i < len(v); i++ {
@@ -293,7 +293,7 @@ func skipString(v []byte, i int) (int, bool) {
 	return skipLongString(v, i, esc)
 }
 
-// skipLongString is skipString past the first 64 bytes.
+// skipLongString is skipString past the first 16 bytes.
 func skipLongString(v []byte, i int, esc bool) (int, bool) {
 	for {
 		i = min(i, len(v))

@@ -70,39 +70,69 @@ var fieldNames = [numFields]string{
 // lookupField returns the index of a field name (case-insensitive), or
 // numFields when the table does not hold it.
 func lookupField[T string | []byte](name T) field {
-	// Candidates by length, then one case-insensitive compare.
-	var cands [3]field
-	var n int
+	// One candidate by length (and first letter), then one compare: as
+	// spelled in the table first, else case-insensitive.
+	var f field
 	switch len(name) {
 	case 6:
-		cands, n = [3]field{fOrigin, fExpect, fAccept}, 3
-	case 8:
-		cands, n = [3]field{fMCPName}, 1
-	case 9:
-		cands, n = [3]field{fForwarded}, 1
-	case 10:
-		cands, n = [3]field{fMCPMethod}, 1
-	case 11:
-		cands, n = [3]field{fA2AVersion}, 1
-	case 12:
-		cands, n = [3]field{fContentType}, 1
-	case 13:
-		cands, n = [3]field{fAuthorization, fLastEventID}, 2
-	case 14:
-		cands, n = [3]field{fContentLength, fMCPSessionID}, 2
-	case 15:
-		cands, n = [3]field{fAcceptEncoding, fXForwardedFor}, 2
-	case 16:
-		cands, n = [3]field{fContentEncoding}, 1
-	case 17:
-		cands, n = [3]field{fTransferEncoding}, 1
-	case 20:
-		cands, n = [3]field{fMCPProtocolVersion}, 1
-	}
-	for _, f := range cands[:n] {
-		if equalFoldASCII(name, fieldNames[f]) {
-			return f
+		switch name[0] | 0x20 {
+		case 'o':
+			f = fOrigin
+		case 'e':
+			f = fExpect
+		case 'a':
+			f = fAccept
+		default:
+			return numFields
 		}
+	case 8:
+		f = fMCPName
+	case 9:
+		f = fForwarded
+	case 10:
+		f = fMCPMethod
+	case 11:
+		f = fA2AVersion
+	case 12:
+		f = fContentType
+	case 13:
+		switch name[0] | 0x20 {
+		case 'a':
+			f = fAuthorization
+		case 'l':
+			f = fLastEventID
+		default:
+			return numFields
+		}
+	case 14:
+		switch name[0] | 0x20 {
+		case 'c':
+			f = fContentLength
+		case 'm':
+			f = fMCPSessionID
+		default:
+			return numFields
+		}
+	case 15:
+		switch name[0] | 0x20 {
+		case 'a':
+			f = fAcceptEncoding
+		case 'x':
+			f = fXForwardedFor
+		default:
+			return numFields
+		}
+	case 16:
+		f = fContentEncoding
+	case 17:
+		f = fTransferEncoding
+	case 20:
+		f = fMCPProtocolVersion
+	default:
+		return numFields
+	}
+	if string(name) == fieldNames[f] || equalFoldASCII(name, fieldNames[f]) {
+		return f
 	}
 	return numFields
 }
