@@ -2,7 +2,7 @@ package mcp
 
 // NOTE: the header rules (rows 11 and 12 of the wire contract, §4).
 //
-// check runs for every valid message, notifications included, before the
+// checkHeaders runs for every valid message, notifications included, before the
 // method is routed. It reads three headers and, for requests under
 // 2026-07-28, params._meta, in one pass over params, allocating nothing
 // unless it refuses with -32022 (whose data echoes the requested
@@ -137,11 +137,8 @@ func nameSourceOf(method []byte) nameSource {
 	return noName
 }
 
-// check decides rows 11 and 12 for the message of r and stores the
-// version in use in r.Version.
-func check(r *fastserver.Request) *fastserver.Error { return checkHeaders(r, false) }
-
-// checkHeaders is check. With memo, the walk over the params of a
+// checkHeaders decides rows 11 and 12 for the message of r and stores the
+// version in use in r.Version. With memo, the walk over the params of a
 // tools/call request is the one serveToolsCall needs (targetX): it is
 // made here, into a Call left in r.Memo for serveToolsCall, so that
 // params is walked once.
