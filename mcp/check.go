@@ -2,11 +2,12 @@ package mcp
 
 // NOTE: the header rules (rows 11 and 12 of the wire contract, §4).
 //
-// checkHeaders runs for every valid message, notifications included, before the
-// method is routed. It reads three headers and, for requests under
-// 2026-07-28, params._meta, in one pass over params, allocating nothing
-// unless it refuses with -32022 (whose data echoes the requested
-// version).
+// checkHeaders runs for every valid message, notifications included,
+// before the method is routed. It reads three headers and, for requests
+// under 2026-07-28, params._meta, in one pass over params, allocating
+// nothing unless it refuses with -32022 (whose data echoes the requested
+// version). For a tools/call request that pass is the one serveToolsCall
+// needs too: it is made into a pooled Call that Request.Memo hands over.
 //
 //   - MCP-Protocol-Version absent: 2025-03-26, _meta not consulted. Present
 //     and not served: 400 / -32022.
