@@ -16,6 +16,7 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -158,8 +159,9 @@ func BenchmarkPipeline(b *testing.B) {
 
 // sizeRequests returns batches of pipelined tools/call echo requests
 // whose texts are size bytes (the sweep's sentence, rotated per request),
-// ids varied, and the requests as serveRequests would check them.
-func sizeRequests(size, batches, perBatch int) ([][]byte, []serveRequest) {
+// ids varied, gzip-compressed when gz, and the requests as serveRequests
+// would check them.
+func sizeRequests(size, batches, perBatch int, gz bool) ([][]byte, []serveRequest) {
 	const sentence = "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!! "
 	long := strings.Repeat(sentence, size/len(sentence)+2)
 	var out [][]byte
@@ -170,7 +172,19 @@ func sizeRequests(size, batches, perBatch int) ([][]byte, []serveRequest) {
 			n := b*perBatch + i
 			text := long[n%len(sentence):][:size]
 			body := smallBody(strconv.Itoa(n+1), text, "")
-			buf.Write(pipeRequest(body, serveVersion))
+			if gz {
+				var z bytes.Buffer
+				zw := gzip.NewWriter(&z)
+				zw.Write(body)
+				zw.Close()
+				req := pipeRequest(z.Bytes(), serveVersion)
+				i := bytes.Index(req, []byte("Content-Length: "))
+				buf.Write(req[:i])
+				buf.WriteString("Content-Encoding: gzip\r\n")
+				buf.Write(req[i:])
+			} else {
+				buf.Write(pipeRequest(body, serveVersion))
+			}
 			reqs = append(reqs, serveRequest{body: body, id: json.Number(strconv.Itoa(n + 1)), text: text})
 		}
 		out = append(out, buf.Bytes())
@@ -179,14 +193,24 @@ func sizeRequests(size, batches, perBatch int) ([][]byte, []serveRequest) {
 }
 
 // BenchmarkPipelineSize is BenchmarkPipeline with texts of 1 KiB, 16 KiB
-// and 256 KiB (the size sweep's, sweep.sh, in process): where the cost
-// that grows with the body goes.
+// and 256 KiB (the size sweep's, sweep.sh, in process), identity and
+// gzip: where the cost that grows with the body goes. The floors undo
+// gzip with a pooled klauspost reader, rpcedge with its own decoding
+// layer.
 func BenchmarkPipelineSize(b *testing.B) {
-	for _, size := range []int{1 << 10, 16 << 10, 256 << 10} {
+	for _, enc := range []string{"identity", "gzip"} {
+		for _, size := range []int{1 << 10, 16 << 10, 256 << 10} {
+			benchPipelineSize(b, enc, size)
+		}
+	}
+}
+
+func benchPipelineSize(b *testing.B, enc string, size int) {
+	{
 		per := max(1, min(pipeBatch, (64<<10)/size))
-		batches, reqs := sizeRequests(size, 2, per)
+		batches, reqs := sizeRequests(size, 2, per, enc == "gzip")
 		for _, name := range pipeNames {
-			b.Run(fmt.Sprintf("size=%dk/server=%s", size>>10, name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("enc=%s/size=%dk/server=%s", enc, size>>10, name), func(b *testing.B) {
 				srv, err := servers.New(name)
 				if err != nil {
 					b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
 )
@@ -42,8 +43,41 @@ var (
 
 func serveFloor(ctx *fasthttp.RequestCtx) { floorAnswer(ctx, ctx.PostBody()) }
 
-// floorAnswer writes the floor's answer to body.
+// floorGunzip undoes a gzip body, reusing its reader and buffer.
+type floorGunzip struct {
+	src bytes.Reader
+	zr  *gzip.Reader
+	out bytes.Buffer
+}
+
+var floorGunzips = sync.Pool{New: func() any { return new(floorGunzip) }}
+
+func (g *floorGunzip) gunzip(body []byte) []byte {
+	g.src.Reset(body)
+	g.out.Reset()
+	if g.zr == nil {
+		zr, err := gzip.NewReader(&g.src)
+		if err != nil {
+			return nil
+		}
+		g.zr = zr
+	} else if g.zr.Reset(&g.src) != nil {
+		return nil
+	}
+	if _, err := g.out.ReadFrom(g.zr); err != nil {
+		return nil
+	}
+	return g.out.Bytes()
+}
+
+// floorAnswer writes the floor's answer to body. A gzip body (the size
+// sweep's) is undone first, with a pooled reader into a pooled buffer.
 func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
+	if len(body) > 2 && body[0] == 0x1f && body[1] == 0x8b {
+		g := floorGunzips.Get().(*floorGunzip)
+		defer floorGunzips.Put(g)
+		body = g.gunzip(body)
+	}
 	i := bytes.Index(body, floorIDKey)
 	if i < 0 {
 		ctx.SetStatusCode(fasthttp.StatusAccepted)
