@@ -12,7 +12,7 @@
 #    (-transport nethttp); rpcedge-tls = HTTPS with a P-256 certificate,
 #    wrk only; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
-#    answer) and wrk -t1 (a Lua script posting the small fixture), 64
+#    answer) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
 #    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
 #    request from /proc/PID/stat, peak RSS from VmHWM.
@@ -106,9 +106,22 @@ else
 	log "$FIXTURE is missing: wrk posts the same shape, built here"
 	BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!!"}}}'
 fi
+TEXT=$(printf '%s' "$BODY" | sed 's/.*"text":"\([^"]*\)".*/\1/')
+# The wrk script varies the id (integers and strings) and the text (the
+# fixture's, rotated and of varied length, ±8 bytes) of every request, as
+# loadgen does; wrk checks statuses only.
 cat >"$tmp/post.lua" <<LUA
 wrk.method = "POST"
 wrk.body = [[$BODY]]
+local text = [[$TEXT]]
+local n = 0
+request = function()
+  n = n + 1
+  local id = (n % 2 == 0) and tostring(n * 7919) or ('"req-' .. n .. '"')
+  local k = n % #text
+  local t = string.sub(text .. text, k + 1, k + #text - 8 + (n % 17))
+  return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"' .. t .. '"}}}')
+end
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 wrk.headers["MCP-Protocol-Version"] = "$VERSION"

@@ -28,6 +28,24 @@ type Options struct {
 	// IDs is the set of id types the endpoint accepts. 0 means IDsJSONRPC
 	// (string, number or null); use IDsMCP for MCP.
 	IDs IDPolicy
+	// Buffers, when not nil, lends the Decoder the body buffers that
+	// DecodeReader, DecodeBody and Grow grow into, and takes back those
+	// it outgrows and those Trim drops: a server's decoders then share
+	// their large buffers instead of allocating, zeroing and collecting
+	// them for every large body. nil means the Decoder allocates its own.
+	Buffers Buffers
+}
+
+// Buffers lends body buffers to Decoders (Options.Buffers). It must be
+// safe for concurrent use when the Decoders are used concurrently.
+type Buffers interface {
+	// Get returns a buffer with a capacity of at least n; its length and
+	// contents do not matter.
+	Get(n int) []byte
+	// Put takes back a buffer the Decoder no longer uses (nor any Message
+	// it filled: Put is called by Grow, Trim and the next read's
+	// growth, never while slices of a decoded body are in use).
+	Put(b []byte)
 }
 
 // MaxCeiling is the largest MaxBytes a Decoder takes: 1 TiB.
@@ -122,17 +140,34 @@ func (d *Decoder) Reset() {
 func (d *Decoder) Grow(n int64) {
 	n = min(n, d.opts.maxBytes()+1)
 	if int64(cap(d.buf)) < n {
-		nb := make([]byte, len(d.buf), n)
-		copy(nb, d.buf)
-		d.buf = nb
+		d.regrow(int(n))
 	}
 }
 
-// Trim drops d's body buffer if its capacity is over n bytes, so that a
-// pooled decoder does not keep the memory of the largest body it ever
-// read. It resets d.
+// regrow moves the body to a buffer of capacity size (at least), taken
+// from Options.Buffers when set, and gives the old one back.
+func (d *Decoder) regrow(size int) {
+	var nb []byte
+	if b := d.opts.Buffers; b != nil {
+		nb = b.Get(size)[:len(d.buf)]
+	} else {
+		nb = make([]byte, len(d.buf), size)
+	}
+	copy(nb, d.buf)
+	if b := d.opts.Buffers; b != nil && cap(d.buf) > 0 {
+		b.Put(d.buf[:0])
+	}
+	d.buf = nb
+}
+
+// Trim drops d's body buffer (gives it back to Options.Buffers, when set)
+// if its capacity is over n bytes, so that a pooled decoder does not keep
+// the memory of the largest body it ever read. It resets d.
 func (d *Decoder) Trim(n int) {
 	if cap(d.buf) > n {
+		if b := d.opts.Buffers; b != nil {
+			b.Put(d.buf[:0])
+		}
 		d.buf = nil
 	}
 	d.Reset()
@@ -324,9 +359,7 @@ func (d *Decoder) grow(max int64) {
 	if int64(size) > max+1 {
 		size = int(max + 1)
 	}
-	nb := make([]byte, len(d.buf), size)
-	copy(nb, d.buf)
-	d.buf = nb
+	d.regrow(size)
 }
 
 func (d *Decoder) setScanError() {

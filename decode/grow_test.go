@@ -40,3 +40,57 @@ func TestGrowAndTrim(t *testing.T) {
 		t.Fatalf("DecodeReader after Trim: %v", err)
 	}
 }
+
+// countingBuffers is a Buffers that records what it lends and takes back,
+// and lends the buffers it took back.
+type countingBuffers struct {
+	gets, puts []int
+	free       [][]byte
+}
+
+func (c *countingBuffers) Get(n int) []byte {
+	c.gets = append(c.gets, n)
+	for i, b := range c.free {
+		if cap(b) >= n {
+			c.free = append(c.free[:i], c.free[i+1:]...)
+			return b[:len(b)/2] // a length that must not matter
+		}
+	}
+	return make([]byte, 7, n)
+}
+
+func (c *countingBuffers) Put(b []byte) {
+	c.puts = append(c.puts, cap(b))
+	c.free = append(c.free, b)
+}
+
+// TestBuffers: with Options.Buffers a Decoder grows into lent buffers,
+// gives back every buffer it outgrows and the one Trim drops, and decodes
+// the same messages, also when lent buffers come back dirty.
+func TestBuffers(t *testing.T) {
+	var cb countingBuffers
+	var d Decoder
+	if err := d.SetOptions(Options{MaxBytes: 1 << 20, Buffers: &cb}); err != nil {
+		t.Fatal(err)
+	}
+	for round, n := range []int{100, 70000, 300000, 5000, 300000} {
+		text := strings.Repeat(string(rune('a'+round)), n)
+		body := []byte(`{"jsonrpc":"2.0","id":` + strings.Repeat("1", round+1) + `,"method":"m","params":{"s":"` + text + `"}}`)
+		var m Message
+		if err := d.DecodeReader(iotest.HalfReader(bytes.NewReader(body)), &m); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if want := `{"s":"` + text + `"}`; string(m.Params) != want || string(m.ID) != strings.Repeat("1", round+1) {
+			t.Fatalf("round %d: params of %d bytes, id %s", round, len(m.Params), m.ID)
+		}
+		d.Trim(64 << 10)
+	}
+	if len(cb.gets) == 0 || len(cb.puts) != len(cb.gets) {
+		t.Fatalf("gets %v, puts %v: every buffer lent must come back", cb.gets, cb.puts)
+	}
+	for _, n := range cb.gets {
+		if n > 1<<20+1 {
+			t.Errorf("asked for %d bytes, over the ceiling plus one", n)
+		}
+	}
+}

@@ -275,31 +275,62 @@ func SkipValue(v []byte, i int) int {
 }
 
 // skipString returns the index just past the string starting at v[i] ==
-// '"' and whether it holds escapes.
+// '"' and whether it holds escapes. Its first 16 bytes are searched 8 at
+// a time in a word; a longer string is searched with bytes.IndexByte
+// (vector instructions), for the closing quote and then for backslashes
+// before it, each byte at most once for each, so that skipping stays
+// linear whatever the escapes.
 func skipString(v []byte, i int) (int, bool) {
 	esc := false
 	i++
-	for {
-		for i+8 <= len(v) {
-			x := binary.LittleEndian.Uint64(v[i:])
-			m := (((x ^ lo8*'"') - lo8) | ((x ^ lo8*'\\') - lo8)) &^ x & hi8
-			if m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
+	for n := 0; n < 2; n++ {
+		if i+8 > len(v) {
+			// The end of v: the last bytes one at a time.
+			for ; i < len(v); i++ {
+				switch v[i] {
+				case '"':
+					return i + 1, esc
+				case '\\':
+					esc = true
+					i++
+				}
 			}
+			return len(v), esc
+		}
+		x := binary.LittleEndian.Uint64(v[i:])
+		m := (((x ^ lo8*'"') - lo8) | ((x ^ lo8*'\\') - lo8)) &^ x & hi8
+		if m == 0 {
 			i += 8
+			continue
 		}
-		if i >= len(v) {
-			return i, esc
-		}
-		switch v[i] {
-		case '"':
+		i += bits.TrailingZeros64(m) >> 3
+		if v[i] == '"' {
 			return i + 1, esc
-		case '\\':
+		}
+		esc = true
+		i += 2
+	}
+	return skipLongString(v, i, esc)
+}
+
+// skipLongString is skipString past the first 16 bytes.
+func skipLongString(v []byte, i int, esc bool) (int, bool) {
+	for {
+		i = min(i, len(v))
+		q := bytes.IndexByte(v[i:], '"')
+		if q < 0 { // unterminated: not valid JSON
+			return len(v), esc || bytes.IndexByte(v[i:], '\\') >= 0
+		}
+		q += i
+		for {
+			b := bytes.IndexByte(v[i:q], '\\')
+			if b < 0 {
+				return q + 1, esc
+			}
 			esc = true
-			i += 2
-		default:
-			i++
+			if i += b + 2; i > q {
+				break // the quote at q was escaped: find the next one
+			}
 		}
 	}
 }

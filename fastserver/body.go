@@ -3,6 +3,7 @@ package fastserver
 import (
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -303,6 +304,71 @@ var layers = func() map[decode.Encoding]int {
 	}
 	return m
 }()
+
+// bodyBuffers lends the decoders of a server their growing body buffers
+// (decode.Options.Buffers): a buffer outgrown at one step of a large body
+// serves the same step of the next, and those over keepBodyBuffer go back
+// at the end of their request, so that large bodies stop allocating,
+// zeroing and collecting a new buffer at every step of every request.
+// It pools exactly the sizes a decoder grows into (firstStep
+// doubled, and the ceiling plus one): a buffer lent is as large as the
+// step the budget charged for it, never larger. Other sizes are
+// allocated as before. A sync.Pool per size, so the collector empties
+// it when it goes unused.
+type bodyBuffers struct {
+	sizes []int
+	full  []sync.Pool // *[]byte holding a buffer of sizes[i]
+	empty sync.Pool   // *[]byte holding nil, for reuse
+}
+
+func newBodyBuffers(ceiling int64) *bodyBuffers {
+	b := &bodyBuffers{}
+	for n := int64(firstStep); n <= ceiling; n *= 2 {
+		b.sizes = append(b.sizes, int(n))
+	}
+	b.sizes = append(b.sizes, int(ceiling+1))
+	b.full = make([]sync.Pool, len(b.sizes))
+	return b
+}
+
+func (b *bodyBuffers) class(n int) int {
+	for i, s := range b.sizes {
+		if s == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// Get returns a buffer of capacity n, pooled when n is one of the sizes.
+func (b *bodyBuffers) Get(n int) []byte {
+	if i := b.class(n); i >= 0 {
+		if h, _ := b.full[i].Get().(*[]byte); h != nil {
+			buf := *h
+			*h = nil
+			b.empty.Put(h)
+			return buf[:0]
+		}
+	}
+	return make([]byte, 0, n)
+}
+
+// Put takes back a buffer of one of the sizes; others are left to the
+// collector.
+func (b *bodyBuffers) Put(buf []byte) {
+	i := b.class(cap(buf))
+	if i < 0 {
+		return
+	}
+	h, _ := b.empty.Get().(*[]byte)
+	if h == nil {
+		h = new([]byte)
+	}
+	*h = buf[:0]
+	b.full[i].Put(h)
+}
+
+var _ decode.Buffers = (*bodyBuffers)(nil)
 
 // releaseBody gives back what c holds of the budget.
 func (s *Server) releaseBody(c *call) {

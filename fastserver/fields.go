@@ -70,39 +70,69 @@ var fieldNames = [numFields]string{
 // lookupField returns the index of a field name (case-insensitive), or
 // numFields when the table does not hold it.
 func lookupField[T string | []byte](name T) field {
-	// Candidates by length, then one case-insensitive compare.
-	var cands [3]field
-	var n int
+	// One candidate by length (and first letter), then one compare: as
+	// spelled in the table first, else case-insensitive.
+	var f field
 	switch len(name) {
 	case 6:
-		cands, n = [3]field{fOrigin, fExpect, fAccept}, 3
-	case 8:
-		cands, n = [3]field{fMCPName}, 1
-	case 9:
-		cands, n = [3]field{fForwarded}, 1
-	case 10:
-		cands, n = [3]field{fMCPMethod}, 1
-	case 11:
-		cands, n = [3]field{fA2AVersion}, 1
-	case 12:
-		cands, n = [3]field{fContentType}, 1
-	case 13:
-		cands, n = [3]field{fAuthorization, fLastEventID}, 2
-	case 14:
-		cands, n = [3]field{fContentLength, fMCPSessionID}, 2
-	case 15:
-		cands, n = [3]field{fAcceptEncoding, fXForwardedFor}, 2
-	case 16:
-		cands, n = [3]field{fContentEncoding}, 1
-	case 17:
-		cands, n = [3]field{fTransferEncoding}, 1
-	case 20:
-		cands, n = [3]field{fMCPProtocolVersion}, 1
-	}
-	for _, f := range cands[:n] {
-		if equalFoldASCII(name, fieldNames[f]) {
-			return f
+		switch name[0] | 0x20 {
+		case 'o':
+			f = fOrigin
+		case 'e':
+			f = fExpect
+		case 'a':
+			f = fAccept
+		default:
+			return numFields
 		}
+	case 8:
+		f = fMCPName
+	case 9:
+		f = fForwarded
+	case 10:
+		f = fMCPMethod
+	case 11:
+		f = fA2AVersion
+	case 12:
+		f = fContentType
+	case 13:
+		switch name[0] | 0x20 {
+		case 'a':
+			f = fAuthorization
+		case 'l':
+			f = fLastEventID
+		default:
+			return numFields
+		}
+	case 14:
+		switch name[0] | 0x20 {
+		case 'c':
+			f = fContentLength
+		case 'm':
+			f = fMCPSessionID
+		default:
+			return numFields
+		}
+	case 15:
+		switch name[0] | 0x20 {
+		case 'a':
+			f = fAcceptEncoding
+		case 'x':
+			f = fXForwardedFor
+		default:
+			return numFields
+		}
+	case 16:
+		f = fContentEncoding
+	case 17:
+		f = fTransferEncoding
+	case 20:
+		f = fMCPProtocolVersion
+	default:
+		return numFields
+	}
+	if string(name) == fieldNames[f] || equalFoldASCII(name, fieldNames[f]) {
+		return f
 	}
 	return numFields
 }
@@ -161,18 +191,63 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 		return
 	}
 	f.raw = raw
-	repeated := false
-	for rest := raw; len(rest) > 0; {
-		name, value, next, ok := nextLine(rest)
-		rest = next
-		if !ok {
+	if f.walk(raw) {
+		for i := range f.val {
+			if f.lines[i] > 1 {
+				f.val[i] = f.combine(fieldNames[i])
+			}
+		}
+	}
+}
+
+// walk records the first value and the number of lines of every table
+// field in raw, and whether a line is folded or has no colon; it reports
+// whether a field came in more than one line.
+func (f *fields) walk(raw []byte) (repeated bool) {
+	// The walk of nextLine in one pass: the name is scanned up to its
+	// colon, and a field outside the table is skipped without trimming
+	// its value.
+	for p := 0; p < len(raw); {
+		start := p
+		c := raw[p]
+		if c == '\n' || (c == '\r' && (p+1 == len(raw) || raw[p+1] == '\n')) {
+			break // the empty line that ends the section
+		}
+		colon := p
+		for colon < len(raw) && raw[colon] != ':' && raw[colon] != '\n' {
+			colon++
+		}
+		if colon == len(raw) || raw[colon] == '\n' || colon == start || c == ' ' || c == '\t' {
+			// A continuation line (obsolete folding), or one without a
+			// colon.
 			f.folded = true
+			if e := bytes.IndexByte(raw[start:], '\n'); e >= 0 {
+				p = start + e + 1
+			} else {
+				p = len(raw)
+			}
 			continue
 		}
-		i := lookupField(name)
+		eol := len(raw)
+		if e := bytes.IndexByte(raw[colon:], '\n'); e >= 0 {
+			eol = colon + e
+		}
+		p = eol + 1
+		i := lookupField(raw[start:colon])
 		if i == numFields {
 			continue
 		}
+		value := raw[colon+1 : eol]
+		if n := len(value); n > 0 && value[n-1] == '\r' {
+			value = value[:n-1]
+		}
+		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
+			value = value[1:]
+		}
+		for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
+			value = value[:len(value)-1]
+		}
+		value = value[:len(value):len(value)]
 		if f.val[i] == nil {
 			f.val[i] = value
 		} else {
@@ -182,13 +257,7 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 			f.lines[i]++
 		}
 	}
-	if repeated {
-		for i := range f.val {
-			if f.lines[i] > 1 {
-				f.val[i] = f.combine(fieldNames[i])
-			}
-		}
-	}
+	return repeated
 }
 
 // fromHeader fills the snapshot from a header that has no raw section

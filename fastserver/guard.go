@@ -121,7 +121,7 @@ func (s *Server) recoverRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, v a
 	}
 	if where != stageMetrics {
 		s.safely(ctx, func() {
-			s.metrics.observe(ep, "", fasthttp.StatusInternalServerError, decode.CodeInternalError, 0, c.body.n)
+			s.metrics.observe(ep, "", fasthttp.StatusInternalServerError, decode.CodeInternalError, 0, c.body.n, nil)
 		})
 	}
 	s.metrics.inflight.Add(-1)

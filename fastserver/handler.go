@@ -69,6 +69,12 @@ type Request struct {
 	// verified access token, say), for Check, Route and the handler; nil
 	// when the endpoint has no Authorize. It is reset for every request.
 	Auth any
+	// Memo is the endpoint's own note from Check to Route and the
+	// handler: what Check worked out that they would otherwise work
+	// out again (the members of params it walked, say). Its meaning is
+	// the endpoint's; the server sets it to nil before Check runs, and
+	// nothing in it may be kept after the handler returns.
+	Memo any
 
 	header *fasthttp.RequestHeader
 	at     time.Time // when the server began serving the request, or zero
@@ -85,6 +91,7 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.Msg = m
 	r.Version = 0
 	r.Auth = nil
+	r.Memo = nil
 	r.at = time.Time{}
 	r.header = header
 	r.f = nil
@@ -97,6 +104,7 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
 	r.Msg = m
 	r.Version = 0
+	r.Memo = nil
 	r.header = f.hdr
 	r.f = f
 	r.ctx = ctx

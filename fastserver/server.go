@@ -29,6 +29,7 @@ type Server struct {
 	origins   origins
 	rate      *rateLimiter
 	budget    budget
+	bufs      *bodyBuffers // large body buffers, shared by the decoders
 	metrics   *serverMetrics
 	log       *slog.Logger
 	zstd      zstdEncoder // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
@@ -117,6 +118,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	} else if cfg.RateLimit > 0 {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
 	}
+	s.bufs = newBodyBuffers(cfg.MaxBodyBytes)
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
@@ -129,17 +131,23 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	for _, e := range s.endpoints {
 		e.calls.New = func() any { return s.newCall(e.IDs) }
 	}
-	s.http = &fasthttp.Server{
+	s.http = s.newHTTP()
+	return s, nil
+}
+
+// newHTTP returns the fasthttp.Server that serves s.
+func (s *Server) newHTTP() *fasthttp.Server {
+	return &fasthttp.Server{
 		Handler:                       s.serve,
 		ErrorHandler:                  s.errorHandler,
 		ExpectHandler:                 s.expectHandler,
 		Name:                          "rpcedge",
-		Concurrency:                   cfg.MaxConns,
-		ReadBufferSize:                cfg.MaxHeaderBytes,
+		Concurrency:                   s.cfg.MaxConns,
+		ReadBufferSize:                s.cfg.MaxHeaderBytes,
 		WriteBufferSize:               16 << 10,
-		ReadTimeout:                   cfg.ReadTimeout,
-		WriteTimeout:                  cfg.WriteTimeout,
-		IdleTimeout:                   cfg.IdleTimeout,
+		ReadTimeout:                   s.cfg.ReadTimeout,
+		WriteTimeout:                  s.cfg.WriteTimeout,
+		IdleTimeout:                   s.cfg.IdleTimeout,
 		MaxRequestBodySize:            1, // prefetch one byte; the decoder enforces the ceiling
 		StreamRequestBody:             true,
 		NoDefaultContentType:          true,
@@ -147,9 +155,8 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		TCPKeepalive:                  true,
-		Logger:                        fasthttpLogger{cfg.Logger},
+		Logger:                        fasthttpLogger{s.cfg.Logger},
 	}
-	return s, nil
 }
 
 // HandleGET serves GET (and HEAD) requests for path with h, such as the
@@ -248,6 +255,28 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
+// ServeConn serves the requests of one connection that the caller
+// accepted, with the same fasthttp configuration Serve uses, and returns
+// when the connection is done (closed by either side, or hijacked by an
+// early answer). The connection cap (Config.MaxConns) and TLS are Serve's:
+// ServeConn applies neither. It serves in-memory connections for
+// benchmarks and tests, and listeners of the caller's own.
+func (s *Server) ServeConn(c net.Conn) error {
+	s.serving.Store(true)
+	return s.http.ServeConn(c)
+}
+
+// FastHTTPServer returns a new fasthttp.Server configured exactly as s
+// serves (buffer sizes, timeouts, the body prefetch and streaming, the
+// hooks that decide before the body is read), around h instead of s's
+// own handler: a baseline that pays what the configuration costs and
+// none of the pipeline, for benchmarks.
+func (s *Server) FastHTTPServer(h fasthttp.RequestHandler) *fasthttp.Server {
+	hs := s.newHTTP()
+	hs.Handler = h
+	return hs
+}
+
 // Shutdown stops accepting connections, lets every accepted request finish
 // and be answered, and closes idle connections. It waits at most the
 // grace period (Config.ShutdownGrace, or ctx's deadline if earlier); then
@@ -306,25 +335,29 @@ func (f fasthttpLogger) Printf(format string, args ...any) {
 
 // call is the per-request state, pooled.
 type call struct {
-	s       *Server
-	dec     decode.Decoder
-	msg     decode.Message
-	req     Request
-	f       fields // the header snapshot
-	body    bodyReader
-	dz      decodedReader // the decoding layer of a compressed body
-	first   int64         // the first reservation of the body budget
-	state   bool          // first is decompressor state
-	start   time.Time     // when the request's handler was entered
-	mem     bytes.Reader  // the body when fasthttp holds it in memory
-	out     []byte
-	hdr     []HeaderField // header fields of the answer's *Error
-	zbuf    []byte
-	dl      deadlineCtx
-	stage   stage // where the request is, for the panic guard
-	pending bool  // the body may still be arriving on the connection
-	early   bool  // an early answer took the connection
-	retry   int   // the handler error's RetryAfter, for the answer's header
+	s     *Server
+	dec   decode.Decoder
+	msg   decode.Message
+	req   Request
+	f     fields // the header snapshot
+	body  bodyReader
+	dz    decodedReader // the decoding layer of a compressed body
+	first int64         // the first reservation of the body budget
+	state bool          // first is decompressor state
+	start time.Time     // when the request's handler was entered
+	end   time.Time     // when its RPC handler returned, or zero
+	// streamed says the answer became a stream: it ends after end.
+	streamed bool
+	counted  lastCounter  // the counter of the call's previous request
+	mem      bytes.Reader // the body when fasthttp holds it in memory
+	out      []byte
+	hdr      []HeaderField // header fields of the answer's *Error
+	zbuf     []byte
+	dl       deadlineCtx
+	stage    stage // where the request is, for the panic guard
+	pending  bool  // the body may still be arriving on the connection
+	early    bool  // an early answer took the connection
+	retry    int   // the handler error's RetryAfter, for the answer's header
 
 	// For answers that stream (stream.go): the request being served, its
 	// endpoint and label, the result's offset in out, the stream.
@@ -337,7 +370,7 @@ type call struct {
 
 func (s *Server) newCall(ids decode.IDPolicy) *call {
 	c := &call{s: s, out: make([]byte, 0, 4096)}
-	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids}); err != nil {
+	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids, Buffers: s.bufs}); err != nil {
 		panic(err) // Config was validated
 	}
 	c.dl.init()
@@ -415,10 +448,14 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 // anywhere in it costs this request only (recoverRPC).
 func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.entered.Add(1)
-	start := time.Now()
+	// fasthttp read the clock just before it called the handler.
+	start := ctx.Time()
+	if start.IsZero() {
+		start = time.Now()
+	}
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
-	c.stage, c.pending, c.early, c.start = stageHeaders, false, false, start
+	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, time.Time{}, false
 	c.req.at = start // Request.Time, for the hooks: no second clock read
 	c.hdr = nil
 	defer func() {
@@ -439,7 +476,13 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	ep, label, start := c.ep, c.label, c.start
 	c.enter(stageMetrics)
 	s.metrics.inflight.Add(-1)
-	s.metrics.observe(ep, label, status, code, time.Since(start), c.body.n)
+	var took time.Duration
+	if c.end.IsZero() || c.streamed {
+		took = time.Since(start)
+	} else {
+		took = c.end.Sub(start) // the clock read that ended the handler
+	}
+	s.metrics.observe(ep, label, status, code, took, c.body.n, &c.counted)
 	if s.cfg.AccessLog {
 		if label == "" {
 			label = "other"
@@ -587,6 +630,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 		return status, 0
 	}
 	if c.st.started {
+		c.streamed = true // the answer ends later: finishRPC reads the clock
 		s.startStream(ctx, c)
 		return status, code
 	}
@@ -673,7 +717,8 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
 	m := &c.msg
 	s.running.remove(&c.dl)
-	expired := c.dl.stop(time.Now().UnixNano())
+	c.end = time.Now()
+	expired := c.dl.stop(c.end.UnixNano())
 	c.req.ctx = nil
 	switch {
 	case panicked:

@@ -35,7 +35,24 @@ type Call struct {
 	isError       bool
 	structured    []byte // a copy of structuredContent
 	hasStructured bool
-	scratch       []byte // unescaped argument strings
+	scratch       []byte   // unescaped argument strings
+	idx           argIndex // the declared arguments the schema check found
+
+	// The walk over params of a tools/call (targetX), made by the
+	// endpoint's Check (checkHeaders) or by serveToolsCall.
+	walked bool
+	target []byte // params.name
+	wargs  []byte // params.arguments
+	xp     exchangeParams
+	dup    bool
+	werr   *fastserver.Error
+}
+
+// walk walks the params of the tools/call m once, for the header rules
+// and serveToolsCall.
+func (c *Call) walk(m *decode.Message) {
+	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name")
+	c.walked = true
 }
 
 var calls = sync.Pool{New: func() any { return new(Call) }}
@@ -48,6 +65,8 @@ func (c *Call) release() {
 	c.items, c.isError, c.hasStructured = 0, false, false
 	c.callExchange.reset()
 	c.tool = nil
+	c.idx = argIndex{}
+	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr = false, nil, nil, exchangeParams{}, false, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	calls.Put(c)
@@ -80,6 +99,9 @@ func (c *Call) Arguments() []byte { return c.args }
 // escapes in names resolved), or nil when there is none. It is valid until
 // the handler returns.
 func (c *Call) Arg(name string) []byte {
+	if v, ok := c.idx.lookup(name); ok {
+		return v
+	}
 	v, _ := decode.Lookup(c.args, name)
 	return v
 }

@@ -2,11 +2,12 @@ package mcp
 
 // NOTE: the header rules (rows 11 and 12 of the wire contract, §4).
 //
-// check runs for every valid message, notifications included, before the
-// method is routed. It reads three headers and, for requests under
-// 2026-07-28, params._meta, in one pass over params, allocating nothing
-// unless it refuses with -32022 (whose data echoes the requested
-// version).
+// checkHeaders runs for every valid message, notifications included,
+// before the method is routed. It reads three headers and, for requests
+// under 2026-07-28, params._meta, in one pass over params, allocating
+// nothing unless it refuses with -32022 (whose data echoes the requested
+// version). For a tools/call request that pass is the one serveToolsCall
+// needs too: it is made into a pooled Call that Request.Memo hands over.
 //
 //   - MCP-Protocol-Version absent: 2025-03-26, _meta not consulted. Present
 //     and not served: 400 / -32022.
@@ -137,9 +138,12 @@ func nameSourceOf(method []byte) nameSource {
 	return noName
 }
 
-// check decides rows 11 and 12 for the message of r and stores the
-// version in use in r.Version.
-func check(r *fastserver.Request) *fastserver.Error {
+// checkHeaders decides rows 11 and 12 for the message of r and stores the
+// version in use in r.Version. With memo, the walk over the params of a
+// tools/call request is the one serveToolsCall needs (targetX): it is
+// made here, into a Call left in r.Memo for serveToolsCall, so that
+// params is walked once.
+func checkHeaders(r *fastserver.Request, memo bool) *fastserver.Error {
 	m := r.Msg
 	v := Version20250326
 	hv := r.Header(HeaderProtocolVersion)
@@ -167,48 +171,77 @@ func check(r *fastserver.Request) *fastserver.Error {
 	if nh != nil && src == noName {
 		nh = nil // a method without a name: the header is ignored
 	}
+	if memo && isRequest && string(m.Method) == "tools/call" {
+		c := calls.Get().(*Call)
+		c.walk(m)
+		if strict || nh != nil {
+			if e := judgeParams(strict, src, hv, nh, &c.xp.seen); e != nil {
+				c.release()
+				return e
+			}
+		}
+		r.Memo = c
+		return nil
+	}
 	if !strict && nh == nil {
 		return nil
 	}
 
 	// One pass over params: the name source and _meta.
 	var (
-		srcVal, meta   []byte
-		srcN, metaN    int
-		params         = m.Params
-		paramsIsObject = m.ParamsType == decode.ParamsObject
-		want           = "name"
-		errSrc         = errNameDiffers
-		it             decode.Members
+		p    paramsSeen
+		it   decode.Members
+		want = "name"
 	)
 	if src == byURI {
-		want, errSrc = "uri", errURIDiffers
+		want = "uri"
 	}
-	if paramsIsObject {
-		for it.Reset(params); it.Next(); {
+	if m.ParamsType == decode.ParamsObject {
+		p.object = true
+		for it.Reset(m.Params); it.Next(); {
 			switch {
 			case src != noName && it.NameIs(want):
-				srcVal = it.Value()
-				srcN++
+				p.src = it.Value()
+				p.srcN++
 			case strict && it.NameIs("_meta"):
-				meta = it.Value()
-				metaN++
+				p.meta = it.Value()
+				p.metaN++
 			}
 		}
 	}
+	return judgeParams(strict, src, hv, nh, &p)
+}
 
+// paramsSeen is what a walk over params found for the header rules: the
+// member Mcp-Name mirrors (the last one, and how many) and _meta (the
+// same); object says params is an object (else nothing was walked).
+type paramsSeen struct {
+	object      bool // params is an object
+	src, meta   []byte
+	srcN, metaN int
+}
+
+// judgeParams is the part of row 12 that reads params: under 2026-07-28
+// (strict) _meta and its keys, then Mcp-Name (nh, nil when absent or
+// ignored) against the member it mirrors.
+func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fastserver.Error {
+	errSrc := errNameDiffers
+	if src == byURI {
+		errSrc = errURIDiffers
+	}
 	if strict {
 		switch {
-		case metaN > 1:
+		case p.metaN > 1:
 			return errMetaDuplicated
-		case !paramsIsObject:
+		case !p.object:
 			return errParamsMissing
-		case metaN == 0 || kindOf(meta) != kindObject:
+		case p.metaN == 0 || kindOf(p.meta) != kindObject:
 			return errMetaMissing
 		}
 		var val, caps []byte
 		var n, capsN int
-		for it.Reset(meta); it.Next(); {
+		var it decode.Members
+		for it.Reset(p.meta); it.Next(); {
 			switch {
 			case it.NameIs(metaVersionKey):
 				val = it.Value()
@@ -237,11 +270,11 @@ func check(r *fastserver.Request) *fastserver.Error {
 		}
 	}
 	if nh != nil {
-		if srcN != 1 || !isString(srcVal) {
+		if p.srcN != 1 || !isString(p.src) {
 			return errSrc
 		}
 		var buf [256]byte
-		if hn, ok := headerValue(nh, &buf); !ok || !stringEqual(srcVal, hn) {
+		if hn, ok := headerValue(nh, &buf); !ok || !stringEqual(p.src, hn) {
 			return errSrc
 		}
 	}

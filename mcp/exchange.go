@@ -106,6 +106,7 @@ func (x *callExchange) reset() {
 // the walk that reads the target (target in tools.go).
 type exchangeParams struct {
 	meta, inputs, state []byte
+	seen                paramsSeen // for the header rules (check.go)
 }
 
 var (

@@ -397,6 +397,7 @@ type nameSet struct {
 	raw      [smallSet][]byte
 	esc      [smallSet]bool
 	overflow bool
+	idx      *argIndex // filled in by a top-level checkObject, if not nil
 }
 
 // add records a raw member name (no quotes, escapes kept) and reports

@@ -445,12 +445,41 @@ var dupMember = &fieldError{msg: "is given twice"}
 // validateArguments checks a call's arguments object: a member name given
 // twice first (it returns dupMember), then the schema. It walks the
 // object once.
-func (s *schema) validateArguments(v []byte) *fieldError {
+func (s *schema) validateArguments(v []byte, idx *argIndex) *fieldError {
 	if len(s.enum) > 0 && decode.DuplicateName(v) {
 		return dupMember
 	}
-	var set nameSet
+	set := nameSet{idx: idx}
 	return s.check(v, &set)
+}
+
+// maxIndexed is how many of a schema's properties an argIndex holds.
+const maxIndexed = 8
+
+// argIndex is what the walk that validates a call's arguments found of
+// the properties the schema declares, so that the tool's Arg finds them
+// without walking the arguments again.
+type argIndex struct {
+	// ok says the walk saw every member and the arguments are valid:
+	// vals[i] is then the value of props[i] (for i < maxIndexed), nil
+	// when the arguments do not hold it.
+	ok    bool
+	props []property
+	vals  [maxIndexed][]byte
+}
+
+// lookup returns the value of a declared property and true, or false
+// when the index cannot say (not ok, or name not among the indexed).
+func (x *argIndex) lookup(name string) ([]byte, bool) {
+	if !x.ok {
+		return nil, false
+	}
+	for i := range x.props[:min(len(x.props), maxIndexed)] {
+		if string(x.props[i].name) == name {
+			return x.vals[i], true
+		}
+	}
+	return nil, false
 }
 
 // check is validate, finding repeated member names of an object v when
@@ -572,6 +601,9 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 		for i := range s.props {
 			if nameIs(name, s.props[i].name) {
 				sub = s.props[i].s
+				if set != nil && set.idx != nil && i < maxIndexed {
+					set.idx.vals[i] = it.Value()
+				}
 				break
 			}
 		}
@@ -607,6 +639,9 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 			continue
 		}
 		return (&fieldError{msg: "is required"}).in(string(r))
+	}
+	if set != nil && set.idx != nil {
+		set.idx.ok, set.idx.props = true, s.props
 	}
 	return nil
 }

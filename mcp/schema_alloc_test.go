@@ -92,7 +92,7 @@ func TestSchemaAllocs(t *testing.T) {
 	keys := [][]byte{[]byte(`{"key":"go"}`), []byte(`{"key":"gopher"}`), []byte(`{"key":"abcdefghijklmnopqrstuvwxyz"}`)}
 	i = 0
 	allocs = testing.AllocsPerRun(2000, func() {
-		if e := ts.validateArguments(keys[i%len(keys)]); e != nil {
+		if e := ts.validateArguments(keys[i%len(keys)], nil); e != nil {
 			panic(e.msg)
 		}
 		i++

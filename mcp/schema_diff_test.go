@@ -30,7 +30,7 @@ func diffVerdict(ts *toolSchema, instance []byte) string {
 	if _, ferr := instanceOf(instance); ferr != nil {
 		return "" // beyond the library path's number bound
 	}
-	fe := ts.fast.validateArguments(instance)
+	fe := ts.fast.validateArguments(instance, nil)
 	var le *fieldError
 	if decode.DuplicateName(instance) {
 		le = dupMember

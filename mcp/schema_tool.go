@@ -67,9 +67,12 @@ func (ts *toolSchema) validate(v []byte) *fieldError {
 
 // validateArguments checks a call's arguments object: a member name given
 // twice at its top level first (dupMember), then the schema.
-func (ts *toolSchema) validateArguments(v []byte) *fieldError {
+//
+// When the fast validator decides and idx is not nil, idx is filled with
+// the values of the properties the schema declares.
+func (ts *toolSchema) validateArguments(v []byte, idx *argIndex) *fieldError {
 	if ts.fast != nil {
-		return ts.fast.validateArguments(v)
+		return ts.fast.validateArguments(v, idx)
 	}
 	if decode.DuplicateName(v) {
 		return dupMember

@@ -254,11 +254,17 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 // check is the endpoint's Check: the header rules, then, with sessions
 // on, the session a 2025-xx request names.
 func (s *Server) check(r *fastserver.Request) *fastserver.Error {
-	if e := check(r); e != nil {
+	if e := checkHeaders(r, true); e != nil {
 		return e
 	}
 	if s.sessions != nil {
-		return s.checkSession(r)
+		if e := s.checkSession(r); e != nil {
+			if c, ok := r.Memo.(*Call); ok {
+				r.Memo = nil
+				c.release()
+			}
+			return e
+		}
 	}
 	return nil
 }

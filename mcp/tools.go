@@ -170,6 +170,7 @@ func targetX(m *decode.Message, key string) (name, args []byte, xp exchangeParam
 		set nameSet
 		it  decode.Members
 	)
+	xp.seen.object = true
 	for it.Reset(m.Params); it.Next(); {
 		if set.add(it.Name()) {
 			dup = true
@@ -178,10 +179,13 @@ func targetX(m *decode.Message, key string) (name, args []byte, xp exchangeParam
 		case it.NameIs(key):
 			name = it.Value()
 			n++
+			xp.seen.src, xp.seen.srcN = name, n
 		case key == "name" && it.NameIs("arguments"):
 			args = it.Value()
 		case it.NameIs("_meta"):
 			xp.meta = it.Value()
+			xp.seen.meta = xp.meta
+			xp.seen.metaN++
 		case it.NameIs("inputResponses"):
 			xp.inputs = it.Value()
 		case it.NameIs("requestState"):
@@ -263,47 +267,60 @@ func unknown(kind string, v []byte) *fastserver.Error {
 // handler.
 func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	name, args, xp, dup, ferr := targetX(m, "name")
+	// The endpoint's Check walked params already (checkHeaders), unless
+	// the request came another way (a stream).
+	c, _ := r.Memo.(*Call)
+	r.Memo = nil
+	if c == nil || !c.walked || c.m != nil {
+		if c != nil {
+			c.release()
+		}
+		c = calls.Get().(*Call)
+		c.walk(m)
+	}
+	name, args, xp, dup, ferr := c.target, c.wargs, c.xp, c.dup, c.werr
+	fail := func(e error) ([]byte, error) {
+		c.release()
+		return dst, e
+	}
 	if ferr != nil {
-		return dst, ferr
+		return fail(ferr)
 	}
 	t, ok := lookup(s.toolIndex, name)
 	if !ok {
-		return dst, unknown("tool", name)
+		return fail(unknown("tool", name))
 	}
 	// Row 16a: the tool's scopes. A request that reached here through
 	// an endpoint with WithAuth carries its token; one without (stdio)
 	// came through a transport that has no authorization.
 	if t.scopes != 0 {
 		if tok := auth.FromRequest(r); tok != nil && !tok.Scopes.Has(t.scopes) {
-			return dst, t.forbidden
+			return fail(t.forbidden)
 		}
 	}
 	if dup {
-		return dst, duplicateIn(m.Params, "")
+		return fail(duplicateIn(m.Params, ""))
 	}
 	if args == nil {
 		args = emptyObject
 	} else if kindOf(args) != kindObject {
-		return dst, errArgsNotObject
+		return fail(errArgsNotObject)
 	}
-	if e := t.in.validateArguments(args); e != nil {
+	if e := t.in.validateArguments(args, &c.idx); e != nil {
 		if e == dupMember {
-			return dst, duplicateIn(args, "arguments.")
+			return fail(duplicateIn(args, "arguments."))
 		}
-		return dst, invalidArguments(e.field("arguments"), e.msg)
+		return fail(invalidArguments(e.field("arguments"), e.msg))
 	}
 
 	v := RequestVersion(r)
-	c := calls.Get().(*Call)
 	c.r, c.args, c.v, c.m = r, args, v, m
 	c.tool = t
 	if s.sessions != nil {
 		c.sess = s.sessionOf(r)
 	}
 	if e := c.begin(s, v, "tools/call", t.Name, xp, t.Streaming); e != nil {
-		c.release()
-		return dst, e
+		return fail(e)
 	}
 	if t.Streaming && c.wantsStream(v) {
 		return r.Stream(dst, c)

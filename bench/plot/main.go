@@ -16,6 +16,10 @@
 // and writes matrix.md, throughput.png, p99.png, cpu-per-request.png,
 // decode-ns.png and decode-mbs.png there. A missing input leaves its
 // sections and charts out.
+//
+// With -sweep DIR it summarises sweep.sh's sweep-raw.tsv instead (size
+// server rep rps requests server_cpu_s wrong) into sweep.md,
+// sweep-cpu.png and sweep-cpu-per-kib.png.
 package main
 
 import (
@@ -27,8 +31,13 @@ import (
 
 func main() {
 	dir := flag.String("dir", ".", "the results folder of one run")
+	sweepDir := flag.String("sweep", "", "summarise the size sweep (sweep.sh) in this folder instead")
 	flag.Parse()
-	if err := run(*dir); err != nil {
+	do := func() error { return run(*dir) }
+	if *sweepDir != "" {
+		do = func() error { return runSweep(*sweepDir) }
+	}
+	if err := do(); err != nil {
 		fmt.Fprintln(os.Stderr, "plot:", err)
 		os.Exit(1)
 	}

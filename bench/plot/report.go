@@ -209,7 +209,7 @@ func (r *report) writeMatrix(w func(string, ...any)) {
 	w("Medians over %d interleaved repetitions, min–max in brackets. MCP 2025-11-25 headers\n", reps)
 	w("(MCP-Protocol-Version, Mcp-Method, Mcp-Name) and Accept: application/json, text/event-stream\n")
 	w("on every request. loadgen sends tools/call echo with a fresh id and text each time\n")
-	w("and checks every answer; wrk posts the small fixture unchanged and checks only the status.\n")
+	w("and checks every answer; wrk posts the small fixture's shape with the id and text varied per request (a Lua script) and checks only the status.\n")
 	w("Server CPU is user+system from /proc/PID/stat over the run, divided by the answers;\n")
 	w("core use is that CPU over the run's time: well below 100 %% means the server was not\n")
 	w("the bottleneck (the client was, or other processes took its core). Peak RSS is VmHWM\n")

@@ -2,16 +2,22 @@ package servers
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"sync"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
 )
 
 // newFloor is the floor of TARGETS.md: a fasthttp handler that answers a
 // fixed template with the request's id, and its arguments' text, spliced
-// in by a byte scan. It parses no JSON and checks nothing (it trusts its
-// input: the first "id": and the first "text":" are taken as they are),
-// so its cost is fasthttp's plus a constant; its answers still pass
+// in by byte searches (bytes.Index, bytes.IndexByte). It parses no JSON and
+// checks nothing (it trusts its input: the first "id": and the first
+// "text":" are taken as they are), so its cost is fasthttp's reading and
+// writing of the bytes plus a constant, at every body size (the floor of
+// the size sweep, sweep.sh); its answers still pass
 // cmd/loadgen's checks of a tools/call echo under MCP 2026-07-28. Like
 // internal/loadgen/floorserver, with resultType added, and without the
 // Server and Date headers.
@@ -37,8 +43,41 @@ var (
 
 func serveFloor(ctx *fasthttp.RequestCtx) { floorAnswer(ctx, ctx.PostBody()) }
 
-// floorAnswer writes the floor's answer to body.
+// floorGunzip undoes a gzip body, reusing its reader and buffer.
+type floorGunzip struct {
+	src bytes.Reader
+	zr  *gzip.Reader
+	out bytes.Buffer
+}
+
+var floorGunzips = sync.Pool{New: func() any { return new(floorGunzip) }}
+
+func (g *floorGunzip) gunzip(body []byte) []byte {
+	g.src.Reset(body)
+	g.out.Reset()
+	if g.zr == nil {
+		zr, err := gzip.NewReader(&g.src)
+		if err != nil {
+			return nil
+		}
+		g.zr = zr
+	} else if g.zr.Reset(&g.src) != nil {
+		return nil
+	}
+	if _, err := g.out.ReadFrom(g.zr); err != nil {
+		return nil
+	}
+	return g.out.Bytes()
+}
+
+// floorAnswer writes the floor's answer to body. A gzip body (the size
+// sweep's) is undone first, with a pooled reader into a pooled buffer.
 func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
+	if len(body) > 2 && body[0] == 0x1f && body[1] == 0x8b {
+		g := floorGunzips.Get().(*floorGunzip)
+		defer floorGunzips.Put(g)
+		body = g.gunzip(body)
+	}
 	i := bytes.Index(body, floorIDKey)
 	if i < 0 {
 		ctx.SetStatusCode(fasthttp.StatusAccepted)
@@ -53,14 +92,7 @@ func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
 	var text []byte
 	if k := bytes.Index(body, floorTextKey); k >= 0 {
 		text = body[k+len(floorTextKey):]
-		e := 0
-		for e < len(text) && text[e] != '"' {
-			if text[e] == '\\' {
-				e++
-			}
-			e++
-		}
-		text = text[:min(e, len(text))]
+		text = text[:stringEnd(text)]
 	}
 	ctx.Response.Header.SetContentTypeBytes(ctJSON)
 	w := ctx.Response.BodyWriter()
@@ -71,28 +103,44 @@ func floorAnswer(ctx *fasthttp.RequestCtx, body []byte) {
 	w.Write(floorTail)
 }
 
+// stringEnd returns the index of the quote that ends the JSON string
+// whose content s starts with (len(s) when there is none), found with
+// bytes.IndexByte: the text is copied, never parsed, so that at every
+// body size the floor costs fasthttp's reading and writing of the bytes.
+func stringEnd(s []byte) int {
+	i := 0
+	for {
+		j := bytes.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		odd := false // an odd run of backslashes escapes the quote
+		for k := i - 1; k >= 0 && s[k] == '\\'; k-- {
+			odd = !odd
+		}
+		if !odd {
+			return i
+		}
+		i++
+	}
+}
+
 // newFloorStream is a diagnostic, not a candidate of the matrix: the
-// floor's handler behind fasthttp configured as fastserver.New configures
-// it (the body streamed with a one-byte prefetch and read to its end
-// through RequestBodyStream, the same buffer sizes, Server and Date
-// headers, TCP keep-alive). The difference between floor and floor-stream
-// is the cost of that configuration; the difference between floor-stream
-// and rpcedge is the cost of rpcedge's own code.
+// floor's handler behind fasthttp configured exactly as fastserver.New
+// configures it for rpcedge (fastserver.Server.FastHTTPServer: the body
+// prefetch and streaming, the same buffer sizes, Server and Date headers,
+// TCP keep-alive), the body read to its end through RequestBodyStream.
+// The difference between floor and floor-stream is the cost of that
+// configuration; the difference between floor-stream and rpcedge is the
+// cost of rpcedge's own code.
 func newFloorStream() (Server, error) {
-	return fastServer{&fasthttp.Server{
-		Handler:              serveFloorStream,
-		Name:                 "rpcedge",
-		ReadBufferSize:       8 << 10,
-		WriteBufferSize:      16 << 10,
-		ReadTimeout:          readTimeout,
-		WriteTimeout:         writeTimeout,
-		IdleTimeout:          idleTimeout,
-		MaxRequestBodySize:   1,
-		StreamRequestBody:    true,
-		NoDefaultContentType: true,
-		TCPKeepalive:         true,
-		CloseOnShutdown:      true,
-	}}, nil
+	s, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	hs := s.FastHTTPServer(serveFloorStream)
+	return fastServer{hs}, nil
 }
 
 var floorBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}

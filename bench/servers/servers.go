@@ -95,6 +95,10 @@ type fastServer struct{ s *fasthttp.Server }
 func (f fastServer) Serve(ln net.Listener) error        { return f.s.Serve(ln) }
 func (f fastServer) Shutdown(ctx context.Context) error { return f.s.ShutdownWithContext(ctx) }
 
+// ServeConn serves one connection (an in-memory one in the pipeline
+// benchmark) with the server's configuration.
+func (f fastServer) ServeConn(c net.Conn) error { return f.s.ServeConn(c) }
+
 // httpServer adapts a *http.Server.
 type httpServer struct{ s *http.Server }
 

@@ -1,0 +1,29 @@
+package fastserver
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLookupField: every table field is found in its own, lower and
+// upper case, as a string and as bytes; a near miss and other names are
+// not.
+func TestLookupField(t *testing.T) {
+	for f := field(0); f < numFields; f++ {
+		for _, n := range []string{fieldNames[f], strings.ToLower(fieldNames[f]), strings.ToUpper(fieldNames[f])} {
+			if g := lookupField(n); g != f {
+				t.Errorf("%s: %d, want %d", n, g, f)
+			}
+			if g := lookupField([]byte(n)); g != f {
+				t.Errorf("[]byte %s: %d, want %d", n, g, f)
+			}
+		}
+		n := fieldNames[f][:len(fieldNames[f])-1] + "~"
+		if g := lookupField(n); g != numFields {
+			t.Errorf("%s: %d, want none", n, g)
+		}
+	}
+	if lookupField("") != numFields || lookupField("Host") != numFields {
+		t.Error("not in the table")
+	}
+}

@@ -1,0 +1,73 @@
+package fastserver
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+// snapshotByLines is the snapshot's walk written with nextLine, line by
+// line: the reference for the one-pass walk of fields.snapshot.
+func snapshotByLines(raw []byte) (val [numFields][]byte, lines [numFields]uint8, folded bool) {
+	for rest := raw; len(rest) > 0; {
+		name, value, next, ok := nextLine(rest)
+		rest = next
+		if !ok {
+			folded = true
+			continue
+		}
+		i := lookupField(name)
+		if i == numFields {
+			continue
+		}
+		if val[i] == nil {
+			val[i] = value
+		}
+		if lines[i] < 255 {
+			lines[i]++
+		}
+	}
+	return val, lines, folded
+}
+
+// TestSnapshotWalk compares the one-pass walk with the line-by-line one
+// on header sections made of table fields, other fields, folded lines,
+// lines without a colon, bare LFs, stray CRs, spaces and tabs around
+// values, and a missing final line end.
+func TestSnapshotWalk(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 2))
+	pieces := []string{
+		"Content-Type: application/json", "content-length:12", "Mcp-Name: \techo \t", "MCP-Method:",
+		"Host: x", "User-Agent: a:b", " folded", "\tfolded", "nocolon", ":novalue", "X-\r: y",
+		"Origin: http://a", "Accept-Encoding:gzip\r", "A2A-Version: 1.0", "Expect: 100-continue",
+	}
+	ends := []string{"\r\n", "\n", "\r\n", "\r\n"}
+	for n := range 5000 {
+		var b bytes.Buffer
+		for range rng.IntN(10) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+			b.WriteString(ends[rng.IntN(len(ends))])
+		}
+		switch n % 4 {
+		case 0:
+			b.WriteString("\r\n")
+		case 1:
+			b.WriteString("\n")
+		case 2:
+			b.WriteString(pieces[rng.IntN(len(pieces))]) // no final line end
+		}
+		raw := b.Bytes()
+		var f fields
+		f.raw = raw
+		f.walk(raw)
+		wantVal, wantLines, wantFolded := snapshotByLines(raw)
+		if f.folded != wantFolded || f.lines != wantLines {
+			t.Fatalf("%q: folded %v lines %v, want %v %v", raw, f.folded, f.lines, wantFolded, wantLines)
+		}
+		for i := range wantVal {
+			if wantLines[i] == 1 && (!bytes.Equal(f.val[i], wantVal[i]) || (f.val[i] == nil) != (wantVal[i] == nil)) {
+				t.Fatalf("%q: field %s = %q, want %q", raw, fieldNames[i], f.val[i], wantVal[i])
+			}
+		}
+	}
+}
