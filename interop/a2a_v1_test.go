@@ -18,9 +18,12 @@ import (
 // the stream skill's Task first, chunk (append, lastChunk) and status
 // pairs, completed last; a Task complete at once as one event; a sending
 // stream and a subscription to the wait skill's task both ended canceled by
-// a CancelTask from another client; the refusals as the SDK's typed errors
-// (-32004 for a finished task, -32001 for an unknown one, -32002 for a
-// second cancel).
+// a CancelTask from another client; a subscription joining the stream
+// skill midway (the Task's artifact so far, then the appended rest, nothing
+// lost or repeated); the refusals as the SDK's typed errors (-32004 for a
+// finished task, -32001 for an unknown one, -32002 for a second cancel);
+// and the SDK's v0.3 compatibility layer (message/stream, tasks/resubscribe
+// under A2A-Version 0.3) against the same server.
 func TestA2AJavaScriptSDKv1(t *testing.T) {
 	dir, node := nodeTools(t)
 	s := startServer(t)
@@ -37,7 +40,7 @@ func TestA2AJavaScriptSDKv1(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a2a_client_v1.mjs: %v\n%s", err, out)
 	}
-	for _, want := range []string{`"failures":[]`, `"subscribe":"task statusUpdate"`, `UnsupportedOperationError -32004`, `TaskNotFoundError -32001`} {
+	for _, want := range []string{`"failures":[]`, `"subscribe":"task statusUpdate"`, `UnsupportedOperationError -32004`, `TaskNotFoundError -32001`, `"legacyOrder":"task artifactUpdate`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("a2a_client_v1.mjs: no %s in %s", want, out)
 		}

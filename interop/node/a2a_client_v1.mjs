@@ -256,6 +256,42 @@ if (sendRec) {
   if (o !== "task statusUpdate") fail(`wait wire order ${o}`);
 }
 
+// 3b. Joining the stream skill midway: the subscription's Task carries the
+// artifact as far as it has come; the chunks after it append the rest, none
+// lost or repeated between the snapshot and the events.
+const midN = 8;
+const midText = `joined midway ${Date.now()} ${Math.random().toString(36).slice(2)}`;
+let joined;
+const joinedAt = new Promise((resolve) => (joined = resolve));
+const midSender = (async () => {
+  let n = 0;
+  for await (const ev of client.sendMessageStream({ message: message(midText, `v1-3b-${Date.now()}`), metadata: { skillId: "stream", chunks: midN, delayMs: 60 } }, opts())) {
+    if (++n === 4) joined(ev.payload?.value?.taskId); // after the second chunk and its status
+  }
+  return n;
+})().catch((e) => (joined(undefined), fail(`midway sender: ${e}`), 0));
+const midId = await joinedAt;
+const mid = [];
+let midSoFar = "";
+for await (const ev of other.resubscribeTask({ id: midId }, opts())) {
+  const c = ev.payload?.$case;
+  const v = ev.payload?.value;
+  mid.push(c);
+  if (mid.length === 1) {
+    if (c !== "task" || v.id !== midId || v.status?.state !== TaskState.TASK_STATE_WORKING) fail(`midway first event ${short(ev)}`);
+    midSoFar = textOf(v.artifacts?.find((a) => a.artifactId === "stream")?.parts);
+    if (!midText.startsWith(midSoFar) || midSoFar === "") fail(`midway snapshot artifact ${short(v.artifacts)}`);
+  } else if (c === "artifactUpdate") {
+    if (v.append !== true) fail(`midway chunk without append ${short(v)}`);
+    midSoFar += textOf(v.artifact?.parts);
+  } else if (c !== "statusUpdate") fail(`midway event ${short(ev)}`);
+  else if (v.status?.state !== TaskState.TASK_STATE_WORKING && v.status?.state !== TaskState.TASK_STATE_COMPLETED) fail(`midway status ${short(v)}`);
+}
+if (mid.at(-1) !== "statusUpdate") fail(`midway order ${mid.join(" ")}`);
+if (midSoFar !== midText) fail(`midway text ${short(midSoFar)}, want ${short(midText)}`);
+if ((await midSender) !== 1 + 2 * midN) fail(`midway sender saw ${await midSender} events`);
+await wireStream("midway", "SubscribeToTask");
+
 // 4. Refusals, as the SDK's typed errors: subscribing to a canceled and to a
 // completed task (UnsupportedOperationError, -32004), to an unknown task
 // (TaskNotFoundError, -32001); canceling a canceled task
@@ -288,6 +324,36 @@ for (const r of wire) {
 const wantMethods = new Set(["SendStreamingMessage", "SubscribeToTask", "CancelTask"]);
 if (methods.some((m) => !wantMethods.has(m)) || wantMethods.size !== new Set(methods).size) fail(`methods on the wire: ${methods.join(" ")}`);
 
+const requests = wire.length;
 const wireEvents = wire.reduce((n, r) => n + (r.events?.length ?? 0), 0);
-console.log(JSON.stringify({ failures, requests: wire.length, wireEvents, streamOrder: order.join(" "), subscribe: sub.join(" "), refusals }));
+
+// 6. The SDK's v0.3 compatibility layer (legacyCompat) on an interface of
+// protocolVersion 0.3: A2A-Version 0.3, message/stream and tasks/resubscribe,
+// the 0.3 events translated to the SDK's 1.0 types; a refusal read as the
+// typed error (the 0.3.14 SDK reads it only as a Content-Type mismatch).
+const legacy = await new ClientFactory({
+  transports: [new JsonRpcTransportFactory({ fetchImpl: recordingFetch, legacyCompat: { enabled: true } })],
+}).createFromAgentCard({ ...card, supportedInterfaces: [{ url: iface?.url ?? `${base}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "0.3", tenant: "" }] });
+if (legacy.protocolVersion !== "0.3") fail(`legacy client protocolVersion ${legacy.protocolVersion}`);
+const legacyText = `through the compat layer ${Date.now()}`;
+const legacyOrder = [];
+let legacyChunks = "";
+let legacyTask;
+for await (const ev of legacy.sendMessageStream({ message: message(legacyText, `v1-6-${Date.now()}`), metadata: { skillId: "stream", chunks: 3, delayMs: 5 } }, opts())) {
+  const c = ev.payload?.$case;
+  legacyOrder.push(c);
+  if (c === "task") legacyTask = ev.payload.value;
+  if (c === "artifactUpdate") legacyChunks += textOf(ev.payload.value.artifact?.parts);
+  if (c === "statusUpdate" && legacyOrder.length === 7 && ev.payload.value.status?.state !== TaskState.TASK_STATE_COMPLETED) fail(`legacy last status ${short(ev)}`);
+}
+if (legacyOrder.join(" ") !== "task artifactUpdate statusUpdate artifactUpdate statusUpdate artifactUpdate statusUpdate") fail(`legacy order: ${legacyOrder.join(" ")}`);
+if (legacyChunks !== legacyText) fail(`legacy chunks: ${short(legacyChunks)}`);
+const lrec = wire.at(-1);
+await lrec.read;
+const lkinds = (lrec.events ?? []).map((d) => JSON.parse(d).result?.kind).join(" ");
+if (lrec.body?.method !== "message/stream" || lrec.headers.get("A2A-Version") !== "0.3" || lkinds !== "task artifact-update status-update artifact-update status-update artifact-update status-update") fail(`legacy wire: ${lrec.body?.method} A2A-Version ${lrec.headers.get("A2A-Version")} kinds ${lkinds}`);
+await refused("legacy subscribe completed", () => legacy.resubscribeTask({ id: legacyTask?.id }, opts()), "UnsupportedOperationError", -32004);
+if (wire.at(-1).body?.method !== "tasks/resubscribe") fail(`legacy subscribe: method ${wire.at(-1).body?.method}`);
+
+console.log(JSON.stringify({ failures, requests, wireEvents, streamOrder: order.join(" "), subscribe: sub.join(" "), midway: mid.join(" "), refusals, legacyOrder: legacyOrder.join(" ") }));
 process.exit(failures.length ? 1 : 0);
