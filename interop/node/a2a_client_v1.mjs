@@ -265,7 +265,7 @@ let joined;
 const joinedAt = new Promise((resolve) => (joined = resolve));
 const midSender = (async () => {
   let n = 0;
-  for await (const ev of client.sendMessageStream({ message: message(midText, `v1-3b-${Date.now()}`), metadata: { skillId: "stream", chunks: midN, delayMs: 60 } }, opts())) {
+  for await (const ev of client.sendMessageStream({ message: message(midText, `v1-3b-${Date.now()}`), metadata: { skillId: "stream", chunks: midN, delayMs: 150 } }, opts())) {
     if (++n === 4) joined(ev.payload?.value?.taskId); // after the second chunk and its status
   }
   return n;
@@ -273,21 +273,29 @@ const midSender = (async () => {
 const midId = await joinedAt;
 const mid = [];
 let midSoFar = "";
-for await (const ev of other.resubscribeTask({ id: midId }, opts())) {
-  const c = ev.payload?.$case;
-  const v = ev.payload?.value;
-  mid.push(c);
-  if (mid.length === 1) {
-    if (c !== "task" || v.id !== midId || v.status?.state !== TaskState.TASK_STATE_WORKING) fail(`midway first event ${short(ev)}`);
-    midSoFar = textOf(v.artifacts?.find((a) => a.artifactId === "stream")?.parts);
-    if (!midText.startsWith(midSoFar) || midSoFar === "") fail(`midway snapshot artifact ${short(v.artifacts)}`);
-  } else if (c === "artifactUpdate") {
-    if (v.append !== true) fail(`midway chunk without append ${short(v)}`);
-    midSoFar += textOf(v.artifact?.parts);
-  } else if (c !== "statusUpdate") fail(`midway event ${short(ev)}`);
-  else if (v.status?.state !== TaskState.TASK_STATE_WORKING && v.status?.state !== TaskState.TASK_STATE_COMPLETED) fail(`midway status ${short(v)}`);
+let midLast;
+// 150 ms between chunks: the subscription has about 0.9 s to arrive before
+// the task completes, on a loaded machine too.
+try {
+  for await (const ev of other.resubscribeTask({ id: midId }, opts())) {
+    const c = ev.payload?.$case;
+    const v = ev.payload?.value;
+    mid.push(c);
+    midLast = v?.status?.state;
+    if (mid.length === 1) {
+      if (c !== "task" || v.id !== midId || v.status?.state !== TaskState.TASK_STATE_WORKING) fail(`midway first event ${short(ev)}`);
+      midSoFar = textOf(v.artifacts?.find((a) => a.artifactId === "stream")?.parts);
+      if (!midText.startsWith(midSoFar) || midSoFar === "") fail(`midway snapshot artifact ${short(v.artifacts)}`);
+    } else if (c === "artifactUpdate") {
+      if (v.append !== true) fail(`midway chunk without append ${short(v)}`);
+      midSoFar += textOf(v.artifact?.parts);
+    } else if (c !== "statusUpdate") fail(`midway event ${short(ev)}`);
+    else if (v.status?.state !== TaskState.TASK_STATE_WORKING && v.status?.state !== TaskState.TASK_STATE_COMPLETED) fail(`midway status ${short(v)}`);
+  }
+} catch (e) {
+  fail(`midway subscribe: ${e.name} ${e.message}`);
 }
-if (mid.at(-1) !== "statusUpdate") fail(`midway order ${mid.join(" ")}`);
+if (mid.at(-1) !== "statusUpdate" || midLast !== TaskState.TASK_STATE_COMPLETED) fail(`midway order ${mid.join(" ")}, last state ${stateName(midLast)}`);
 if (midSoFar !== midText) fail(`midway text ${short(midSoFar)}, want ${short(midText)}`);
 if ((await midSender) !== 1 + 2 * midN) fail(`midway sender saw ${await midSender} events`);
 await wireStream("midway", "SubscribeToTask");
