@@ -6,6 +6,9 @@
 // against the default demo and the conformance fixtures (-demo
 // conformance): progress and log notifications, sampling, elicitation,
 // roots and input_required rounds. conformance.sh runs the official MCP
-// conformance suite the same way. It is a module of its own so that the
+// conformance suite the same way. The A2A streams are driven by the A2A Go
+// SDK (0.3 wire) and the A2A JavaScript SDK, 0.3.14 on the 0.3 wire
+// (node/a2a_client.mjs) and 1.3.0, installed beside it as @a2a-js/sdk-v1, on
+// the 1.0 wire (node/a2a_client_v1.mjs). It is a module of its own so that the
 // clients never enter the main module's dependencies.
 package interop
