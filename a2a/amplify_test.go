@@ -3,37 +3,20 @@
 package a2a
 
 import (
-	"context"
+	"errors"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/memtest"
 	"github.com/valyala/fasthttp"
 )
 
 // maxDecodedFactor is contract §3's bound: the decoded form of a request
 // costs at most 8× its body bytes.
 const maxDecodedFactor = 8
-
-// fillBody returns head, then item(i) for i = 0, 1, … separated by commas
-// while the whole stays under size, then tail.
-func fillBody(size int, head, tail string, item func(i int) string) []byte {
-	var b strings.Builder
-	b.Grow(size)
-	b.WriteString(head)
-	for i := 0; b.Len()+len(tail) < size-16; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(item(i))
-	}
-	b.WriteString(tail)
-	return []byte(b.String())
-}
 
 // amplifyShape is a request shape that makes a large decoded form cheap
 // to send.
@@ -48,7 +31,7 @@ type amplifyShape struct {
 func send(msgHead, msgTail string, item func(i int) string) func(int, *rand.Rand) []byte {
 	return func(size int, r *rand.Rand) []byte {
 		head := `{"jsonrpc":"2.0","id":` + strconv.Itoa(r.IntN(1e6)) + `,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m` + strconv.Itoa(r.IntN(1e6)) + `",` + msgHead
-		return fillBody(size, head, msgTail+`}}}`, item)
+		return memtest.FillBody(size, head, msgTail+`}}}`, item)
 	}
 }
 
@@ -59,7 +42,7 @@ func amplifyShapes() []amplifyShape {
 	return []amplifyShape{
 		{"empty text parts", "1.0", send(`"parts":[`, `]`, func(int) string { return `{"text":""}` })},
 		{"empty text parts, 0.3", "0.3", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+strconv.Itoa(r.IntN(1e6))+`,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[`, `]}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+strconv.Itoa(r.IntN(1e6))+`,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[`, `]}}}`,
 				func(int) string { return `{"kind":"text","text":""}` })
 		}},
 		{"text parts with empty metadata", "1.0", send(`"parts":[`, `]`, func(int) string { return `{"text":"","metadata":{}}` })},
@@ -68,7 +51,7 @@ func amplifyShapes() []amplifyShape {
 		{"empty raw parts", "1.0", send(`"parts":[`, `]`, func(int) string { return `{"raw":""}` })},
 		{"unpadded raw parts", "1.0", send(`"parts":[`, `]`, func(int) string { return `{"raw":"aGk"}` })},
 		{"0.3 file parts", "0.3", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[`, `]}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[`, `]}}}`,
 				func(int) string { return `{"kind":"file","file":{"bytes":"","name":""}}` })
 		}},
 		{"escaped text parts", "1.0", send(`"parts":[`, `]`, func(int) string { return `{"text":"\n"}` })},
@@ -77,19 +60,19 @@ func amplifyShapes() []amplifyShape {
 		{"empty reference task ids", "1.0", send(`"parts":[{"text":"x"}],"referenceTaskIds":[`, `]`, func(int) string { return `""` })},
 		{"message members", "1.0", send(`"parts":[{"text":"x"}],`, `,"z":0`, func(i int) string { return `"u` + short(i) + `":0` })},
 		{"params members", "1.0", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},`, `}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},`, `}}`,
 				func(i int) string { return `"u` + short(i) + `":0` })
 		}},
 		{"envelope members", "1.0", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}},`, `}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]}},`, `}`,
 				func(i int) string { return `"u` + short(i) + `":0` })
 		}},
 		{"accepted output modes", "1.0", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"configuration":{"acceptedOutputModes":[`, `]}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"configuration":{"acceptedOutputModes":[`, `]}}}`,
 				func(int) string { return `""` })
 		}},
 		{"skill metadata members", "1.0", func(size int, r *rand.Rand) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"metadata":{"skillId":"echo",`, `}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"x"}]},"metadata":{"skillId":"echo",`, `}}}`,
 				func(i int) string { return `"u` + short(i) + `":0` })
 		}},
 		{"nested metadata", "1.0", send(`"parts":[{"text":"x"}],"metadata":{"m":[`, `]}`, func(int) string {
@@ -113,21 +96,11 @@ func decodedCost(t *testing.T, s *Server, version string, body []byte) (uint64, 
 	hdr.Set(VersionHeader, version)
 	ep := s.Endpoint()
 	run := func(dst []byte) ([]byte, error) {
-		var d decode.Decoder
-		var m decode.Message
-		if err := d.Decode(body, &m); err != nil {
-			return dst, err
+		out, err := memtest.Serve(ep, &hdr, body, dst)
+		if errors.Is(err, memtest.ErrNoRoute) {
+			t.Fatalf("no route for %.60s…", body)
 		}
-		var r fastserver.Request
-		r.Reset(&hdr, &m, context.Background())
-		if e := ep.Check(&r); e != nil {
-			return dst, e
-		}
-		rt := ep.Route(&r)
-		if rt.Handler == nil {
-			t.Fatalf("no route for %s", m.Method)
-		}
-		return rt.Handler.ServeRPC(&r, dst)
+		return out, err
 	}
 	out, err := run(nil)
 	a := answer{status: 200, result: string(out)}
@@ -139,13 +112,7 @@ func decodedCost(t *testing.T, s *Server, version string, body []byte) (uint64, 
 		}
 	}
 	dst := make([]byte, 0, len(out)+64)
-	runtime.GC()
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	_, _ = run(dst)
-	runtime.ReadMemStats(&m1)
-	return m1.TotalAlloc - m0.TotalAlloc, a
+	return memtest.Allocated(func() { _, _ = run(dst) }), a
 }
 
 // TestDecodedFormBound sends the worst request shapes found for

@@ -6,35 +6,18 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/memtest"
 	"github.com/valyala/fasthttp"
 )
 
 // maxDecodedFactor is contract §3's bound: the decoded form of a request
 // costs at most 8× its body bytes.
 const maxDecodedFactor = 8
-
-// fillBody returns head, then item(i) for i = 0, 1, … separated by commas
-// while the whole stays under size, then tail.
-func fillBody(size int, head, tail string, item func(i int) string) []byte {
-	var b strings.Builder
-	b.Grow(size)
-	b.WriteString(head)
-	for i := 0; b.Len()+len(tail) < size-16; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(item(i))
-	}
-	b.WriteString(tail)
-	return []byte(b.String())
-}
 
 func shortName(i int) string { return "x" + strconv.FormatInt(int64(i), 36) }
 
@@ -82,7 +65,7 @@ func amplifyShapes(r *rand.Rand) []struct {
 	id := func() string { return strconv.Itoa(r.IntN(1e6)) }
 	call := func(tool, head, tail string, item func(int) string) func(int) []byte {
 		return func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":{`+head, tail+`}}}`, item)
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":{`+head, tail+`}}}`, item)
 		}
 	}
 	return []struct {
@@ -102,23 +85,23 @@ func amplifyShapes(r *rand.Rand) []struct {
 		{"typed: a long text of escapes", call("typed", `"text":"`, `"`, func(int) string { return `\u0001` })},
 		{"typed: many short strings", call("typed", `"text":"`, `"`, func(int) string { return `\"` })},
 		{"prompt: many tiny arguments", func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada",`, `}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"Ada",`, `}}}`,
 				func(i int) string { return `"` + shortName(i) + `":""` })
 		}},
 		{"prompt: an escaped name", func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"`, `"}}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"`, `"}}}`,
 				func(int) string { return `\n` })
 		}},
 		{"resource: a long unknown URI", func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"resources/read","params":{"uri":"test://`, `"}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"resources/read","params":{"uri":"test://`, `"}}`,
 				func(int) string { return `\n` })
 		}},
 		{"params members", func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},`, `}}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},`, `}}`,
 				func(i int) string { return `"` + shortName(i) + `":0` })
 		}},
 		{"envelope members", func(size int) []byte {
-			return fillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}},`, `}`,
+			return memtest.FillBody(size, `{"jsonrpc":"2.0","id":`+id()+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}},`, `}`,
 				func(i int) string { return `"` + shortName(i) + `":0` })
 		}},
 	}
@@ -137,27 +120,11 @@ func decodedCost(t *testing.T, ep *fastserver.Endpoint, body []byte) (uint64, *f
 	h.SetRequestURI("/mcp")
 	h.Set("MCP-Protocol-Version", "2025-11-25")
 	run := func(dst []byte) ([]byte, error) {
-		var d decode.Decoder
-		if err := d.SetOptions(decode.Options{IDs: ep.IDs}); err != nil {
-			t.Fatal(err)
+		out, err := memtest.Serve(ep, &h, body, dst)
+		if errors.Is(err, memtest.ErrNoRoute) {
+			t.Fatalf("no route for %.60s…", body)
 		}
-		var m decode.Message
-		if err := d.Decode(body, &m); err != nil {
-			return dst, err
-		}
-		var r fastserver.Request
-		r.Reset(&h, &m, nil)
-		if e := ep.Check(&r); e != nil {
-			return dst, e
-		}
-		rt := ep.Route(&r)
-		if rt.Handler == nil {
-			t.Fatalf("no route for %s", m.Method)
-		}
-		if !rt.OwnParams && m.ParamsType == decode.ParamsObject && decode.DuplicateName(m.Params) {
-			return dst, errors.New("duplicate")
-		}
-		return rt.Handler.ServeRPC(&r, dst)
+		return out, err
 	}
 	out, err := run(nil)
 	var fe *fastserver.Error
@@ -165,13 +132,7 @@ func decodedCost(t *testing.T, ep *fastserver.Endpoint, body []byte) (uint64, *f
 		t.Fatalf("%.60s…: %v", body, err)
 	}
 	dst := make([]byte, 0, len(out)+64)
-	runtime.GC()
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	_, _ = run(dst)
-	runtime.ReadMemStats(&m1)
-	return m1.TotalAlloc - m0.TotalAlloc, fe
+	return memtest.Allocated(func() { _, _ = run(dst) }), fe
 }
 
 // TestDecodedFormBound sends the worst shapes found for tool arguments,
