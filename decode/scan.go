@@ -487,8 +487,7 @@ scalarDone:
 			goto done
 		}
 		if s.record {
-			s.member.valEnd = i
-			s.addMember()
+			s.addMember(i)
 		}
 	}
 
@@ -601,17 +600,27 @@ var numberEnd = [256]bool{',': true, '}': true, ']': true, ' ': true, '\t': true
 // member.
 const maxRecordedMembers = 32
 
-func (s *scanner) addMember() {
-	if len(s.members) == maxRecordedMembers {
+// addMember records s.member, whose value ends at valEnd. It copies the
+// fields one by one: they were just stored one by one, and a block copy
+// would load them in wider words than were stored, which stalls store
+// forwarding.
+func (s *scanner) addMember(valEnd int) {
+	n := len(s.members)
+	if n == maxRecordedMembers {
 		s.more = true
 		return
 	}
-	if n := len(s.members); n < cap(s.members) {
+	if n < cap(s.members) {
 		s.members = s.members[:n+1]
-		s.members[n] = s.member
-		return
+	} else {
+		s.members = append(s.members, member{})
 	}
-	s.members = append(s.members, s.member)
+	p := &s.members[n]
+	p.nameStart = s.member.nameStart
+	p.nameEnd = s.member.nameEnd
+	p.valStart = s.member.valStart
+	p.valEnd = valEnd
+	p.nameEsc = s.member.nameEsc
 }
 
 func (s *scanner) push(depth int, obj bool) {
