@@ -370,7 +370,7 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, mor
 	}
 	if method != nil && method[0] == '"' {
 		raw := method[1 : len(method)-1]
-		if bytes.IndexByte(raw, '\\') >= 0 {
+		if hasBackslash(raw) {
 			m.scratch = appendUnescaped(m.scratch[:0], raw)
 			m.Method = m.scratch
 		} else {
@@ -381,7 +381,7 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, mor
 	switch {
 	case jsonrpc == nil:
 		return m.invalid(0, "jsonrpc member missing")
-	case !StringIs(jsonrpc, "2.0"):
+	case string(jsonrpc) != `"2.0"` && !StringIs(jsonrpc, "2.0"):
 		return m.invalid(0, `jsonrpc is not "2.0"`)
 	case method == nil && hasResult:
 		return m.invalid(0, "a response where a request was expected")
@@ -406,6 +406,27 @@ func (m *Message) invalid(off int64, reason string) error {
 	m.Error.set(ErrEnvelope, CodeInvalidRequest, off, reason)
 	m.Error.EchoID = echo
 	return &m.Error
+}
+
+// hasBackslash reports whether the content of a valid JSON string holds a
+// backslash. It reads a word at a time in line: a method name is a few
+// dozen bytes, too short for bytes.IndexByte's call to pay.
+func hasBackslash(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		// A byte of x is zero where b has a backslash; (x-1)&^x
+		// has a high bit set exactly when some byte of x is zero.
+		x := load64(b, i) ^ lo8*'\\'
+		if (x-lo8)&^x&hi8 != 0 {
+			return true
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 func idType(v []byte) IDType {
