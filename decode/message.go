@@ -284,19 +284,24 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, mor
 			it.Reset(body)
 		}
 	}
+	var walked member // with more: the member it is at
 	for i := 0; ; i++ {
-		var mb member
+		// mb points to the member rather than copying it: the scanner
+		// stored its fields one by one, and a block copy would load
+		// them in wider words, which stalls store forwarding.
+		var mb *member
 		if more {
 			if !it.Next() {
 				break
 			}
 			ns, vs := nameOffset(body, it.name)+1, valueOffset(body, it.value)
-			mb = member{nameStart: ns, nameEnd: ns + len(it.name), valStart: vs, valEnd: vs + len(it.value), nameEsc: it.esc}
+			walked = member{nameStart: ns, nameEnd: ns + len(it.name), valStart: vs, valEnd: vs + len(it.value), nameEsc: it.esc}
+			mb = &walked
 		} else {
 			if i == len(members) {
 				break
 			}
-			mb = members[i]
+			mb = &members[i]
 		}
 		var k int
 		if !mb.nameEsc {
