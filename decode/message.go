@@ -253,111 +253,26 @@ func classifyName(b []byte) int {
 // fill reads the envelope of a valid JSON text held in body whose
 // top-level members were recorded in members, and fills m. When more is
 // set the scanner recorded only the first members, and fill walks the
-// body for all of them instead, finding repeated unknown names with a
-// nameSet (names.go) rather than a list of names.
+// body for all of them instead (envelope.walk).
 func (e *envelope) fill(body []byte, top byte, topOff int, members []member, more bool, ids IDPolicy, m *Message) error {
 	if top != '{' {
 		m.Error.set(ErrNotObject, CodeInvalidRequest, int64(topOff), "the message is not a JSON object")
 		return &m.Error
 	}
-	// One pass over the members: well-known names are told apart by a
-	// bit each, so only unknown names need comparing with one another.
-	var jsonrpc, id, method, params []byte
-	var seen uint8
-	e.names = e.names[:0]
-	e.index = e.index[:0]
-	e.buf = e.buf[:0]
-	var spans [nameError + 1]struct{ start, end int }
-	var it Members
-	var set *nameSet
-	dupAt := -1 // with more: the offset of the first repeated unknown name
-	if more {
-		if len(body) > maxSetObject {
-			more = false // beyond 32-bit offsets: the recorded members only
-		} else {
-			n := 0
-			for it.Reset(body); it.Next(); {
-				n++
-			}
-			set = getNameSet(body, n)
-			defer set.release()
-			it.Reset(body)
-		}
+	var f envFields
+	var dup int
+	if more && len(body) <= maxSetObject {
+		dup = e.walk(body, &f)
+	} else {
+		// Beyond 32-bit offsets (no nameSet) a body with more members
+		// is read from the recorded ones only.
+		dup = e.recorded(body, members, &f)
 	}
-	var walked member // with more: the member it is at
-	for i := 0; ; i++ {
-		// mb points to the member rather than copying it: the scanner
-		// stored its fields one by one, and a block copy would load
-		// them in wider words, which stalls store forwarding.
-		var mb *member
-		if more {
-			if !it.Next() {
-				break
-			}
-			ns, vs := nameOffset(body, it.name)+1, valueOffset(body, it.value)
-			walked = member{nameStart: ns, nameEnd: ns + len(it.name), valStart: vs, valEnd: vs + len(it.value), nameEsc: it.esc}
-			mb = &walked
-		} else {
-			if i == len(members) {
-				break
-			}
-			mb = &members[i]
-		}
-		var k int
-		if !mb.nameEsc {
-			k = classifyRaw(body, mb.nameStart, mb.nameEnd)
-		} else {
-			start := len(e.buf)
-			e.buf = appendUnescaped(e.buf, body[mb.nameStart:mb.nameEnd])
-			k = classifyName(e.buf[start:])
-			if more {
-				e.buf = e.buf[:start] // the set unescapes on its own
-			} else if k == nameOther {
-				e.names = append(e.names, e.buf[start:])
-				e.index = append(e.index, int32(i))
-				continue
-			}
-		}
-		if k == nameOther {
-			if more {
-				if set.add(mb.nameStart-1) && dupAt < 0 {
-					dupAt = mb.nameStart - 1
-				}
-				continue
-			}
-			e.names = append(e.names, body[mb.nameStart:mb.nameEnd])
-			e.index = append(e.index, int32(i))
-			continue
-		}
-		if seen&(1<<k) != 0 {
-			m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(mb.nameStart-1), "a top-level member name appears twice")
-			return &m.Error
-		}
-		seen |= 1 << k
-		spans[k].start, spans[k].end = mb.valStart, mb.valEnd
-	}
-	if dupAt >= 0 {
-		m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(dupAt), "a top-level member name appears twice")
+	if dup >= 0 {
+		m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(dup), "a top-level member name appears twice")
 		return &m.Error
 	}
-	if seen&(1<<nameJSONRPC) != 0 {
-		jsonrpc = body[spans[nameJSONRPC].start:spans[nameJSONRPC].end]
-	}
-	if seen&(1<<nameID) != 0 {
-		id = body[spans[nameID].start:spans[nameID].end]
-	}
-	if seen&(1<<nameMethod) != 0 {
-		method = body[spans[nameMethod].start:spans[nameMethod].end]
-	}
-	if seen&(1<<nameParams) != 0 {
-		params = body[spans[nameParams].start:spans[nameParams].end]
-	}
-	if len(e.names) > 1 {
-		if d := e.duplicate(); d >= 0 {
-			m.Error.set(ErrDuplicateName, CodeInvalidRequest, int64(members[e.index[d]].nameStart-1), "a top-level member name appears twice")
-			return &m.Error
-		}
-	}
+	jsonrpc, id, method, params, seen := f.jsonrpc, f.id, f.method, f.params, f.seen
 	hasResult := seen&(1<<nameResult|1<<nameError) != 0
 
 	// The id first: it decides what the other refusals echo.
@@ -404,6 +319,115 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, mor
 		m.Kind = KindRequest
 	}
 	return nil
+}
+
+// envFields are the well-known members of a message: the raw values
+// of those it has, and a bit per well-known name seen.
+type envFields struct {
+	jsonrpc, id, method, params []byte
+	seen                        uint8
+}
+
+// add records the value v of the well-known member k. It returns false
+// when k was seen before.
+func (f *envFields) add(k int, v []byte) bool {
+	if f.seen&(1<<k) != 0 {
+		return false
+	}
+	f.seen |= 1 << k
+	switch k {
+	case nameJSONRPC:
+		f.jsonrpc = v
+	case nameID:
+		f.id = v
+	case nameMethod:
+		f.method = v
+	case nameParams:
+		f.params = v
+	}
+	return true
+}
+
+// recorded reads the members the scanner recorded into f: one pass in
+// which well-known names are told apart by a bit each, so that only
+// unknown names need comparing with one another. It returns the offset
+// of the first repeated name (the quote opening it), or -1.
+func (e *envelope) recorded(body []byte, members []member, f *envFields) int {
+	e.names = e.names[:0]
+	e.index = e.index[:0]
+	e.buf = e.buf[:0]
+	for i := range members {
+		// mb points to the member rather than copying it: the scanner
+		// stored its fields one by one, and a block copy would load
+		// them in wider words, which stalls store forwarding.
+		mb := &members[i]
+		var k int
+		if !mb.nameEsc {
+			k = classifyRaw(body, mb.nameStart, mb.nameEnd)
+			if k == nameOther {
+				e.names = append(e.names, body[mb.nameStart:mb.nameEnd])
+				e.index = append(e.index, int32(i))
+				continue
+			}
+		} else {
+			start := len(e.buf)
+			e.buf = appendUnescaped(e.buf, body[mb.nameStart:mb.nameEnd])
+			k = classifyName(e.buf[start:])
+			if k == nameOther {
+				e.names = append(e.names, e.buf[start:])
+				e.index = append(e.index, int32(i))
+				continue
+			}
+		}
+		if !f.add(k, body[mb.valStart:mb.valEnd]) {
+			return mb.nameStart - 1
+		}
+	}
+	if len(e.names) > 1 {
+		if d := e.duplicate(); d >= 0 {
+			return members[e.index[d]].nameStart - 1
+		}
+	}
+	return -1
+}
+
+// walk is recorded for an object of more members than the scanner
+// records: it walks the body for all of them, and finds repeated unknown
+// names with a nameSet (names.go) rather than a list of names. A
+// repeated well-known name is reported where it is met, a repeated
+// unknown one after the walk.
+func (e *envelope) walk(body []byte, f *envFields) int {
+	e.buf = e.buf[:0]
+	var it Members
+	n := 0
+	for it.Reset(body); it.Next(); {
+		n++
+	}
+	set := getNameSet(body, n)
+	defer set.release()
+	dupAt := -1 // the offset of the first repeated unknown name
+	for it.Reset(body); it.Next(); {
+		ns := nameOffset(body, it.name) + 1
+		var k int
+		if !it.esc {
+			k = classifyRaw(body, ns, ns+len(it.name))
+		} else {
+			start := len(e.buf)
+			e.buf = appendUnescaped(e.buf, it.name)
+			k = classifyName(e.buf[start:])
+			e.buf = e.buf[:start] // the set unescapes on its own
+		}
+		if k == nameOther {
+			if set.add(ns-1) && dupAt < 0 {
+				dupAt = ns - 1
+			}
+			continue
+		}
+		if !f.add(k, it.value) {
+			return ns - 1
+		}
+	}
+	return dupAt
 }
 
 func (m *Message) invalid(off int64, reason string) error {
