@@ -212,10 +212,11 @@ value: // sTop, sValue or sArrFirst
 		s.member.valStart = i
 	}
 	tok = i
-	switch valueClass[c] {
-	case vString:
+	if c == '"' { // the commonest value, without the switch's indirect jump
 		i++
 		goto str
+	}
+	switch valueClass[c] {
 	case vObject:
 		if depth >= s.maxDepth {
 			goto tooDeep
