@@ -113,6 +113,3 @@ func (s *nameSet) name(off int) ([]byte, bool) {
 // nameOffset returns where the opening quote of name, the current name
 // of a Members iteration over obj, is in obj.
 func nameOffset(obj, name []byte) int { return cap(obj) - cap(name) - 1 }
-
-// valueOffset returns where v, a subslice of obj, starts in obj.
-func valueOffset(obj, v []byte) int { return cap(obj) - cap(v) }
