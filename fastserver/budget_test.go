@@ -86,12 +86,14 @@ func TestMinBodyRate(t *testing.T) {
 	slow.c.Close()
 	<-done
 
-	// 400 bytes every 100 ms: 4 KB/s, twice the rate: answered.
+	// 800 bytes every 100 ms: 8 KB/s, four times the rate (a loaded
+	// machine may stretch a sleep; twice the rate was cut off once under
+	// -race), still arriving over ~500 ms, past the grace: answered.
 	fast := dial(t, addr)
-	fast.send(raw[:head+400])
-	for i := head + 400; i < len(raw); i += 400 {
+	fast.send(raw[:head+800])
+	for i := head + 800; i < len(raw); i += 800 {
 		time.Sleep(100 * time.Millisecond)
-		fast.send(raw[i:min(i+400, len(raw))])
+		fast.send(raw[i:min(i+800, len(raw))])
 	}
 	want{200, 0, `"r"`, "", ""}.check(t, fast.read())
 
