@@ -25,11 +25,15 @@
 //	floor          fasthttp, a fixed answer with the id and text spliced in
 //	               by a byte scan: no JSON parsing (the floor of TARGETS.md)
 //
-// and a diagnostic (see Diagnostics), run in-process only:
+// and diagnostics (see Diagnostics), which the load matrix runs only
+// when ONLY names them:
 //
 //	floor-stream   the floor's handler behind fasthttp configured as
 //	               fastserver configures it (streamed body, its buffer
 //	               sizes and headers)
+//	floor-spin     floor-stream burning, per request, the CPU time
+//	               rpcedge's pipeline adds in process (BENCH_FLOOR_SPIN_NS,
+//	               default FloorSpinNanos), without system calls
 //
 // None of them pins a core or sets GOMAXPROCS: the caller does
 // (taskset, the GOMAXPROCS variable, b.RunParallel).

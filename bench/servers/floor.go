@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -162,4 +166,67 @@ func serveFloorStream(ctx *fasthttp.RequestCtx) {
 	floorAnswer(ctx, body)
 	*bp = body
 	floorBufs.Put(bp)
+}
+
+// newFloorSpin is a diagnostic: floor-stream, whose handler then burns
+// the CPU time rpcedge's pipeline adds above fasthttp in process
+// (FloorSpinNanos, from BenchmarkPipeline: rpcedge − floor-stream) in a
+// loop that makes no system call and touches no memory. Under load it
+// tells whether rpcedge's extra server CPU per request is that in-process
+// cost alone, or the in-process cost made larger by the way a slower
+// server meets the client (fewer requests per wake-up, more of them each
+// needing its own packets, ACKs and scheduling).
+func newFloorSpin() (Server, error) {
+	s, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, err
+	}
+	n := spinCalibrate(floorSpinNanos())
+	hs := s.FastHTTPServer(func(ctx *fasthttp.RequestCtx) {
+		spinSink.Add(spin(n))
+		serveFloorStream(ctx)
+	})
+	return fastServer{hs}, nil
+}
+
+// FloorSpinNanos is floor-spin's default burn per request, in ns; the
+// environment variable BENCH_FLOOR_SPIN_NS overrides it.
+const FloorSpinNanos = 1200
+
+func floorSpinNanos() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_FLOOR_SPIN_NS")); err == nil && v >= 0 {
+		return v
+	}
+	return FloorSpinNanos
+}
+
+var spinSink atomic.Uint64
+
+// spin runs n rounds of a dependent multiply-add chain (a few cycles
+// each, nothing the compiler can drop: the result is kept).
+func spin(n int) uint64 {
+	x := uint64(n) | 1
+	for i := 0; i < n; i++ {
+		x = x*0x9e3779b97f4a7c15 + uint64(i)
+	}
+	return x
+}
+
+// spinCalibrate returns the rounds of spin that take ns nanoseconds of
+// CPU on this machine: the fastest of 20 timings of 1 ms worth, so that
+// a preempted timing does not shorten the burn.
+func spinCalibrate(ns int) int {
+	if ns == 0 {
+		return 0
+	}
+	const probe = 1 << 16
+	best := time.Duration(1 << 62)
+	for range 20 {
+		t := time.Now()
+		spinSink.Add(spin(probe))
+		if d := time.Since(t); d < best {
+			best = d
+		}
+	}
+	return int(float64(probe) * float64(ns) / float64(best.Nanoseconds()))
 }

@@ -35,6 +35,8 @@ const (
 
 	// FloorStream is a diagnostic (see Diagnostics).
 	FloorStream = "floor-stream"
+	// FloorSpin is a diagnostic (see Diagnostics).
+	FloorSpin = "floor-spin"
 )
 
 var constructors = map[string]func() (Server, error){
@@ -45,6 +47,7 @@ var constructors = map[string]func() (Server, error){
 	FastHTTPJSON: newFastHTTPJSON,
 	Floor:        newFloor,
 	FloorStream:  newFloorStream,
+	FloorSpin:    newFloorSpin,
 }
 
 // Names returns the candidate names in the order the reports list them.
@@ -55,8 +58,9 @@ func Names() []string {
 // Diagnostics returns servers that are not candidates but help explain
 // the differences between them: BenchmarkServe runs them, the load matrix
 // does not. floor-stream is the floor behind fasthttp configured as
-// rpcedge's fastserver configures it.
-func Diagnostics() []string { return []string{FloorStream} }
+// rpcedge's fastserver configures it; floor-spin is floor-stream burning
+// rpcedge's in-process pipeline cost per request (newFloorSpin).
+func Diagnostics() []string { return []string{FloorStream, FloorSpin} }
 
 // New returns the candidate or diagnostic called name.
 func New(name string) (Server, error) {
