@@ -125,7 +125,13 @@ type Config struct {
 	// Default 8 KiB.
 	MaxHeaderBytes int
 	// ReadTimeout, WriteTimeout and IdleTimeout close slow or idle
-	// connections. Defaults 10 s, 10 s, 60 s.
+	// connections: ReadTimeout bounds a request's headers and body (from
+	// its first byte; a connection's first request from its acceptance),
+	// WriteTimeout the writing of an answer (each write of a streamed
+	// one), IdleTimeout the wait between requests. They take effect no
+	// earlier than set and at most two watchdog ticks later (package
+	// documentation, "Connection timeouts"); the handler's run is bounded
+	// by HandlerTimeout instead. Defaults 10 s, 10 s, 60 s.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxConns bounds the connections open at once, those draining after
 	// an early answer included: past it a plain 503 and the connection is

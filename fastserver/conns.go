@@ -22,9 +22,10 @@ import (
 // capListener bounds the connections open at once.
 type capListener struct {
 	net.Listener
-	open *atomic.Int64
-	max  int64
-	tls  bool // the connections speak TLS: one past the cap is closed without a word
+	open  *atomic.Int64
+	max   int64
+	tls   bool      // the connections speak TLS: one past the cap is closed without a word
+	conns *connList // where each accepted connection is watched for its timeouts (conntime.go); nil: not watched (net/http keeps its own)
 }
 
 // over503 is the answer past the cap.
@@ -52,20 +53,38 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetKeepAlive(true)
 		}
-		return &capConn{Conn: c, open: l.open}, nil
+		cc := &capConn{Conn: c, open: l.open, list: l.conns}
+		if l.conns != nil {
+			l.conns.add(cc)
+		}
+		return cc, nil
 	}
 }
 
-// capConn is an accepted connection, counted until it is closed.
+// capConn is an accepted connection, counted until it is closed and
+// watched for its timeouts (conntime.go) until then.
 type capConn struct {
 	net.Conn
-	open   *atomic.Int64
-	closed atomic.Bool
+	open     *atomic.Int64
+	closed   atomic.Bool
+	hijacked atomic.Bool // fasthttp handed it to an early answer
+
+	phase atomic.Uint64 // phase | coarse start << connPhaseBits
+	list  *connList
+	// under list's mutex: the links, and the phase word the watchdog saw
+	// last and when (conntime.go)
+	prev, next *capConn
+	listed     bool
+	seenWord   uint64
+	seenAt     int64
 }
 
 func (c *capConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
 		c.open.Add(-1)
+		if c.list != nil {
+			c.list.remove(c)
+		}
 	}
 	return c.Conn.Close()
 }

@@ -111,6 +111,8 @@ func (d *deadlineCtx) Value(any) any { return nil }
 type watchdog struct {
 	mu      sync.Mutex
 	head    *deadlineCtx
+	conns   connList     // connections Serve accepted (conntime.go)
+	limits  connTimeouts // and their phases' timeouts
 	tick    time.Duration
 	rate    int64 // minimum body data rate, bytes per second
 	grace   int64 // before the rate applies, nanoseconds
@@ -119,11 +121,24 @@ type watchdog struct {
 	quit    sync.Once
 }
 
-func newWatchdog(timeout time.Duration, rate int64, grace time.Duration) *watchdog {
-	tick := timeout / 20
+// newWatchdog returns the watchdog of handlers with deadline timeout and
+// of connections with the read, write and idle timeouts (0: none). It
+// ticks every twentieth of the shortest of them, at least every 100 ms,
+// at most every 5 ms.
+func newWatchdog(timeout time.Duration, rate int64, grace time.Duration, read, write, idle time.Duration) *watchdog {
+	shortest := timeout
+	for _, d := range []time.Duration{read, write, idle} {
+		if d > 0 {
+			shortest = min(shortest, d)
+		}
+	}
+	tick := shortest / 20
 	tick = max(tick, 5*time.Millisecond)
 	tick = min(tick, 100*time.Millisecond)
-	return &watchdog{tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{})}
+	return &watchdog{
+		tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{}),
+		limits: connTimeouts{read: read.Milliseconds(), write: write.Milliseconds(), idle: idle.Milliseconds(), slack: tick.Milliseconds() + 1},
+	}
 }
 
 // tooSlow reports whether d's body, begun at d.bodyStart with n bytes in
@@ -154,6 +169,9 @@ func (w *watchdog) run() {
 		case <-w.stopped:
 			return
 		case <-t.C:
+			ms := connNow()
+			advanceClock(ms)
+			w.conns.sweep(ms, &w.limits)
 			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for d := w.head; d != nil; d = d.next {

@@ -180,4 +180,19 @@
 // handler deadlines come from one watchdog goroutine rather than a timer
 // per request. fasthttp's connection loop itself allocates 24 bytes after
 // each streamed request (the io.LimitReader of its requestStream.discard).
+//
+// # Connection timeouts
+//
+// Config.ReadTimeout, WriteTimeout and IdleTimeout are enforced by the
+// same watchdog, not by fasthttp's per-request deadlines (three clock
+// reads and three timer updates a request, 5–8 % of a small request's
+// CPU): each connection Serve or ServeConn serves is in a phase (reading a
+// request, its handler running, writing the answer, idle) and the
+// watchdog gives one that overstays its phase an expired deadline, so the
+// blocked read or write fails as fasthttp's own deadline would have made
+// it fail. A timeout takes effect no earlier than configured and at most
+// two watchdog ticks later (a tick is a twentieth of the shortest timeout,
+// between 5 and 100 ms). A handler's run has no connection timeout (the
+// handler deadline bounds it), and a streamed answer gives each write its
+// own WriteTimeout.
 package fastserver

@@ -35,6 +35,7 @@ type Server struct {
 	zstd      zstdEncoder // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
 
 	open     atomic.Int64 // connections open, hijacked ones included
+	served   atomic.Int64 // connections ServeConn serves (not capped, not counted in open)
 	netMu    sync.Mutex
 	net      []*http.Server // ServeNetHTTP's servers
 	entered  atomic.Uint64  // POST requests whose handler was entered
@@ -122,7 +123,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
-	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace)
+	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
 	s.metrics = newServerMetrics(s.endpoints)
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
@@ -138,16 +139,16 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 // newHTTP returns the fasthttp.Server that serves s.
 func (s *Server) newHTTP() *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:                       s.serve,
-		ErrorHandler:                  s.errorHandler,
-		ExpectHandler:                 s.expectHandler,
-		Name:                          "rpcedge",
-		Concurrency:                   s.cfg.MaxConns,
-		ReadBufferSize:                s.cfg.MaxHeaderBytes,
-		WriteBufferSize:               16 << 10,
-		ReadTimeout:                   s.cfg.ReadTimeout,
-		WriteTimeout:                  s.cfg.WriteTimeout,
-		IdleTimeout:                   s.cfg.IdleTimeout,
+		Handler:         s.serveTimed,
+		ErrorHandler:    s.errorHandler,
+		ExpectHandler:   s.expectHandler,
+		Name:            "rpcedge",
+		Concurrency:     s.cfg.MaxConns,
+		ReadBufferSize:  s.cfg.MaxHeaderBytes,
+		WriteBufferSize: 16 << 10,
+		// ReadTimeout, WriteTimeout and IdleTimeout are the watchdog's
+		// (conntime.go): fasthttp's would cost three deadlines a request.
+		ConnState:                     connState,
 		MaxRequestBodySize:            1, // prefetch one byte; the decoder enforces the ceiling
 		StreamRequestBody:             true,
 		NoDefaultContentType:          true,
@@ -242,7 +243,8 @@ func (s *Server) Run(ctx context.Context) error {
 // Config.TLS is set. It returns nil after a clean shutdown.
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
-	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil}
+	s.running.ensure() // the connections' timeouts
+	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil, conns: &s.running.conns}
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
@@ -256,21 +258,56 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // ServeConn serves the requests of one connection that the caller
-// accepted, with the same fasthttp configuration Serve uses, and returns
-// when the connection is done (closed by either side, or hijacked by an
-// early answer). The connection cap (Config.MaxConns) and TLS are Serve's:
-// ServeConn applies neither. It serves in-memory connections for
-// benchmarks and tests, and listeners of the caller's own.
+// accepted, with the same fasthttp configuration and timeouts Serve uses,
+// and returns when the connection is done (closed by either side, or
+// hijacked by an early answer). The connection cap (Config.MaxConns) and
+// TLS are Serve's: ServeConn applies neither. It serves in-memory
+// connections for benchmarks and tests, and listeners of the caller's own.
 func (s *Server) ServeConn(c net.Conn) error {
 	s.serving.Store(true)
-	return s.http.ServeConn(c)
+	s.running.ensure()
+	cc := servedConns.Get().(*capConn)
+	cc.Conn, cc.open, cc.list = c, &s.served, &s.running.conns
+	cc.closed.Store(false)
+	cc.hijacked.Store(false)
+	s.served.Add(1)
+	cc.list.add(cc)
+	err := s.http.ServeConn(cc)
+	if !cc.hijacked.Load() {
+		// fasthttp closed it (and so took it off the list); a hijacked
+		// one lives on with its early answer.
+		if !cc.closed.Load() {
+			cc.Close()
+		}
+		cc.Conn = nil
+		servedConns.Put(cc)
+	}
+	return err
+}
+
+// servedConns are ServeConn's wrappers, reused: a connection served in
+// memory costs no allocation.
+var servedConns = sync.Pool{New: func() any { return new(capConn) }}
+
+// serveTimed is the fasthttp handler: serve, then the connection's next
+// phase for its timeouts (conntime.go): writing the answer, or none for
+// a streamed answer, which gives each write its own deadline.
+func (s *Server) serveTimed(ctx *fasthttp.RequestCtx) {
+	s.serve(ctx)
+	if ctx.Response.IsBodyStream() {
+		markConn(ctx, connFree)
+	} else {
+		markConn(ctx, connWriting)
+	}
 }
 
 // FastHTTPServer returns a new fasthttp.Server configured exactly as s
-// serves (buffer sizes, timeouts, the body prefetch and streaming, the
-// hooks that decide before the body is read), around h instead of s's
-// own handler: a baseline that pays what the configuration costs and
-// none of the pipeline, for benchmarks.
+// serves (buffer sizes, the body prefetch and streaming, the hooks that
+// decide before the body is read, the connection-state hook), around h
+// instead of s's own handler: a baseline that pays what the configuration
+// costs and none of the pipeline, for benchmarks. The connection timeouts
+// are s's watchdog's and apply to the connections Serve and ServeConn
+// accept, not to those the returned server accepts itself.
 func (s *Server) FastHTTPServer(h fasthttp.RequestHandler) *fasthttp.Server {
 	hs := s.newHTTP()
 	hs.Handler = h
@@ -586,6 +623,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	c.enter(stageDecode)
 	err := s.readBody(c, stream, enc, whole, length)
 	s.running.remove(&c.dl)
+	markConn(ctx, connHandling) // the body is in: no read timeout while the handler runs
 	c.dl.conn = nil
 	c.dl.bodyStart = 0
 	if err != nil {

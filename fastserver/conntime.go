@@ -1,0 +1,200 @@
+package fastserver
+
+import (
+	"crypto/tls"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// NOTE: connection timeouts on the watchdog.
+//
+// fasthttp enforces ReadTimeout, WriteTimeout and IdleTimeout by setting a
+// deadline on the connection three times for every keep-alive request
+// (idle, read, write): three clock reads and three updates of the
+// runtime's timers, 6–8 % of a small request's server CPU under load
+// (floor-stream with and without them; README, "Serving at the floor").
+// Serve instead leaves fasthttp's timeouts at zero and keeps every
+// connection it accepted in a list, with the phase it is in and when that
+// phase began, read from the watchdog's coarse clock: fasthttp's
+// connection-state hook moves a connection to reading (a request's first
+// byte; the connection's acceptance for its first request) and to idle
+// (the answer written), the handler moves it to handling once the body is
+// read and to writing when it returns. On its tick the watchdog gives a
+// connection that stayed in a phase longer than that phase's timeout an
+// expired deadline, so the read or write it is blocked in (or its next
+// one) fails as fasthttp's own deadline would have made it fail, and
+// fasthttp answers and closes as it did. A timeout is honoured no earlier
+// than it was configured and at most two ticks later. Handling has no
+// connection timeout (the handler deadline bounds it); nor do streamed
+// answers (Stream gives each write its own deadline) and hijacked
+// connections (an early answer sets its own).
+
+// Connection phases. A phase and the coarse time it began are stored
+// together in one word, so that the watchdog never pairs one phase with
+// another's start.
+const (
+	connReading   = iota + 1 // headers and body: ReadTimeout
+	connHandling             // the handler runs: no connection timeout
+	connWriting              // the answer is written: WriteTimeout
+	connIdle                 // between requests: IdleTimeout
+	connFree                 // streamed, hijacked or closed: not watched
+	connPhaseBits = 3
+)
+
+// connClock is the watchdog's coarse clock: milliseconds since the
+// process's first server, advanced on every tick.
+var (
+	connEpoch = time.Now()
+	connClock atomic.Int64
+)
+
+func connNow() int64 { return time.Since(connEpoch).Milliseconds() }
+
+// connTimeouts are the limits of the watched phases, in milliseconds
+// (0: none), and the slack added to each: one tick, because a phase's
+// start is read from the coarse clock, which may be a tick behind.
+type connTimeouts struct {
+	read, write, idle int64
+	slack             int64
+}
+
+func (t *connTimeouts) limit(phase uint64) int64 {
+	switch phase {
+	case connReading:
+		return t.read
+	case connWriting:
+		return t.write
+	case connIdle:
+		return t.idle
+	}
+	return 0
+}
+
+// connList is the list of watched connections.
+type connList struct {
+	mu   sync.Mutex
+	head *capConn
+}
+
+func (l *connList) add(c *capConn) {
+	c.setPhase(connReading)
+	l.mu.Lock()
+	c.prev, c.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = c
+	}
+	l.head = c
+	c.listed = true
+	l.mu.Unlock()
+}
+
+func (l *connList) remove(c *capConn) {
+	l.mu.Lock()
+	if c.listed {
+		if c.prev != nil {
+			c.prev.next = c.next
+		} else {
+			l.head = c.next
+		}
+		if c.next != nil {
+			c.next.prev = c.prev
+		}
+		c.prev, c.next, c.listed = nil, nil, false
+	}
+	l.mu.Unlock()
+}
+
+// expired is a deadline that has passed.
+var expired = time.Unix(1, 0)
+
+// sweep gives every connection that overstayed its phase an expired
+// deadline: the read deadline for reading and idle (fasthttp then answers
+// a request cut off in its headers as its own ReadTimeout would have had
+// it), both for writing. A phase is timed from the first sweep that saw
+// it, not from its coarse start, so that a watchdog kept off the CPU can
+// only make a cut later, never earlier; the slack of one tick covers a
+// phase word that recurred unchanged within one tick.
+func (l *connList) sweep(now int64, t *connTimeouts) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := l.head; c != nil; c = c.next {
+		w := c.phase.Load()
+		if w != c.seenWord {
+			c.seenWord, c.seenAt = w, now
+			continue
+		}
+		phase := w & (1<<connPhaseBits - 1)
+		lim := t.limit(phase)
+		if lim == 0 || now-c.seenAt <= lim+t.slack {
+			continue
+		}
+		if !c.phase.CompareAndSwap(w, connFree) {
+			continue // it moved on just now
+		}
+		if phase == connWriting {
+			c.Conn.SetDeadline(expired)
+		} else {
+			c.Conn.SetReadDeadline(expired)
+		}
+	}
+}
+
+// advanceClock moves the coarse clock forward to ms.
+func advanceClock(ms int64) {
+	for {
+		old := connClock.Load()
+		if ms <= old || connClock.CompareAndSwap(old, ms) {
+			return
+		}
+	}
+}
+
+// setPhase moves c to phase, begun now by the coarse clock.
+func (c *capConn) setPhase(phase uint64) {
+	c.phase.Store(uint64(connClock.Load())<<connPhaseBits | phase)
+}
+
+// watchedConn returns the capConn under nc (a TLS connection's included),
+// or nil for a connection Serve did not accept.
+func watchedConn(nc net.Conn) *capConn {
+	switch c := nc.(type) {
+	case *capConn:
+		return c
+	case *tls.Conn:
+		cc, _ := c.NetConn().(*capConn)
+		return cc
+	}
+	return nil
+}
+
+// connState is fasthttp's connection-state hook: a request's first byte
+// starts its reading phase, a written answer the idle phase.
+func connState(nc net.Conn, st fasthttp.ConnState) {
+	c := watchedConn(nc)
+	if c == nil {
+		return
+	}
+	switch st {
+	case fasthttp.StateActive:
+		c.setPhase(connReading)
+	case fasthttp.StateIdle:
+		c.setPhase(connIdle)
+	case fasthttp.StateHijacked:
+		c.hijacked.Store(true)
+		c.setPhase(connFree)
+	case fasthttp.StateClosed:
+		c.setPhase(connFree)
+	}
+}
+
+// markConn moves the request's connection to phase (connHandling once
+// the body is read, connWriting or connFree when the handler returns).
+func markConn(ctx *fasthttp.RequestCtx, phase uint64) {
+	if c := watchedConn(ctx.Conn()); c != nil {
+		c.setPhase(phase)
+	}
+}

@@ -1,0 +1,219 @@
+package fastserver
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// The connection timeouts (conntime.go) cut a connection no earlier than
+// configured and soon after, whichever way the client stalls: the first
+// request's headers, a keep-alive request's headers, a body, between
+// requests. Each start is taken on the client before the server can have
+// begun the phase, so a cut measured sooner than the timeout is a cut
+// made too early.
+func TestConnTimeoutBounds(t *testing.T) {
+	const d = 400 * time.Millisecond
+	_, addr := serve(t, Config{ReadTimeout: d, IdleTimeout: d, WriteTimeout: d, DrainTimeout: 100 * time.Millisecond})
+	closedAfter := func(c *conn, start time.Time, what string) {
+		t.Helper()
+		c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+		_, err := io.Copy(io.Discard, c.br) // an answer (408, 400) may come first
+		took := time.Since(start)
+		switch {
+		case isTimeout(err):
+			t.Errorf("%s: not closed within %v", what, ioTimeout)
+		case took < d:
+			t.Errorf("%s: closed after %v, before the %v timeout", what, took, d)
+		case took > d+1500*time.Millisecond:
+			t.Errorf("%s: closed after %v, want soon after %v", what, took, d)
+		default:
+			t.Logf("%s: closed after %v", what, took.Round(time.Millisecond))
+		}
+	}
+	for i := range 2 { // a connection's wrapper may be reused
+		start := time.Now()
+		c := dial(t, addr)
+		c.send("POST " + pathRPC + " HTTP/1.1\r\nHost: a\r\nContent-Le")
+		closedAfter(c, start, "the first request's headers stalled")
+
+		c = dial(t, addr)
+		id := strconv.Itoa(100 + i)
+		want{200, 0, id, `{"k":` + id + `}`, ""}.check(t, c.do(post(pathRPC, `{"jsonrpc":"2.0","id":`+id+`,"method":"echo","params":{"k":`+id+`}}`)))
+		start = time.Now()
+		c.send("POST " + pathRPC + " HTTP/1.1\r\nHo")
+		closedAfter(c, start, "a keep-alive request's headers stalled")
+
+		start = time.Now()
+		c = dial(t, addr)
+		c.send(post(pathRPC, `{"jsonrpc":"2.0","id":`, "Content-Length: 100"))
+		closedAfter(c, start, "a body stalled")
+
+		c = dial(t, addr)
+		start = time.Now()
+		want{200, 0, `"i"`, `null`, ""}.check(t, c.do(post(pathRPC, `{"jsonrpc":"2.0","id":"i","method":"echo"}`)))
+		closedAfter(c, start, "idle after an answer")
+	}
+}
+
+// No connection timeout runs while the handler does: a handler slower
+// than every connection timeout (the handler deadline is longer) is
+// answered, and its connection serves on, pipelined requests included.
+func TestConnTimeoutSparesHandler(t *testing.T) {
+	if netHTTP {
+		t.Skip("net/http's WriteTimeout runs from the end of the request's headers, the handler's time included")
+	}
+	const d = 150 * time.Millisecond // sleepyFor (400 ms) is longer
+	_, addr := serve(t, Config{ReadTimeout: d, IdleTimeout: d, WriteTimeout: d, HandlerTimeout: 5 * time.Second})
+	c := dial(t, addr)
+	want{200, 0, `"s1"`, `"slept"`, ""}.check(t, c.do(post(pathRPC, `{"jsonrpc":"2.0","id":"s1","method":"sleep"}`)))
+	c.expectOpen()
+	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":"s2","method":"sleep"}`) + post(pathRPC, `{"jsonrpc":"2.0","id":"e","method":"echo","params":{"k":2}}`))
+	want{200, 0, `"s2"`, `"slept"`, ""}.check(t, c.read())
+	want{200, 0, `"e"`, `{"k":2}`, ""}.check(t, c.read())
+	c.expectOpen()
+}
+
+// A client that stops reading a large answer is cut off once the write
+// has been stalled for WriteTimeout: the server does not hold the
+// connection (and its answer) open for it.
+func TestConnTimeoutWrite(t *testing.T) {
+	const d = 300 * time.Millisecond
+	s, addr := serve(t, Config{ReadTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, WriteTimeout: d})
+	dl := net.Dialer{Timeout: ioTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return serr
+	}}
+	nc, err := dl.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	c := newConn(t, nc)
+	const n = 32 << 20 // more than the kernel buffers hold
+	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":"w","method":"big","params":{"n":`+strconv.Itoa(n)+`}}`))
+	time.Sleep(d + 1500*time.Millisecond) // stalled, then cut
+	nc.SetReadDeadline(time.Now().Add(ioTimeout))
+	got, err := io.Copy(io.Discard, nc)
+	if got >= n {
+		t.Fatalf("the whole %d-byte answer arrived (%d bytes): the stalled write was not cut", n, got)
+	}
+	if isTimeout(err) {
+		t.Fatalf("after %d bytes the connection stayed open", got)
+	}
+	t.Logf("cut after %d of %d bytes (%v)", got, n, err)
+	waitFor(t, "the connection closed on the server", func() bool { return s.open.Load() == 0 })
+}
+
+// ServeConn's connections have the same timeouts: an idle one is closed.
+func TestConnTimeoutServeConn(t *testing.T) {
+	s, err := New(Config{IdleTimeout: 200 * time.Millisecond, Logger: quietLogger}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(t.Context())
+	client, server := net.Pipe()
+	defer client.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.ServeConn(server) }()
+	go io.WriteString(client, post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"k":1}}`))
+	hr, err := http.ReadResponse(bufio.NewReader(client), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(hr.Body)
+	if hr.StatusCode != 200 || !strings.Contains(string(body), `"result":{"k":1}`) {
+		t.Fatalf("answer %d %s", hr.StatusCode, body)
+	}
+	start := time.Now()
+	select {
+	case <-done:
+		if took := time.Since(start); took < 150*time.Millisecond {
+			t.Errorf("closed after %v idle, before the 200ms timeout", took)
+		}
+	case <-time.After(ioTimeout):
+		t.Fatal("ServeConn's idle connection was never closed")
+	}
+}
+
+// The sweep times a phase from when it first saw it: a phase whose
+// coarse start is far in the past (a clock left behind) is not cut early,
+// and a connection that moved to another phase is not cut at all.
+func TestConnSweepNeverEarly(t *testing.T) {
+	var l connList
+	lim := connTimeouts{read: 100, write: 100, idle: 100, slack: 10}
+	a, b := &fakeDeadlines{}, &fakeDeadlines{}
+	open := new(atomic.Int64)
+	ca, cb := &capConn{Conn: a, list: &l, open: open}, &capConn{Conn: b, list: &l, open: open}
+	l.add(ca)
+	l.add(cb)
+	ca.phase.Store(0<<connPhaseBits | connReading) // began "at 0", long before now
+	cb.phase.Store(0<<connPhaseBits | connHandling)
+	now := int64(1_000_000)
+	l.sweep(now, &lim) // first sight
+	l.sweep(now+100, &lim)
+	if a.read != 0 {
+		t.Fatalf("cut after 100 ms seen, within the 100+10 ms limit")
+	}
+	l.sweep(now+111, &lim)
+	if a.read != 1 || a.write != 0 {
+		t.Fatalf("reading overstayed: read deadlines %d, write %d; want 1, 0", a.read, a.write)
+	}
+	l.sweep(now+500, &lim)
+	if a.read != 1 {
+		t.Errorf("cut twice")
+	}
+	if b.read+b.write != 0 {
+		t.Errorf("a handling connection was cut")
+	}
+	cb.setPhase(connWriting)
+	l.sweep(now+600, &lim)
+	cb.setPhase(connIdle) // moved on before the limit
+	l.sweep(now+650, &lim)
+	l.sweep(now+740, &lim)
+	if b.read+b.write != 0 {
+		t.Errorf("a connection that changed phase was cut")
+	}
+	l.sweep(now+761, &lim)
+	if b.read != 1 || b.write != 0 {
+		t.Errorf("idle overstayed: read deadlines %d, write %d; want 1, 0", b.read, b.write)
+	}
+	ca.Close()
+	cb.Close()
+	if l.head != nil {
+		t.Errorf("closed connections still listed")
+	}
+	var nilList capConn // not watched (net/http's): closing it is fine
+	nilList.Conn, nilList.open = &fakeDeadlines{}, new(atomic.Int64)
+	nilList.Close()
+}
+
+// fakeDeadlines counts the deadlines set on it.
+type fakeDeadlines struct {
+	net.Conn
+	read, write int
+}
+
+func (f *fakeDeadlines) SetReadDeadline(time.Time) error { f.read++; return nil }
+func (f *fakeDeadlines) SetDeadline(time.Time) error     { f.read++; f.write++; return nil }
+func (f *fakeDeadlines) Close() error                    { return nil }
+
+// The connection-state hook ignores connections Serve did not accept.
+func TestConnStateForeign(t *testing.T) {
+	connState(&fakeDeadlines{}, fasthttp.StateActive)
+	var ctx fasthttp.RequestCtx
+	markConn(&ctx, connWriting)
+	if watchedConn(nil) != nil || watchedConn(&fakeDeadlines{}) != nil {
+		t.Fatal("a connection Serve did not accept is watched")
+	}
+}
