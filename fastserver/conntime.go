@@ -28,7 +28,8 @@ import (
 // expired deadline, so the read or write it is blocked in (or its next
 // one) fails as fasthttp's own deadline would have made it fail, and
 // fasthttp answers and closes as it did. A timeout is honoured no earlier
-// than it was configured and at most two ticks later. Handling has no
+// than it was configured and at most two ticks later (one before a sweep
+// first sees the phase, one between sweeps). Handling has no
 // connection timeout (the handler deadline bounds it); nor do streamed
 // answers (Stream gives each write its own deadline) and hijacked
 // connections (an early answer sets its own).
@@ -55,11 +56,9 @@ var (
 func connNow() int64 { return time.Since(connEpoch).Milliseconds() }
 
 // connTimeouts are the limits of the watched phases, in milliseconds
-// (0: none), and the slack added to each: one tick, because a phase's
-// start is read from the coarse clock, which may be a tick behind.
+// (0: none).
 type connTimeouts struct {
 	read, write, idle int64
-	slack             int64
 }
 
 func (t *connTimeouts) limit(phase uint64) int64 {
@@ -115,21 +114,25 @@ var expired = time.Unix(1, 0)
 // deadline: the read deadline for reading and idle (fasthttp then answers
 // a request cut off in its headers as its own ReadTimeout would have had
 // it), both for writing. A phase is timed from the first sweep that saw
-// it, not from its coarse start, so that a watchdog kept off the CPU can
-// only make a cut later, never earlier; the slack of one tick covers a
-// phase word that recurred unchanged within one tick.
+// it, which is after it began, so a watchdog kept off the CPU can only
+// make a cut later, never earlier. A phase word is told from an earlier
+// occurrence of the same phase by its coarse start, which each tick
+// advances before it sweeps; a word stamped with this tick's own time may
+// still recur within it, so it is first counted on the next tick.
 func (l *connList) sweep(now int64, t *connTimeouts) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for c := l.head; c != nil; c = c.next {
 		w := c.phase.Load()
 		if w != c.seenWord {
-			c.seenWord, c.seenAt = w, now
+			if int64(w>>connPhaseBits) < now {
+				c.seenWord, c.seenAt = w, now
+			}
 			continue
 		}
 		phase := w & (1<<connPhaseBits - 1)
 		lim := t.limit(phase)
-		if lim == 0 || now-c.seenAt <= lim+t.slack {
+		if lim == 0 || now-c.seenAt <= lim {
 			continue
 		}
 		if !c.phase.CompareAndSwap(w, connFree) {

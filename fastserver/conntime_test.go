@@ -151,7 +151,7 @@ func TestConnTimeoutServeConn(t *testing.T) {
 // and a connection that moved to another phase is not cut at all.
 func TestConnSweepNeverEarly(t *testing.T) {
 	var l connList
-	lim := connTimeouts{read: 100, write: 100, idle: 100, slack: 10}
+	lim := connTimeouts{read: 100, write: 100, idle: 100}
 	a, b := &fakeDeadlines{}, &fakeDeadlines{}
 	open := new(atomic.Int64)
 	ca, cb := &capConn{Conn: a, list: &l, open: open}, &capConn{Conn: b, list: &l, open: open}
@@ -163,9 +163,9 @@ func TestConnSweepNeverEarly(t *testing.T) {
 	l.sweep(now, &lim) // first sight
 	l.sweep(now+100, &lim)
 	if a.read != 0 {
-		t.Fatalf("cut after 100 ms seen, within the 100+10 ms limit")
+		t.Fatalf("cut after 100 ms seen, at the 100 ms limit")
 	}
-	l.sweep(now+111, &lim)
+	l.sweep(now+101, &lim)
 	if a.read != 1 || a.write != 0 {
 		t.Fatalf("reading overstayed: read deadlines %d, write %d; want 1, 0", a.read, a.write)
 	}
@@ -180,13 +180,26 @@ func TestConnSweepNeverEarly(t *testing.T) {
 	l.sweep(now+600, &lim)
 	cb.setPhase(connIdle) // moved on before the limit
 	l.sweep(now+650, &lim)
-	l.sweep(now+740, &lim)
+	l.sweep(now+750, &lim)
 	if b.read+b.write != 0 {
 		t.Errorf("a connection that changed phase was cut")
 	}
-	l.sweep(now+761, &lim)
+	l.sweep(now+751, &lim)
 	if b.read != 1 || b.write != 0 {
 		t.Errorf("idle overstayed: read deadlines %d, write %d; want 1, 0", b.read, b.write)
+	}
+	// A phase stamped with the sweep's own time may recur within the
+	// tick: it is first counted on the next sweep.
+	cb.phase.Store(uint64(now+800)<<connPhaseBits | connReading)
+	l.sweep(now+800, &lim) // not counted yet
+	l.sweep(now+900, &lim) // first counted
+	l.sweep(now+1000, &lim)
+	if b.read != 1 {
+		t.Errorf("a phase stamped with its sweep's time was counted from that sweep")
+	}
+	l.sweep(now+1001, &lim)
+	if b.read != 2 {
+		t.Errorf("reading overstayed, counted from the sweep after its stamp: read deadlines %d, want 2", b.read)
 	}
 	ca.Close()
 	cb.Close()

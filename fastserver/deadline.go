@@ -137,7 +137,7 @@ func newWatchdog(timeout time.Duration, rate int64, grace time.Duration, read, w
 	tick = min(tick, 100*time.Millisecond)
 	return &watchdog{
 		tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{}),
-		limits: connTimeouts{read: read.Milliseconds(), write: write.Milliseconds(), idle: idle.Milliseconds(), slack: tick.Milliseconds() + 1},
+		limits: connTimeouts{read: read.Milliseconds(), write: write.Milliseconds(), idle: idle.Milliseconds()},
 	}
 }
 
