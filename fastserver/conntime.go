@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 )
 
@@ -56,9 +57,11 @@ var (
 func connNow() int64 { return time.Since(connEpoch).Milliseconds() }
 
 // connTimeouts are the limits of the watched phases, in milliseconds
-// (0: none).
+// (0: none), and the counters of the connections cut off in each (nil:
+// not counted).
 type connTimeouts struct {
 	read, write, idle int64
+	cut               *[connFree]*metrics.Counter
 }
 
 func (t *connTimeouts) limit(phase uint64) int64 {
@@ -142,6 +145,9 @@ func (l *connList) sweep(now int64, t *connTimeouts) {
 			c.Conn.SetDeadline(expired)
 		} else {
 			c.Conn.SetReadDeadline(expired)
+		}
+		if t.cut != nil {
+			t.cut[phase].Inc()
 		}
 	}
 }

@@ -63,6 +63,16 @@ func TestConnTimeoutBounds(t *testing.T) {
 		want{200, 0, `"i"`, `null`, ""}.check(t, c.do(post(pathRPC, `{"jsonrpc":"2.0","id":"i","method":"echo"}`)))
 		closedAfter(c, start, "idle after an answer")
 	}
+	if netHTTP {
+		return // net/http's own timeouts: not counted
+	}
+	m := roundTrip(t, addr, request("GET", "/metrics", ""))
+	for phase, n := range map[string]int{"read": 6, "idle": 2, "write": 0} {
+		line := `rpcedge_connection_timeouts_total{phase="` + phase + `"} ` + strconv.Itoa(n) + "\n"
+		if !strings.Contains(string(m.Body), line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
 }
 
 // No connection timeout runs while the handler does: a handler slower
@@ -113,6 +123,11 @@ func TestConnTimeoutWrite(t *testing.T) {
 	}
 	t.Logf("cut after %d of %d bytes (%v)", got, n, err)
 	waitFor(t, "the connection closed on the server", func() bool { return s.open.Load() == 0 })
+	if !netHTTP {
+		if v := s.metrics.connTimeouts[connWriting].Get(); v != 1 {
+			t.Errorf("write timeouts counted: %d, want 1", v)
+		}
+	}
 }
 
 // ServeConn's connections have the same timeouts: an idle one is closed.

@@ -28,6 +28,8 @@ import (
 //	rpcedge_streams_cut_total                             counter (streams whose final event was not written)
 //	rpcedge_stream_events_total                           counter (writes of events)
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
+//	rpcedge_connection_timeouts_total{phase}              counter (connections cut off by ReadTimeout,
+//	                                                      WriteTimeout or IdleTimeout: phase read, write, idle)
 //
 // method is a registered method's name or "other" (unregistered names
 // never become labels); code is the JSON-RPC error code or "none" for a
@@ -41,6 +43,9 @@ type serverMetrics struct {
 	timeouts *metrics.Counter
 	// slowBodies counts bodies cut off for their data rate.
 	slowBodies *metrics.Counter
+	// connTimeouts counts connections the watchdog cut off, by the phase
+	// that overstayed (connReading, connWriting, connIdle).
+	connTimeouts [connFree]*metrics.Counter
 
 	streamsStarted, streamsCut, streamEvents *metrics.Counter
 	latency                                  map[*endpoint]*metrics.PrometheusHistogram
@@ -73,6 +78,9 @@ func newServerMetrics(eps map[string]*endpoint) *serverMetrics {
 	}
 	m.timeouts = m.set.NewCounter("rpcedge_handler_timeouts_total")
 	m.slowBodies = m.set.NewCounter("rpcedge_slow_bodies_total")
+	for phase, name := range map[int]string{connReading: "read", connWriting: "write", connIdle: "idle"} {
+		m.connTimeouts[phase] = m.set.NewCounter(`rpcedge_connection_timeouts_total{phase="` + name + `"}`)
+	}
 	for path, ep := range eps {
 		q := strconv.Quote(path)
 		m.latency[ep] = m.set.NewPrometheusHistogram("rpcedge_request_duration_seconds{endpoint=" + q + "}")

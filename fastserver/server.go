@@ -125,6 +125,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
 	s.metrics = newServerMetrics(s.endpoints)
+	s.running.limits.cut = &s.metrics.connTimeouts
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
