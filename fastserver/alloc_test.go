@@ -41,17 +41,24 @@ func (c *memConn) SetWriteDeadline(t time.Time) error { return nil }
 const allocBatch = 16
 
 // allocRequests returns batches of allocBatch pipelined requests made by
-// body(n), the n-th body.
-func allocRequests(batches int, body func(n int) string) [][]byte {
+// body(n), the n-th body, with the extra header fields hdr.
+func allocRequests(batches int, body func(n int) string, hdr ...string) [][]byte {
 	out := make([][]byte, batches)
 	for b := range out {
 		var buf bytes.Buffer
 		for i := range allocBatch {
-			buf.WriteString(post(pathRPC, body(b*allocBatch+i), "User-Agent: alloc-test", "Accept: application/json, text/event-stream"))
+			buf.WriteString(post(pathRPC, body(b*allocBatch+i), append([]string{"User-Agent: alloc-test", "Accept: application/json, text/event-stream"}, hdr...)...))
 		}
 		out[b] = buf.Bytes()
 	}
 	return out
+}
+
+// bigEchoBody is echoBody with a text long enough for its answer to be
+// compressed (over CompressMinBytes), varied per request.
+func bigEchoBody(n int) string {
+	text := strings.Repeat("tool output line "+strconv.Itoa(n)+"; ", 60+n%40)
+	return `{"jsonrpc":"2.0","id":` + allocID(n) + `,"method":"echo","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`
 }
 
 // allocID returns a varied id: integers, strings, big integers.
@@ -113,6 +120,9 @@ func TestAllocsPerRequest(t *testing.T) {
 		body   func(int) string
 		status func(n int) int
 		pinned float64
+		hdr    []string // extra request header fields
+		enc    string   // the answers' Content-Encoding
+		own    bool     // through Server.ServeConn (its pooled connection wrapper)
 	}{
 		// The target is 0. The 1 left is fasthttp's, not ours: after
 		// every streamed request its server loop calls
@@ -122,22 +132,29 @@ func TestAllocsPerRequest(t *testing.T) {
 		// own share at 0; a five-line fasthttp patch (discard returns at
 		// once at EOF; issue 13's closing note) takes this to 0. Pinned
 		// so that it can only go down.
-		{"echo", echoBody, func(int) int { return 200 }, 1},
+		{"echo", echoBody, func(int) int { return 200 }, 1, nil, "", false},
 		{"refusals after the body", refusalBody, func(n int) int {
 			return [...]int{400, 400, 202, 404, 200, 200, 200}[n%7]
-		}, 1},
+		}, 1, nil, "", false},
+		{"echo through Server.ServeConn", echoBody, func(int) int { return 200 }, 1, nil, "", true},
+		{"echo, gzip answers", bigEchoBody, func(int) int { return 200 }, 1, []string{"Accept-Encoding: gzip"}, "gzip", false},
+		{"echo, zstd answers", bigEchoBody, func(int) int { return 200 }, 1, []string{"Accept-Encoding: zstd"}, "zstd", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := allocServer(t)
-			batches := allocRequests(7, tc.body)
+			batches := allocRequests(7, tc.body, tc.hdr...)
 			conn := &memConn{}
-			conn.r.Grow(64 << 10)
-			conn.w.Grow(64 << 10)
+			conn.r.Grow(256 << 10)
+			conn.w.Grow(256 << 10)
+			serveConn := s.http.ServeConn
+			if tc.own {
+				serveConn = s.ServeConn
+			}
 			run := func(i int) {
 				conn.w.Reset()
 				conn.r.Write(batches[i%len(batches)])
-				if err := s.http.ServeConn(conn); err != nil {
+				if err := serveConn(conn); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -155,6 +172,9 @@ func TestAllocsPerRequest(t *testing.T) {
 					n := (i%len(batches))*allocBatch + j
 					if hr.StatusCode != tc.status(n) {
 						t.Fatalf("request %d: %d %s", n, hr.StatusCode, body)
+					}
+					if got := hr.Header.Get("Content-Encoding"); got != tc.enc {
+						t.Fatalf("request %d: Content-Encoding %q, want %q", n, got, tc.enc)
 					}
 				}
 			}

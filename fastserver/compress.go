@@ -47,9 +47,17 @@ func pickEncoding(ae []byte) int {
 	return best
 }
 
+// gzipState is a pooled gzip writer with the appendWriter it writes to,
+// so that compressing an answer allocates nothing.
+type gzipState struct {
+	z *gzip.Writer
+	w appendWriter
+}
+
 var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression)
-	return w
+	st := new(gzipState)
+	st.z, _ = gzip.NewWriterLevel(&st.w, gzip.DefaultCompression)
+	return st
 }}
 
 // zstdEncoder is an answer's zstd encoder: EncodeAll appends src
@@ -159,13 +167,14 @@ func compressAnswer(dst, src []byte, enc int, ze zstdEncoder) ([]byte, bool) {
 	case encZstd:
 		dst = ze.EncodeAll(src, dst)
 	case encGzip:
-		w := gzipWriters.Get().(*gzip.Writer)
-		buf := bytes.NewBuffer(dst)
-		w.Reset(buf)
-		w.Write(src)
-		w.Close()
-		gzipWriters.Put(w)
-		dst = buf.Bytes()
+		st := gzipWriters.Get().(*gzipState)
+		st.w.b = dst
+		st.z.Reset(&st.w)
+		st.z.Write(src) // appendWriter never fails
+		st.z.Close()
+		dst = st.w.b
+		st.w.b = nil
+		gzipWriters.Put(st)
 	default:
 		return dst, false
 	}
