@@ -68,6 +68,9 @@ type capConn struct {
 	open     *atomic.Int64
 	closed   atomic.Bool
 	hijacked atomic.Bool // fasthttp handed it to an early answer
+	// cutReading is set when the watchdog cut the connection in its
+	// reading phase, until it goes idle (conntime.go).
+	cutReading atomic.Bool
 
 	phase atomic.Uint64 // phase | coarse start << connPhaseBits
 	list  *connList

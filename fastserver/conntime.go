@@ -144,12 +144,31 @@ func (l *connList) sweep(now int64, t *connTimeouts) {
 		if phase == connWriting {
 			c.Conn.SetDeadline(expired)
 		} else {
+			// The read fails now. fasthttp may still write: a 408, or
+			// pipelined answers it flushes while it reads the next
+			// request's headers (its own write deadline would have
+			// bounded that flush): WriteTimeout from now bounds it.
 			c.Conn.SetReadDeadline(expired)
+			if t.write > 0 {
+				c.Conn.SetWriteDeadline(time.Now().Add(time.Duration(t.write) * time.Millisecond))
+			}
+			// A request read before the cut (its handler overstayed
+			// ReadTimeout without reading) is still answered; if the
+			// connection then goes idle, the deadlines are cleared
+			// (connState), as fasthttp's next idle deadline would have.
+			c.cutReading.Store(true)
 		}
 		if t.cut != nil {
 			t.cut[phase].Inc()
 		}
 	}
+}
+
+// empty reports whether no connection is listed.
+func (l *connList) empty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.head == nil
 }
 
 // advanceClock moves the coarse clock forward to ms.
@@ -189,8 +208,17 @@ func connState(nc net.Conn, st fasthttp.ConnState) {
 	}
 	switch st {
 	case fasthttp.StateActive:
-		c.setPhase(connReading)
+		// A connection's first request is timed from its acceptance
+		// (the phase add began), as fasthttp times it; a keep-alive
+		// request from its first byte.
+		if c.phase.Load()&(1<<connPhaseBits-1) != connReading {
+			c.setPhase(connReading)
+		}
 	case fasthttp.StateIdle:
+		if c.cutReading.Swap(false) {
+			// Cut while reading, yet answered: the connection lives on.
+			c.Conn.SetDeadline(time.Time{})
+		}
 		c.setPhase(connIdle)
 	case fasthttp.StateHijacked:
 		c.hijacked.Store(true)

@@ -226,15 +226,30 @@ func TestConnSweepNeverEarly(t *testing.T) {
 	nilList.Close()
 }
 
-// fakeDeadlines counts the deadlines set on it.
+// fakeDeadlines counts the deadlines set on it: expired ones by kind
+// (SetDeadline counts as both), write deadlines in the future, and
+// whether SetDeadline cleared them.
 type fakeDeadlines struct {
 	net.Conn
-	read, write int
+	read, write, writeSet int
+	cleared               bool
 }
 
 func (f *fakeDeadlines) SetReadDeadline(time.Time) error { f.read++; return nil }
-func (f *fakeDeadlines) SetDeadline(time.Time) error     { f.read++; f.write++; return nil }
-func (f *fakeDeadlines) Close() error                    { return nil }
+func (f *fakeDeadlines) SetWriteDeadline(time.Time) error {
+	f.writeSet++
+	return nil
+}
+func (f *fakeDeadlines) SetDeadline(t time.Time) error {
+	if t.IsZero() {
+		f.cleared = true
+		return nil
+	}
+	f.read++
+	f.write++
+	return nil
+}
+func (f *fakeDeadlines) Close() error { return nil }
 
 // The connection-state hook ignores connections Serve did not accept.
 func TestConnStateForeign(t *testing.T) {
@@ -243,5 +258,157 @@ func TestConnStateForeign(t *testing.T) {
 	markConn(&ctx, connWriting)
 	if watchedConn(nil) != nil || watchedConn(&fakeDeadlines{}) != nil {
 		t.Fatal("a connection Serve did not accept is watched")
+	}
+}
+
+// dialSmallWindow dials addr with a 4 KiB receive buffer, so that the
+// server's writes stall soon once the client stops reading.
+func dialSmallWindow(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	dl := net.Dialer{Timeout: ioTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return serr
+	}}
+	nc, err := dl.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// Pipelined answers that fasthttp holds in its buffer are flushed while
+// it reads the next request's headers, in the reading phase: a client
+// that sends requests and never reads the answers stalls that flush, and
+// the cut of the read must bound the write too.
+func TestConnTimeoutPipelinedFlush(t *testing.T) {
+	if netHTTP {
+		t.Skip("fasthttp's connection loop")
+	}
+	s, addr := serve(t, Config{ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, IdleTimeout: 5 * time.Second})
+	nc := dialSmallWindow(t, addr)
+	// Nine answers of ~1.1 KB stay within fasthttp's 16 KiB write buffer;
+	// the half request after them makes fasthttp flush them while it
+	// waits for the rest (the pause lets it get there each round).
+	one := post(pathRPC, `{"jsonrpc":"2.0","id":"p","method":"big","params":{"n":1000}}`)
+	round := strings.Repeat(one, 9) + one[:len(one)/2]
+	rest := one[len(one)/2:]
+	deadline := time.Now().Add(5 * time.Second)
+	sent := 0
+	for i := 0; i < 3000 && time.Now().Before(deadline); i++ {
+		nc.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		msg := round
+		if i > 0 {
+			msg = rest + round
+		}
+		if _, err := io.WriteString(nc, msg); err != nil {
+			break // the server stopped reading: its flush is stalled
+		}
+		sent++
+		time.Sleep(time.Millisecond)
+	}
+	t.Logf("%d rounds of 9½ requests sent before the server stalled", sent)
+	waitFor(t, "the stalled connection closed by the server", func() bool { return s.open.Load() == 0 })
+	// Most often the stall is in the reading phase; a server slower than
+	// the client (under -race) may fill its write buffer first and stall
+	// writing an answer instead: one cut either way.
+	r, w := s.metrics.connTimeouts[connReading].Get(), s.metrics.connTimeouts[connWriting].Get()
+	if r+w != 1 {
+		t.Errorf("timeouts counted: read %d, write %d; want one cut", r, w)
+	}
+	t.Logf("cut in the %s phase", map[bool]string{true: "reading", false: "writing"}[r == 1])
+}
+
+// A connection's first request is timed from its acceptance, as fasthttp
+// times it: a first byte sent late does not restart ReadTimeout.
+func TestConnTimeoutFirstRequestFromAccept(t *testing.T) {
+	const d = 600 * time.Millisecond
+	_, addr := serve(t, Config{ReadTimeout: d, IdleTimeout: 5 * time.Second})
+	start := time.Now()
+	c := dial(t, addr)
+	time.Sleep(d - 100*time.Millisecond)
+	go func() { // trickle the headers
+		for _, b := range []byte("POST " + pathRPC + " HTTP/1.1\r\nHost: a\r\nX-Slow: 1") {
+			c.c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.c.Write([]byte{b}); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+	io.Copy(io.Discard, c.br)
+	took := time.Since(start)
+	if took < d || took > d+400*time.Millisecond {
+		t.Errorf("cut after %v from the dial, want soon after %v (ReadTimeout from the acceptance, not from the first byte)", took, d)
+	}
+}
+
+// A request read before a cut in its reading phase (its handler, or a
+// wait before its body, took longer than ReadTimeout without reading) is
+// answered, and its connection serves on: going idle clears the expired
+// deadlines, as fasthttp's next idle deadline replaced its own.
+func TestConnCutThenIdle(t *testing.T) {
+	var l connList
+	lim := connTimeouts{read: 100, write: 100, idle: 1000}
+	f := &fakeDeadlines{}
+	c := &capConn{Conn: f, list: &l, open: new(atomic.Int64)}
+	l.add(c)
+	c.phase.Store(0<<connPhaseBits | connReading)
+	l.sweep(1000, &lim)
+	l.sweep(1101, &lim)
+	if f.read != 1 || f.writeSet != 1 || !c.cutReading.Load() {
+		t.Fatalf("cut while reading: read deadlines %d, write deadlines %d, cut %v; want 1, 1 (WriteTimeout from now), true", f.read, f.writeSet, c.cutReading.Load())
+	}
+	connState(c, fasthttp.StateIdle)
+	if !f.cleared || c.cutReading.Load() {
+		t.Errorf("answered after the cut and idle: deadlines cleared %v, cut still marked %v", f.cleared, c.cutReading.Load())
+	}
+	if c.phase.Load()&(1<<connPhaseBits-1) != connIdle {
+		t.Errorf("phase %d, want idle", c.phase.Load()&(1<<connPhaseBits-1))
+	}
+	// A first request's reading phase is not restarted by its first byte.
+	c.phase.Store(7<<connPhaseBits | connReading)
+	connState(c, fasthttp.StateActive)
+	if c.phase.Load() != 7<<connPhaseBits|connReading {
+		t.Errorf("the first byte restarted the first request's reading phase")
+	}
+	c.Close()
+	if ceilMillis(time.Microsecond) != 1 || ceilMillis(0) != 0 || ceilMillis(time.Second) != 1000 {
+		t.Errorf("ceilMillis: a sub-millisecond timeout must stay a timeout")
+	}
+}
+
+// A GET handler slower than ReadTimeout (its request is read: only the
+// handler runs) is answered and its connection serves on.
+func TestConnTimeoutSlowGET(t *testing.T) {
+	if netHTTP {
+		t.Skip("net/http's WriteTimeout runs from the end of the request's headers, the handler's time included")
+	}
+	s, err := New(Config{Logger: quietLogger, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.HandleGET("/slow", func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(500 * time.Millisecond)
+		ctx.SetBodyString("slow")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ln := listen(t)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	serveDone.Store(s, done)
+	t.Cleanup(func() { stopServer(t, s) })
+	c := dial(t, ln.Addr().String())
+	for i := range 2 {
+		if r := c.do(request("GET", "/slow", "")); r.Status != 200 || string(r.Body) != "slow" {
+			t.Fatalf("GET %d: %s %q", i, r.StatusLine, r.Body)
+		}
+	}
+	c.expectOpen()
+	if v := s.metrics.connTimeouts[connReading].Get(); v != 0 {
+		t.Errorf("read timeouts counted: %d, want 0", v)
 	}
 }

@@ -121,6 +121,12 @@ type watchdog struct {
 	quit    sync.Once
 }
 
+// ceilMillis is d in whole milliseconds, rounded up: a positive timeout
+// stays one (0 would mean none).
+func ceilMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
 // newWatchdog returns the watchdog of handlers with deadline timeout and
 // of connections with the read, write and idle timeouts (0: none). It
 // ticks every twentieth of the shortest of them, at least every 100 ms,
@@ -137,7 +143,7 @@ func newWatchdog(timeout time.Duration, rate int64, grace time.Duration, read, w
 	tick = min(tick, 100*time.Millisecond)
 	return &watchdog{
 		tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{}),
-		limits: connTimeouts{read: read.Milliseconds(), write: write.Milliseconds(), idle: idle.Milliseconds()},
+		limits: connTimeouts{read: ceilMillis(read), write: ceilMillis(write), idle: ceilMillis(idle)},
 	}
 }
 
@@ -164,14 +170,21 @@ func (w *watchdog) ensure() {
 func (w *watchdog) run() {
 	t := time.NewTicker(w.tick)
 	defer t.Stop()
+	stopped := w.stopped
 	for {
 		select {
-		case <-w.stopped:
-			return
+		case <-stopped:
+			if w.conns.empty() {
+				return
+			}
+			stopped = nil // tick on for the connections still open
 		case <-t.C:
 			ms := connNow()
 			advanceClock(ms)
 			w.conns.sweep(ms, &w.limits)
+			if stopped == nil && w.conns.empty() {
+				return
+			}
 			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for d := w.head; d != nil; d = d.next {
@@ -188,7 +201,9 @@ func (w *watchdog) run() {
 	}
 }
 
-// stop ends the watchdog goroutine.
+// stop ends the watchdog goroutine once no connection it watches is
+// left open (a handler that ignored Shutdown's cancellation still has
+// its answer written under WriteTimeout).
 func (w *watchdog) stop() { w.quit.Do(func() { close(w.stopped) }) }
 
 func (w *watchdog) add(d *deadlineCtx) {

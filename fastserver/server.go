@@ -433,6 +433,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.serveRPC(ctx, ep) // guarded on its own
 		return
 	}
+	// Not a call: its request has been read (a body it has is fasthttp's
+	// to discard), so no read timeout while its handler runs.
+	markConn(ctx, connHandling)
 	defer func() {
 		if v := recover(); v != nil {
 			s.recoverPlain(ctx, stageRoute, v)
