@@ -215,7 +215,7 @@ func connState(nc net.Conn, st fasthttp.ConnState) {
 			c.setPhase(connReading)
 		}
 	case fasthttp.StateIdle:
-		if c.cutReading.Swap(false) {
+		if c.cutReading.Load() && c.cutReading.Swap(false) { // a plain load on the common path
 			// Cut while reading, yet answered: the connection lives on.
 			c.Conn.SetDeadline(time.Time{})
 		}
