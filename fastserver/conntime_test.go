@@ -99,16 +99,7 @@ func TestConnTimeoutSparesHandler(t *testing.T) {
 func TestConnTimeoutWrite(t *testing.T) {
 	const d = 300 * time.Millisecond
 	s, addr := serve(t, Config{ReadTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second, WriteTimeout: d})
-	dl := net.Dialer{Timeout: ioTimeout, Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		rc.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-		return serr
-	}}
-	nc, err := dl.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := dialSmallWindow(t, addr)
 	c := newConn(t, nc)
 	const n = 32 << 20 // more than the kernel buffers hold
 	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":"w","method":"big","params":{"n":`+strconv.Itoa(n)+`}}`))
