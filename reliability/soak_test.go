@@ -19,8 +19,16 @@ const (
 	soakConns = 8                                                        // loadgen connections
 	soakMix   = "call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1" // every shape
 	// soakHeapSlope bounds the heap's growth after warm-up (least-squares
-	// slope of HeapInuse after two collections).
+	// slope of the live heap after two collections).
 	soakHeapSlope = 1 * kib // bytes per second
+	// soakHeapStep is the one-time growth a short run forgives: objects
+	// made once, lazily, by a shape's first use or a pool's refill after
+	// the forced collections (a heap profile of a 40 s run: gzip's CRC
+	// table 8 KiB, io's copy buffer 8 KiB, fasthttp's worker pool 15 KiB).
+	// Over the sampled window it raises the bound of a 30 s run to about
+	// 6 KiB/s (a leak of 12 bytes a request) and leaves an hour's at
+	// soakHeapSlope.
+	soakHeapStep = 128 * kib
 )
 
 // soakDuration is 30 s, 10 s under -short, or RPCEDGE_SOAK (a Go
@@ -42,10 +50,14 @@ func soakDuration(t *testing.T) time.Duration {
 // TestSoak drives the demo server with loadgen's every request shape at
 // a fixed rate (open loop, 500 requests/s on 8 connections) for 30 s (10
 // s under -short; RPCEDGE_SOAK sets it). Every answer must be right;
-// after a warm-up (the first third of the run, at most 60 s) the heap in
-// use, sampled after two collections 30 times over the run (1 to 30 s
+// after a warm-up (the first third of the run, at most 60 s) the live
+// heap, sampled after two collections 30 times over the run (1 to 30 s
 // apart), grows under 1 KiB/s (least-squares slope) and the goroutine
-// count stays flat.
+// count stays flat. The live heap (runtime/metrics /gc/heap/live:bytes)
+// is what a leak grows; HeapInuse, measured here before, counts whole
+// 8 KiB spans and crept 80 KiB in 20 s on a loaded CI machine while a
+// heap profile of the same run showed no allocation site growing (24 KB
+// of live objects over 28 s, one-time tables).
 //
 // The growth is judged with its uncertainty: the test fails when the
 // slope minus two standard errors is over the bound (the growth is over
@@ -107,7 +119,7 @@ loop:
 				continue
 			}
 			ts = append(ts, el.Seconds())
-			heap = append(heap, float64(gc()))
+			heap = append(heap, float64(liveHeap()))
 			gor = append(gor, float64(runtime.NumGoroutine()))
 		case <-limit.C:
 			t.Fatalf("loadgen did not finish within %v", d+30*time.Second)
@@ -141,11 +153,12 @@ loop:
 	for i := range ts {
 		series = append(series, strconv.FormatFloat(ts[i], 'f', 0, 64)+"s:"+strconv.FormatFloat(heap[i]/kib, 'f', 0, 64))
 	}
-	t.Logf("heap in use after GC, KiB: %s", strings.Join(series, " "))
-	t.Logf("after a %v warm-up, %d samples: heap in use %s to %s, slope %+.1f ± %.1f B/s (bound %d B/s); goroutines %d to %d, slope %+.2f/s",
-		warm, len(ts), fmtBytes(uint64(hmin)), fmtBytes(uint64(hmax)), hs, hse, soakHeapSlope, int(gmin), int(gmax), gs)
-	if !raceEnabled && hs-2*hse > soakHeapSlope {
-		t.Errorf("the heap in use grows %.0f ± %.0f B/s, over %d B/s", hs, hse, soakHeapSlope)
+	bound := max(float64(soakHeapSlope), soakHeapStep/(ts[len(ts)-1]-ts[0]))
+	t.Logf("live heap after GC, KiB: %s", strings.Join(series, " "))
+	t.Logf("after a %v warm-up, %d samples: live heap %s to %s, slope %+.1f ± %.1f B/s (bound %.0f B/s); goroutines %d to %d, slope %+.2f/s",
+		warm, len(ts), fmtBytes(uint64(hmin)), fmtBytes(uint64(hmax)), hs, hse, bound, int(gmin), int(gmax), gs)
+	if !raceEnabled && hs-2*hse > bound {
+		t.Errorf("the live heap grows %.0f ± %.0f B/s, over %.0f B/s", hs, hse, bound)
 	}
 	if gmax-gmin > goroutineSlack {
 		t.Errorf("goroutines went from %d to %d, more than %d apart", int(gmin), int(gmax), goroutineSlack)
