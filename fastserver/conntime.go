@@ -18,22 +18,26 @@ import (
 // (idle, read, write): three clock reads and three updates of the
 // runtime's timers, 6–8 % of a small request's server CPU under load
 // (floor-stream with and without them; README, "Serving at the floor").
-// Serve instead leaves fasthttp's timeouts at zero and keeps every
-// connection it accepted in a list, with the phase it is in and when that
-// phase began, read from the watchdog's coarse clock: fasthttp's
-// connection-state hook moves a connection to reading (a request's first
-// byte; the connection's acceptance for its first request) and to idle
-// (the answer written), the handler moves it to handling once the body is
-// read and to writing when it returns. On its tick the watchdog gives a
-// connection that stayed in a phase longer than that phase's timeout an
-// expired deadline, so the read or write it is blocked in (or its next
-// one) fails as fasthttp's own deadline would have made it fail, and
-// fasthttp answers and closes as it did. A timeout is honoured no earlier
-// than it was configured and at most two ticks later (one before a sweep
-// first sees the phase, one between sweeps). Handling has no
-// connection timeout (the handler deadline bounds it); nor do streamed
-// answers (Stream gives each write its own deadline) and hijacked
-// connections (an early answer sets its own).
+// Serve and ServeConn instead leave fasthttp's timeouts at zero and keep
+// every connection in a list with the phase it is in: reading (from the
+// connection's acceptance for its first request, from a keep-alive
+// request's first byte: fasthttp's connection-state hook), handling (once
+// a call's body is read, or as soon as a handler that reads no body is
+// entered), writing (when the handler returns), idle (the answer written:
+// the hook again). On its tick the watchdog gives a connection that stayed
+// in a phase longer than that phase's timeout an expired deadline, so the
+// read or write it is blocked in (or its next one) fails as fasthttp's own
+// deadline would have made it fail, and fasthttp answers and closes as it
+// did. A cut while reading also bounds writes by WriteTimeout from then
+// (fasthttp flushes pipelined answers while it reads the next request's
+// headers); a connection cut while reading whose request is nevertheless
+// answered has its deadlines cleared when it goes idle. A phase is timed
+// from the first sweep that saw it, so a timeout is honoured no earlier
+// than configured and at most two ticks later. Handling has no connection
+// timeout (the handler deadline bounds it); nor do streamed answers
+// (Stream gives each write its own deadline) and hijacked connections (an
+// early answer sets its own). After Shutdown the watchdog ticks on until
+// the connections it watches are closed.
 
 // Connection phases. A phase and the coarse time it began are stored
 // together in one word, so that the watchdog never pairs one phase with
@@ -48,7 +52,8 @@ const (
 )
 
 // connClock is the watchdog's coarse clock: milliseconds since the
-// process's first server, advanced on every tick.
+// package was initialised, advanced by every watchdog's tick. It stamps
+// phase words so that two occurrences of a phase differ.
 var (
 	connEpoch = time.Now()
 	connClock atomic.Int64
