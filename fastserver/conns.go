@@ -65,7 +65,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 // watched for its timeouts (conntime.go) until then.
 type capConn struct {
 	net.Conn
-	open     *atomic.Int64
+	open     *atomic.Int64 // nil: not counted (ServeConn's)
 	closed   atomic.Bool
 	hijacked atomic.Bool // fasthttp handed it to an early answer
 	// cutReading is set when the watchdog cut the connection in its
@@ -77,14 +77,15 @@ type capConn struct {
 	// under list's mutex: the links, and the phase word the watchdog saw
 	// last and when (conntime.go)
 	prev, next *capConn
-	listed     bool
 	seenWord   uint64
 	seenAt     int64
 }
 
 func (c *capConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
-		c.open.Add(-1)
+		if c.open != nil {
+			c.open.Add(-1)
+		}
 		if c.list != nil {
 			c.list.remove(c)
 		}

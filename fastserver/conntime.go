@@ -95,13 +95,12 @@ func (l *connList) add(c *capConn) {
 		l.head.prev = c
 	}
 	l.head = c
-	c.listed = true
 	l.mu.Unlock()
 }
 
 func (l *connList) remove(c *capConn) {
 	l.mu.Lock()
-	if c.listed {
+	if c.prev != nil || l.head == c { // listed
 		if c.prev != nil {
 			c.prev.next = c.next
 		} else {
@@ -110,7 +109,7 @@ func (l *connList) remove(c *capConn) {
 		if c.next != nil {
 			c.next.prev = c.prev
 		}
-		c.prev, c.next, c.listed = nil, nil, false
+		c.prev, c.next = nil, nil
 	}
 	l.mu.Unlock()
 }

@@ -35,7 +35,6 @@ type Server struct {
 	zstd      zstdEncoder // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
 
 	open     atomic.Int64 // connections open, hijacked ones included
-	served   atomic.Int64 // connections ServeConn serves (not capped, not counted in open)
 	netMu    sync.Mutex
 	net      []*http.Server // ServeNetHTTP's servers
 	entered  atomic.Uint64  // POST requests whose handler was entered
@@ -268,10 +267,10 @@ func (s *Server) ServeConn(c net.Conn) error {
 	s.serving.Store(true)
 	s.running.ensure()
 	cc := servedConns.Get().(*capConn)
-	cc.Conn, cc.open, cc.list = c, &s.served, &s.running.conns
+	cc.Conn, cc.list = c, &s.running.conns // not counted: ServeConn applies no cap
 	cc.closed.Store(false)
 	cc.hijacked.Store(false)
-	s.served.Add(1)
+	cc.cutReading.Store(false)
 	cc.list.add(cc)
 	err := s.http.ServeConn(cc)
 	if !cc.hijacked.Load() {
