@@ -111,6 +111,8 @@ func allocServer(t testing.TB) *Server {
 	return s
 }
 
+func ok200(int) int { return 200 }
+
 // TestAllocsPerRequest: a warm server answers with no heap allocation per
 // request, through fasthttp's connection loop, the contract pipeline, a
 // raw handler, metrics and the answer.
@@ -132,13 +134,13 @@ func TestAllocsPerRequest(t *testing.T) {
 		// own share at 0; a five-line fasthttp patch (discard returns at
 		// once at EOF; issue 13's closing note) takes this to 0. Pinned
 		// so that it can only go down.
-		{"echo", echoBody, func(int) int { return 200 }, 1, nil, "", false},
-		{"refusals after the body", refusalBody, func(n int) int {
+		{name: "echo", body: echoBody, status: ok200, pinned: 1},
+		{name: "refusals after the body", body: refusalBody, status: func(n int) int {
 			return [...]int{400, 400, 202, 404, 200, 200, 200}[n%7]
-		}, 1, nil, "", false},
-		{"echo through Server.ServeConn", echoBody, func(int) int { return 200 }, 1, nil, "", true},
-		{"echo, gzip answers", bigEchoBody, func(int) int { return 200 }, 1, []string{"Accept-Encoding: gzip"}, "gzip", false},
-		{"echo, zstd answers", bigEchoBody, func(int) int { return 200 }, 1, []string{"Accept-Encoding: zstd"}, "zstd", false},
+		}, pinned: 1},
+		{name: "echo through Server.ServeConn", body: echoBody, status: ok200, pinned: 1, own: true},
+		{name: "echo, gzip answers", body: bigEchoBody, status: ok200, pinned: 1, hdr: []string{"Accept-Encoding: gzip"}, enc: "gzip"},
+		{name: "echo, zstd answers", body: bigEchoBody, status: ok200, pinned: 1, hdr: []string{"Accept-Encoding: zstd"}, enc: "zstd"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
