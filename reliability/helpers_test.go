@@ -357,18 +357,23 @@ func echoText(t testing.TB, a rpcAnswer) string {
 // gc collects twice (sync.Pools are emptied over two cycles) and returns
 // the heap in use.
 func gc() uint64 {
-	runtime.GC()
-	runtime.GC()
+	collect()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
 }
 
+// collect runs two collections: objects freed by the first one's
+// finalizers and sweeping are gone after the second.
+func collect() {
+	runtime.GC()
+	runtime.GC()
+}
+
 // liveHeap collects twice and returns the bytes of live heap objects
 // the last collection marked.
 func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
+	collect()
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
