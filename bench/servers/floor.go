@@ -138,13 +138,16 @@ func stringEnd(s []byte) int {
 // The difference between floor and floor-stream is the cost of that
 // configuration; the difference between floor-stream and rpcedge is the
 // cost of rpcedge's own code.
-func newFloorStream() (Server, error) {
+func newFloorStream() (Server, error) { return behindFastserver(serveFloorStream) }
+
+// behindFastserver serves h on fasthttp configured as fastserver.New
+// configures it.
+func behindFastserver(h fasthttp.RequestHandler) (Server, error) {
 	s, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, err
 	}
-	hs := s.FastHTTPServer(serveFloorStream)
-	return fastServer{hs}, nil
+	return fastServer{s.FastHTTPServer(h)}, nil
 }
 
 var floorBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
@@ -177,16 +180,11 @@ func serveFloorStream(ctx *fasthttp.RequestCtx) {
 // server meets the client (fewer requests per wake-up, more of them each
 // needing its own packets, ACKs and scheduling).
 func newFloorSpin() (Server, error) {
-	s, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		return nil, err
-	}
 	n := spinCalibrate(floorSpinNanos())
-	hs := s.FastHTTPServer(func(ctx *fasthttp.RequestCtx) {
+	return behindFastserver(func(ctx *fasthttp.RequestCtx) {
 		spinSink.Add(spin(n))
 		serveFloorStream(ctx)
 	})
-	return fastServer{hs}, nil
 }
 
 // FloorSpinNanos is floor-spin's default burn per request, in ns; the
@@ -213,8 +211,8 @@ func spin(n int) uint64 {
 }
 
 // spinCalibrate returns the rounds of spin that take ns nanoseconds of
-// CPU on this machine: the fastest of 20 timings of 1 ms worth, so that
-// a preempted timing does not shorten the burn.
+// CPU on this machine: from the fastest of 20 timings of 2^16 rounds, so
+// that a preempted timing does not shorten the burn.
 func spinCalibrate(ns int) int {
 	if ns == 0 {
 		return 0
