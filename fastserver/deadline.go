@@ -26,7 +26,7 @@ import (
 // then.
 type deadlineCtx struct {
 	mu       sync.Mutex
-	deadline int64 // unix nanoseconds
+	deadline int64 // monoNow nanoseconds
 	done     chan struct{}
 	err      error
 	active   bool
@@ -35,7 +35,7 @@ type deadlineCtx struct {
 	// Shutdown can unblock a stalled upload and the watchdog can cut off
 	// one slower than the minimum data rate; nil otherwise.
 	conn net.Conn
-	// bodyStart is when the request began (unix nanoseconds) while its
+	// bodyStart is when the request began (monoNow nanoseconds) while its
 	// body is read, else 0; bodyBytes the wire bytes read so far; slow is
 	// set when the watchdog cut the body off for its rate.
 	bodyStart int64
@@ -89,7 +89,7 @@ func (d *deadlineCtx) stop(now int64) error {
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return time.Unix(0, d.deadline), true
+	return monoTime(d.deadline), true
 }
 
 func (d *deadlineCtx) Done() <-chan struct{} {
@@ -179,13 +179,13 @@ func (w *watchdog) run() {
 			}
 			stopped = nil // tick on for the connections still open
 		case <-t.C:
-			ms := connNow()
+			now := monoNow()
+			ms := now / int64(time.Millisecond)
 			advanceClock(ms)
 			w.conns.sweep(ms, &w.limits)
 			if stopped == nil && w.conns.empty() {
 				return
 			}
-			now := time.Now().UnixNano()
 			w.mu.Lock()
 			for d := w.head; d != nil; d = d.next {
 				if w.tooSlow(d, now) && !d.slow.Load() {

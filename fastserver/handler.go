@@ -77,7 +77,8 @@ type Request struct {
 	Memo any
 
 	header *fasthttp.RequestHeader
-	at     time.Time // when the server began serving the request, or zero
+	at     int64     // when the server began serving the request (monoNow), or 0
+	wall   time.Time // Time's answer, once asked
 	f      *fields   // the header snapshot the server took, or nil
 	ctx    context.Context
 	st     *Stream // the call's stream (stream.go); nil outside a Server
@@ -92,7 +93,7 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.Version = 0
 	r.Auth = nil
 	r.Memo = nil
-	r.at = time.Time{}
+	r.at, r.wall = 0, time.Time{}
 	r.header = header
 	r.f = nil
 	r.ctx = ctx
@@ -151,14 +152,20 @@ func (r *Request) RequestURI() []byte {
 	return r.header.RequestURI()
 }
 
-// Time returns when the server began serving the request (a clock read
-// the server makes anyway), or the current time for a Request the
-// server did not start.
+// Time returns when the server began serving the request, or the current
+// time for a Request the server did not start. The server times requests
+// on the monotonic clock; the first call reads the wall clock and takes
+// the time served so far from it, so the answer is as right as time.Now
+// even after the wall clock was stepped.
 func (r *Request) Time() time.Time {
-	if r.at.IsZero() {
+	if r.at == 0 {
 		return time.Now()
 	}
-	return r.at
+	if r.wall.IsZero() {
+		now := time.Now()
+		r.wall = now.Add(-time.Duration(monoNow() - r.at))
+	}
+	return r.wall
 }
 
 // Host returns the request's Host header.

@@ -149,7 +149,8 @@ func (s *Server) newHTTP() *fasthttp.Server {
 		// ReadTimeout, WriteTimeout and IdleTimeout are the watchdog's
 		// (conntime.go): fasthttp's would cost three deadlines a request.
 		ConnState:                     connState,
-		MaxRequestBodySize:            1, // prefetch one byte; the decoder enforces the ceiling
+		LazyRequestTime:               true, // serveRPC reads the monotonic clock itself
+		MaxRequestBodySize:            1,    // prefetch one byte; the decoder enforces the ceiling
 		StreamRequestBody:             true,
 		NoDefaultContentType:          true,
 		NoDefaultServerHeader:         false,
@@ -381,8 +382,8 @@ type call struct {
 	dz    decodedReader // the decoding layer of a compressed body
 	first int64         // the first reservation of the body budget
 	state bool          // first is decompressor state
-	start time.Time     // when the request's handler was entered
-	end   time.Time     // when its RPC handler returned, or zero
+	start int64         // when the request's handler was entered (monoNow)
+	end   int64         // when its RPC handler returned (monoNow), or 0
 	// streamed says the answer became a stream: it ends after end.
 	streamed bool
 	counted  lastCounter  // the counter of the call's previous request
@@ -488,14 +489,12 @@ func (s *Server) healthz(ctx *fasthttp.RequestCtx) {
 // anywhere in it costs this request only (recoverRPC).
 func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	s.entered.Add(1)
-	// fasthttp read the clock just before it called the handler.
-	start := ctx.Time()
-	if start.IsZero() {
-		start = time.Now()
-	}
+	// fasthttp reads no clock (LazyRequestTime): the request's one
+	// reading of the monotonic clock starts it here.
+	start := monoNow()
 	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
-	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, time.Time{}, false
+	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, 0, false
 	c.req.at = start // Request.Time, for the hooks: no second clock read
 	c.hdr = nil
 	defer func() {
@@ -517,10 +516,10 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	c.enter(stageMetrics)
 	s.metrics.inflight.Add(-1)
 	var took time.Duration
-	if c.end.IsZero() || c.streamed {
-		took = time.Since(start)
+	if c.end == 0 || c.streamed {
+		took = time.Duration(monoNow() - start)
 	} else {
-		took = c.end.Sub(start) // the clock read that ended the handler
+		took = time.Duration(c.end - start) // the clock read that ended the handler
 	}
 	s.metrics.observe(ep, label, status, code, took, c.body.n, &c.counted)
 	if s.cfg.AccessLog {
@@ -528,7 +527,7 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 			label = "other"
 		}
 		s.log.Info("rpc", "endpoint", ep.path, "method", label, "status", status, "code", code,
-			"remote", ctx.RemoteAddr().String(), "duration", time.Since(start))
+			"remote", ctx.RemoteAddr().String(), "duration", time.Duration(monoNow()-start))
 	}
 	c.body = bodyReader{}
 	c.dz.ch = charge{}
@@ -618,7 +617,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	// unblock a stalled body.
 	m := &c.msg
 	c.dl.conn = ctx.Conn()
-	c.dl.bodyStart = c.start.UnixNano()
+	c.dl.bodyStart = c.start
 	c.dl.bodyBytes.Store(0)
 	c.dl.slow.Store(false)
 	s.running.ensure()
@@ -744,7 +743,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	c.prefix = len(c.out)
 	s.running.ensure()
-	c.req.ctx = c.dl.start(time.Now().UnixNano() + int64(s.cfg.HandlerTimeout))
+	c.req.ctx = c.dl.start(monoNow() + int64(s.cfg.HandlerTimeout))
 	s.running.add(&c.dl)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if err == errStreaming && c.st.started {
@@ -758,8 +757,8 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
 	m := &c.msg
 	s.running.remove(&c.dl)
-	c.end = time.Now()
-	expired := c.dl.stop(c.end.UnixNano())
+	c.end = monoNow()
+	expired := c.dl.stop(c.end)
 	c.req.ctx = nil
 	switch {
 	case panicked:

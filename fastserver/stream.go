@@ -292,7 +292,7 @@ func (st *Stream) SetDeadline(t time.Time) {
 	w.mu.Lock()
 	d.mu.Lock()
 	if d.active && d.err == nil {
-		d.deadline = t.UnixNano()
+		d.deadline = int64(t.Sub(connEpoch))
 	}
 	d.mu.Unlock()
 	w.mu.Unlock()
