@@ -387,6 +387,7 @@ type call struct {
 	// streamed says the answer became a stream: it ends after end.
 	streamed bool
 	counted  lastCounter  // the counter of the call's previous request
+	labels   lastLabels   // the labels of the call's previous request
 	mem      bytes.Reader // the body when fasthttp holds it in memory
 	out      []byte
 	hdr      []HeaderField // header fields of the answer's *Error
@@ -508,6 +509,42 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 		return // the answer is a stream: its end finishes the request (stream.go)
 	}
 	s.finishRPC(ctx, c, status, code)
+}
+
+// lastLabels remembers the metric labels a call's previous request got
+// from its endpoint's table, by method and by route: a pooled call most
+// often serves the same method again, and comparing the method's bytes
+// costs less than hashing them into the map.
+type lastLabels struct {
+	name                 []byte
+	nameLabel            string
+	routeKey, routeLabel string
+	haveName, haveRoute  bool
+}
+
+// maxRememberedMethod bounds the method names lastLabels copies: a
+// client's long name is looked up, not kept.
+const maxRememberedMethod = 64
+
+// method returns ep.labels[string(name)].
+func (l *lastLabels) method(ep *endpoint, name []byte) string {
+	if l.haveName && bytes.Equal(name, l.name) {
+		return l.nameLabel
+	}
+	label := ep.labels[string(name)]
+	if len(name) <= maxRememberedMethod {
+		l.name = append(l.name[:0], name...)
+		l.nameLabel, l.haveName = label, true
+	}
+	return label
+}
+
+// route returns ep.labels[key].
+func (l *lastLabels) route(ep *endpoint, key string) string {
+	if !l.haveRoute || key != l.routeKey {
+		l.routeKey, l.routeLabel, l.haveRoute = key, ep.labels[key], true
+	}
+	return l.routeLabel
 }
 
 // finishRPC counts an answered request and releases its call.
@@ -691,7 +728,7 @@ func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int,
 	// A registered method is labelled by its name from here on, also when
 	// rows 11 to 13 answer it (metrics never label by a name they do not
 	// list).
-	*label = ep.labels[string(m.Method)]
+	*label = c.labels.method(ep, m.Method)
 	// Rows 11 and 12.
 	r := &c.req
 	r.reset(f, m, nil)
@@ -711,7 +748,7 @@ func (s *Server) dispatch(c *call, ep *endpoint, f *fields, label *string) (int,
 	}
 	// Rows 14 and 16 (refused outright).
 	route := ep.Route(r)
-	*label = ep.labels[route.Label]
+	*label = c.labels.route(ep, route.Label)
 	if route.Refuse != nil {
 		return c.rpcError(route.Refuse, m.ID)
 	}
