@@ -204,35 +204,28 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 // field in raw, and whether a line is folded or has no colon; it reports
 // whether a field came in more than one line.
 func (f *fields) walk(raw []byte) (repeated bool) {
-	// The walk of nextLine in one pass: the name is scanned up to its
-	// colon, and a field outside the table is skipped without trimming
-	// its value.
+	// The walk of nextLine in one pass: the line's end and its colon are
+	// each found with one vector search, and a field outside the table is
+	// skipped without trimming its value.
 	for p := 0; p < len(raw); {
 		start := p
 		c := raw[p]
 		if c == '\n' || (c == '\r' && (p+1 == len(raw) || raw[p+1] == '\n')) {
 			break // the empty line that ends the section
 		}
-		colon := p
-		for colon < len(raw) && raw[colon] != ':' && raw[colon] != '\n' {
-			colon++
-		}
-		if colon == len(raw) || raw[colon] == '\n' || colon == start || c == ' ' || c == '\t' {
-			// A continuation line (obsolete folding), or one without a
-			// colon.
-			f.folded = true
-			if e := bytes.IndexByte(raw[start:], '\n'); e >= 0 {
-				p = start + e + 1
-			} else {
-				p = len(raw)
-			}
-			continue
-		}
 		eol := len(raw)
-		if e := bytes.IndexByte(raw[colon:], '\n'); e >= 0 {
-			eol = colon + e
+		if e := bytes.IndexByte(raw[start:], '\n'); e >= 0 {
+			eol = start + e
 		}
 		p = eol + 1
+		colon := bytes.IndexByte(raw[start:eol], ':')
+		if colon <= 0 || c == ' ' || c == '\t' {
+			// A continuation line (obsolete folding), or one without a
+			// colon or without a name.
+			f.folded = true
+			continue
+		}
+		colon += start
 		i := lookupField(raw[start:colon])
 		if i == numFields {
 			continue
