@@ -33,12 +33,14 @@ type Members struct {
 	name  []byte // raw name content, escapes kept
 	value []byte
 	esc   bool
+	open  bool // NextName stopped at the value, which starts at pos
+	end   int  // just past the object's closing brace, once it was met
 }
 
 // Reset starts an iteration over obj, a valid JSON object. Anything that
 // is not an object iterates over nothing.
 func (it *Members) Reset(obj []byte) {
-	it.obj, it.pos, it.name, it.value = nil, 0, nil, nil
+	it.obj, it.pos, it.name, it.value, it.open, it.end = nil, 0, nil, nil, false, 0
 	i := skipWS(obj, 0)
 	if i < len(obj) && obj[i] == '{' {
 		it.obj = obj
@@ -48,12 +50,26 @@ func (it *Members) Reset(obj []byte) {
 
 // Next advances to the next member and reports whether there is one.
 func (it *Members) Next() bool {
+	return it.NextName() && it.TakeValue(0)
+}
+
+// NextName advances to the next member like Next, but stops where its
+// value starts: Rest returns the value and what follows it, and Value is
+// nil until TakeValue, Next or NextName moves past the value. A caller
+// that walks the value itself (a schema check) saves the skip.
+func (it *Members) NextName() bool {
+	if it.open && !it.TakeValue(0) {
+		return false
+	}
 	obj := it.obj
 	i := skipWS(obj, it.pos)
 	if i < len(obj) && obj[i] == ',' {
 		i = skipWS(obj, i+1)
 	}
 	if i >= len(obj) || obj[i] != '"' {
+		if i < len(obj) && obj[i] == '}' {
+			it.end = i + 1
+		}
 		it.obj = nil
 		return false
 	}
@@ -65,16 +81,50 @@ func (it *Members) Next() bool {
 		it.obj = nil
 		return false
 	}
-	i = skipWS(obj, i+1)
-	vend := SkipValue(obj, i)
-	if vend <= i {
+	it.pos = skipWS(obj, i+1)
+	it.value = nil
+	it.open = true
+	return true
+}
+
+// Rest returns, after NextName, the current member's value and the rest
+// of the object after it; nil otherwise.
+func (it *Members) Rest() []byte {
+	if !it.open {
+		return nil
+	}
+	return it.obj[it.pos:]
+}
+
+// TakeValue ends the current member's value, after NextName, n bytes
+// into Rest (a walk of the value found its length), or where SkipValue
+// finds its end when n <= 0. It reports false, ending the iteration, when
+// the value does not end inside the object. After Next it does nothing
+// and reports true.
+func (it *Members) TakeValue(n int) bool {
+	if !it.open {
+		return it.obj != nil
+	}
+	it.open = false
+	i := it.pos
+	vend := i + n
+	if n <= 0 {
+		vend = SkipValue(it.obj, i)
+	}
+	if vend <= i || vend > len(it.obj) {
 		it.obj = nil
 		return false
 	}
-	it.value = obj[i:vend]
+	it.value = it.obj[i:vend]
 	it.pos = vend
 	return true
 }
+
+// End returns the offset in the object given to Reset just past its
+// closing brace, once Next or NextName has reported that no member is
+// left; 0 before, or when the object was cut short. A walk over an object
+// whose end was not known (Rest of an outer object) learns it here.
+func (it *Members) End() int { return it.end }
 
 // Name returns the current member's name as raw string content: without
 // the quotes, escapes not resolved. Use NameIs to compare.

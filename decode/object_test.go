@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -124,6 +125,69 @@ func TestMembersDifferential(t *testing.T) {
 		if count != len(ref) {
 			t.Fatalf("%s: %d members, reference %d", obj, count, len(ref))
 		}
+	}
+}
+
+// TestMembersNextName: a walk by NextName that takes each value at the
+// length SkipValue gives, or at 0 (its own skip), or leaves it to the next
+// NextName, sees what Next sees; Rest starts each value; End is the
+// object's length, also when more bytes follow it (an object met as the
+// Rest of an outer one).
+func TestMembersNextName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 2000; n++ {
+		obj := randomJSON(rng, 0, true)
+		var names, values [][]byte
+		var it Members
+		for it.Reset(obj); it.Next(); {
+			names, values = append(names, it.Name()), append(values, it.Value())
+		}
+		if it.End() != len(bytes.TrimRight(obj, " \t\r\n")) {
+			t.Fatalf("%s: End %d, want %d", obj, it.End(), len(bytes.TrimRight(obj, " \t\r\n")))
+		}
+		tail := append(append([]byte{}, obj...), []byte(` , "next": {"a":"}"} }`)...)
+		for mode := range 3 {
+			i := 0
+			for it.Reset(tail); it.NextName(); i++ {
+				if i >= len(names) || !bytes.Equal(it.Name(), names[i]) {
+					t.Fatalf("mode %d, %s: member %d named %q", mode, obj, i, it.Name())
+				}
+				rest := it.Rest()
+				if !bytes.HasPrefix(rest, values[i]) || it.Value() != nil {
+					t.Fatalf("mode %d, %s: member %d: Rest %q, Value %q before TakeValue", mode, obj, i, rest, it.Value())
+				}
+				switch mode {
+				case 0:
+					if !it.TakeValue(SkipValue(rest, 0)) {
+						t.Fatalf("%s: TakeValue(SkipValue) failed", obj)
+					}
+				case 1:
+					if !it.TakeValue(0) {
+						t.Fatalf("%s: TakeValue(0) failed", obj)
+					}
+				default:
+					continue // the next NextName skips it
+				}
+				if !bytes.Equal(it.Value(), values[i]) {
+					t.Fatalf("mode %d, %s: member %d = %q, want %q", mode, obj, i, it.Value(), values[i])
+				}
+			}
+			if i != len(names) {
+				t.Fatalf("mode %d, %s: %d members, want %d", mode, obj, i, len(names))
+			}
+			if want := len(bytes.TrimRight(obj, " \t\r\n")); it.End() != want {
+				t.Fatalf("mode %d, %s: End %d with more bytes after it, want %d", mode, obj, it.End(), want)
+			}
+		}
+	}
+	// A value that does not end inside the object ends the walk.
+	var it Members
+	it.Reset([]byte(`{"a":"bc"}`))
+	if !it.NextName() || it.TakeValue(100) || it.Next() || it.End() != 0 {
+		t.Error("a value taken past the object's end did not end the walk")
+	}
+	if it.Rest() != nil {
+		t.Error("Rest after the end is not nil")
 	}
 }
 

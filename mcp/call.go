@@ -46,12 +46,18 @@ type Call struct {
 	xp     exchangeParams
 	dup    bool
 	werr   *fastserver.Error
+	// checked is the tool whose schema found wargs valid in the walk
+	// (argsCheck), idx then filled in; nil when serveToolsCall checks.
+	checked *tool
 }
 
 // walk walks the params of the tools/call m once, for the header rules
-// and serveToolsCall.
-func (c *Call) walk(m *decode.Message) {
-	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name")
+// and serveToolsCall, checking the arguments against the schema of the
+// tool in tools that params names, when the name comes first.
+func (c *Call) walk(m *decode.Message, tools map[string]*tool) {
+	ac := argsCheck{tools: tools, idx: &c.idx}
+	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name", &ac)
+	c.checked = ac.tool
 	c.walked = true
 }
 
@@ -66,7 +72,7 @@ func (c *Call) release() {
 	c.callExchange.reset()
 	c.tool = nil
 	c.idx = argIndex{}
-	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr = false, nil, nil, exchangeParams{}, false, nil
+	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr, c.checked = false, nil, nil, exchangeParams{}, false, nil, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	calls.Put(c)

@@ -139,11 +139,12 @@ func nameSourceOf(method []byte) nameSource {
 }
 
 // checkHeaders decides rows 11 and 12 for the message of r and stores the
-// version in use in r.Version. With memo, the walk over the params of a
-// tools/call request is the one serveToolsCall needs (targetX): it is
+// version in use in r.Version. The walk over the params of a
+// tools/call request is the one serveToolsCall needs (targetX, checking
+// the arguments against the schema of the tool in tools they name): it is
 // made here, into a Call left in r.Memo for serveToolsCall, so that
 // params is walked once.
-func checkHeaders(r *fastserver.Request, memo bool) *fastserver.Error {
+func checkHeaders(r *fastserver.Request, tools map[string]*tool) *fastserver.Error {
 	m := r.Msg
 	v := Version20250326
 	hv := r.Header(HeaderProtocolVersion)
@@ -171,9 +172,9 @@ func checkHeaders(r *fastserver.Request, memo bool) *fastserver.Error {
 	if nh != nil && src == noName {
 		nh = nil // a method without a name: the header is ignored
 	}
-	if memo && isRequest && string(m.Method) == "tools/call" {
+	if isRequest && string(m.Method) == "tools/call" {
 		c := calls.Get().(*Call)
-		c.walk(m)
+		c.walk(m, tools)
 		if strict || nh != nil {
 			if e := judgeParams(strict, src, hv, nh, &c.xp.seen); e != nil {
 				c.release()

@@ -121,7 +121,7 @@ func (s *Server) AddPrompt(p Prompt) error {
 // strings without duplicates, the required ones present), then Get.
 func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	name, args, xp, dup, ferr := targetX(m, "name")
+	name, args, xp, dup, ferr := targetX(m, "name", nil)
 	if ferr != nil {
 		return dst, ferr
 	}

@@ -573,9 +573,18 @@ func (s *schema) hasType(k byte, v []byte) bool {
 // nil, against the names before it. A repeated name wins over a schema
 // failure; a failing member over a missing required one.
 func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
+	_, err := s.walkObject(v, set)
+	return err
+}
+
+// walkObject is checkObject that also returns the length of the object v
+// starts with, when it walked to its closing brace (else 0). With set not
+// nil, v may run on past the object (the rest of the params it is a
+// member of): the walk finds where the object ends.
+func (s *schema) walkObject(v []byte, set *nameSet) (int, *fieldError) {
 	many := len(s.required) > 64 // beyond a bit mask: looked up one by one
 	if set == nil && len(s.props) == 0 && s.addl == nil && len(s.required) == 0 {
-		return nil
+		return 0, nil
 	}
 	var (
 		found uint64
@@ -585,7 +594,7 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 	for it.Reset(v); it.Next(); {
 		name := it.Name()
 		if set != nil && set.add(name) {
-			return dupMember
+			return 0, dupMember
 		}
 		if first != nil {
 			continue // only duplicates matter now
@@ -624,11 +633,15 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 			first = err.in(name)
 		}
 	}
+	n := it.End()
+	if n > 0 {
+		v = v[:n]
+	}
 	if set != nil && set.overflow && decode.DuplicateName(v) {
-		return dupMember
+		return n, dupMember
 	}
 	if first != nil {
-		return first
+		return n, first
 	}
 	for i, r := range s.required {
 		if many {
@@ -638,12 +651,12 @@ func (s *schema) checkObject(v []byte, set *nameSet) *fieldError {
 		} else if found&(1<<i) != 0 {
 			continue
 		}
-		return (&fieldError{msg: "is required"}).in(string(r))
+		return n, (&fieldError{msg: "is required"}).in(string(r))
 	}
 	if set != nil && set.idx != nil {
 		set.idx.ok, set.idx.props = true, s.props
 	}
-	return nil
+	return n, nil
 }
 
 // isLast reports whether value (a member value inside obj) is the last

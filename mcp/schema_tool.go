@@ -80,6 +80,28 @@ func (ts *toolSchema) validateArguments(v []byte, idx *argIndex) *fieldError {
 	return validateLibrary(ts.lib, v)
 }
 
+// checkArgumentsIn checks a call's arguments as validateArguments does,
+// where their end is not known yet: rest starts with the arguments object
+// and runs on to the end of params. It returns the object's length when
+// the arguments are valid, idx then filled in; 0 when they are not, or
+// when the schema needs the exact object before it can judge (the
+// library, an enum, no object type): validateArguments then decides
+// (and words the refusal) once params has been walked.
+func (ts *toolSchema) checkArgumentsIn(rest []byte, idx *argIndex) int {
+	s := ts.fast
+	if s == nil || s.never || len(s.enum) > 0 || (s.types != 0 && s.types&tObject == 0) ||
+		len(rest) == 0 || rest[0] != '{' {
+		return 0
+	}
+	set := nameSet{idx: idx}
+	n, err := s.walkObject(rest, &set)
+	if err != nil || n == 0 {
+		*idx = argIndex{}
+		return 0
+	}
+	return n
+}
+
 // duplicateAnywhere finds a member name repeated in some object of the
 // valid JSON value v, returning the object's JSON pointer and the name.
 func duplicateAnywhere(v []byte, ptr string) (string, string, bool) {

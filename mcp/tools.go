@@ -148,13 +148,38 @@ var (
 // and a string. In the same pass it notes whether any member name of
 // params repeats (row 17, answered after row 16 by the caller).
 func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fastserver.Error) {
-	name, args, _, dup, err = targetX(m, key)
+	name, args, _, dup, err = targetX(m, key, nil)
 	return name, args, dup, err
+}
+
+// argsCheck lets the walk over a tools/call's params (targetX) check the
+// arguments against the named tool's schema as it meets them, so that
+// they are walked once: by the schema check, which finds their end,
+// instead of by a skip and then the check.
+type argsCheck struct {
+	tools map[string]*tool // the server's tools by name
+	idx   *argIndex        // filled in by the check
+	tool  *tool            // the tool whose schema found the arguments valid, or nil
+}
+
+// try checks the arguments, whose value starts it.Rest, for the tool
+// named by the raw JSON string name (met before them in params), and
+// takes the value when they are valid.
+func (ac *argsCheck) try(name []byte, it *decode.Members) {
+	t, ok := lookup(ac.tools, name)
+	if !ok {
+		return
+	}
+	if n := t.in.checkArgumentsIn(it.Rest(), ac.idx); n > 0 && it.TakeValue(n) {
+		ac.tool = t
+	}
 }
 
 // targetX is target that also returns the members of params the exchange
 // reads (_meta, inputResponses, requestState), found in the same walk.
-func targetX(m *decode.Message, key string) (name, args []byte, xp exchangeParams, dup bool, err *fastserver.Error) {
+// With ac (tools/call), arguments that follow the name are checked
+// against the tool's schema in the walk (argsCheck).
+func targetX(m *decode.Message, key string, ac *argsCheck) (name, args []byte, xp exchangeParams, dup bool, err *fastserver.Error) {
 	missing, twice, notString := errNameAbsent, errNameTwice, errNameNotString
 	if key == "uri" {
 		missing, twice, notString = errURIMissing, errURITwice, errURINotString
@@ -171,7 +196,13 @@ func targetX(m *decode.Message, key string) (name, args []byte, xp exchangeParam
 		it  decode.Members
 	)
 	xp.seen.object = true
-	for it.Reset(m.Params); it.Next(); {
+	for it.Reset(m.Params); it.NextName(); {
+		if ac != nil && n == 1 && ac.tool == nil && it.NameIs("arguments") && isString(name) {
+			ac.try(name, &it)
+		}
+		if !it.TakeValue(0) {
+			break
+		}
 		if set.add(it.Name()) {
 			dup = true
 		}
@@ -276,7 +307,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 			c.release()
 		}
 		c = calls.Get().(*Call)
-		c.walk(m)
+		c.walk(m, s.toolIndex)
 	}
 	name, args, xp, dup, ferr := c.target, c.wargs, c.xp, c.dup, c.werr
 	fail := func(e error) ([]byte, error) {
@@ -286,7 +317,10 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	if ferr != nil {
 		return fail(ferr)
 	}
-	t, ok := lookup(s.toolIndex, name)
+	t, ok := c.checked, c.checked != nil // found by the walk (argsCheck)
+	if !ok {
+		t, ok = lookup(s.toolIndex, name)
+	}
 	if !ok {
 		return fail(unknown("tool", name))
 	}
@@ -306,7 +340,9 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	} else if kindOf(args) != kindObject {
 		return fail(errArgsNotObject)
 	}
-	if e := t.in.validateArguments(args, &c.idx); e != nil {
+	if c.checked == t {
+		// The walk over params checked them (argsCheck).
+	} else if e := t.in.validateArguments(args, &c.idx); e != nil {
 		if e == dupMember {
 			return fail(duplicateIn(args, "arguments."))
 		}
