@@ -26,24 +26,27 @@ import (
 // then.
 type deadlineCtx struct {
 	mu       sync.Mutex
-	deadline int64 // monoNow nanoseconds
+	deadline atomic.Int64 // monoNow nanoseconds; the watchdog reads it unlocked
 	done     chan struct{}
 	err      error
 	active   bool
 
-	// conn is the request's connection while its body is read, so that
-	// Shutdown can unblock a stalled upload and the watchdog can cut off
-	// one slower than the minimum data rate; nil otherwise.
+	// conn is the request's connection while the context is linked, so
+	// that Shutdown can unblock a stalled upload and the watchdog can cut
+	// off one slower than the minimum data rate; nil otherwise. It is
+	// written only while the context is not linked.
 	conn net.Conn
 	// bodyStart is when the request began (monoNow nanoseconds) while its
 	// body is read, else 0; bodyBytes the wire bytes read so far; slow is
 	// set when the watchdog cut the body off for its rate.
-	bodyStart int64
+	bodyStart atomic.Int64
 	bodyBytes atomic.Int64
 	slow      atomic.Bool
 
-	// links in the watchdog's list, under its mutex
+	// links in the watchdog's list, under its mutex; linked (the
+	// request's own) says the context is in the list.
 	prev, next *deadlineCtx
+	linked     bool
 }
 
 var _ context.Context = (*deadlineCtx)(nil)
@@ -53,7 +56,7 @@ func (d *deadlineCtx) init() { d.done = make(chan struct{}) }
 // start arms the context with a deadline and returns it.
 func (d *deadlineCtx) start(deadline int64) context.Context {
 	d.mu.Lock()
-	d.deadline = deadline
+	d.deadline.Store(deadline)
 	d.active = true
 	d.err = nil
 	d.mu.Unlock()
@@ -80,7 +83,7 @@ func (d *deadlineCtx) stop(now int64) error {
 	err := d.err
 	if err != nil {
 		d.done = make(chan struct{})
-	} else if now >= d.deadline {
+	} else if now >= d.deadline.Load() {
 		err = context.DeadlineExceeded
 	}
 	return err
@@ -89,7 +92,7 @@ func (d *deadlineCtx) stop(now int64) error {
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return monoTime(d.deadline), true
+	return monoTime(d.deadline.Load()), true
 }
 
 func (d *deadlineCtx) Done() <-chan struct{} {
@@ -152,10 +155,11 @@ func newWatchdog(timeout time.Duration, rate int64, grace time.Duration, read, w
 // and fewer bytes than the rate asks for the time since the request began
 // (Kestrel's MinRequestBodyDataRate).
 func (w *watchdog) tooSlow(d *deadlineCtx, now int64) bool {
-	if d.conn == nil || d.bodyStart == 0 || w.rate <= 0 {
+	start := d.bodyStart.Load()
+	if d.conn == nil || start == 0 || w.rate <= 0 {
 		return false
 	}
-	elapsed := now - d.bodyStart
+	elapsed := now - start
 	if elapsed <= w.grace {
 		return false
 	}
@@ -192,7 +196,7 @@ func (w *watchdog) run() {
 					d.slow.Store(true)
 					d.conn.SetReadDeadline(time.Now())
 				}
-				if d.deadline <= now {
+				if d.deadline.Load() <= now {
 					d.cancel(context.DeadlineExceeded)
 				}
 			}
@@ -230,12 +234,33 @@ func (w *watchdog) remove(d *deadlineCtx) {
 	w.mu.Unlock()
 }
 
+// link adds the request's context d to the list unless it is in it: a
+// request is linked once, when its body starts (or its handler, if no
+// body was read), and unlinked once, when its call is released, so that
+// the list's lock is taken twice per request, not four times.
+func (w *watchdog) link(d *deadlineCtx) {
+	if !d.linked {
+		w.add(d)
+		d.linked = true
+	}
+}
+
+// unlink removes d from the list if link added it, and forgets its
+// connection.
+func (w *watchdog) unlink(d *deadlineCtx) {
+	if d.linked {
+		w.remove(d)
+		d.linked = false
+	}
+	d.conn = nil
+}
+
 // cancelAll cancels every running handler's context with err, and makes
 // the reads of bodies still arriving fail at once.
 func (w *watchdog) cancelAll(err error) {
 	w.mu.Lock()
 	for d := w.head; d != nil; d = d.next {
-		if d.conn != nil {
+		if d.conn != nil && d.bodyStart.Load() != 0 {
 			d.conn.SetReadDeadline(time.Now())
 		}
 		d.cancel(err)

@@ -101,8 +101,7 @@ func (s *Server) panicked(where stage, v any, attrs ...any) {
 func (s *Server) recoverRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, v any) {
 	where := c.where()
 	s.panicked(where, v, "endpoint", ep.path)
-	s.running.remove(&c.dl)
-	c.dl.conn = nil
+	s.running.unlink(&c.dl)
 	if !c.early {
 		s.safely(ctx, func() {
 			body := decode.AppendError(nil, nullJSON, decode.CodeInternalError, "internal error", nil)

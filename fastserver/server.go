@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -574,6 +575,7 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
 	c.rctx, c.ep = nil, nil
+	s.running.unlink(&c.dl)
 	ep.calls.Put(c)
 	s.answered.Add(1)
 }
@@ -653,18 +655,19 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	// Rows 7 to 10, under the data-rate watchdog, and while Shutdown may
 	// unblock a stalled body.
 	m := &c.msg
+	// The context stays linked until the call is released (finishRPC):
+	// its handler deadline is armed in the same place in the list.
 	c.dl.conn = ctx.Conn()
-	c.dl.bodyStart = c.start
+	c.dl.bodyStart.Store(c.start)
 	c.dl.bodyBytes.Store(0)
 	c.dl.slow.Store(false)
+	c.dl.deadline.Store(math.MaxInt64) // no handler yet
 	s.running.ensure()
-	s.running.add(&c.dl)
+	s.running.link(&c.dl)
 	c.enter(stageDecode)
 	err := s.readBody(c, stream, enc, whole, length)
-	s.running.remove(&c.dl)
-	markConn(ctx, connHandling) // the body is in: no read timeout while the handler runs
-	c.dl.conn = nil
-	c.dl.bodyStart = 0
+	c.dl.bodyStart.Store(0)     // the body is in: the data rate no longer applies
+	markConn(ctx, connHandling) // no read timeout while the handler runs
 	if err != nil {
 		de, ok := err.(*decode.Error)
 		switch {
@@ -781,7 +784,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.prefix = len(c.out)
 	s.running.ensure()
 	c.req.ctx = c.dl.start(monoNow() + int64(s.cfg.HandlerTimeout))
-	s.running.add(&c.dl)
+	s.running.link(&c.dl) // unless its body linked it already
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if err == errStreaming && c.st.started {
 		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
@@ -793,7 +796,6 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 // the answer in c.out: the result, or the error its outcome calls for.
 func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
 	m := &c.msg
-	s.running.remove(&c.dl)
 	c.end = monoNow()
 	expired := c.dl.stop(c.end)
 	c.req.ctx = nil

@@ -288,14 +288,12 @@ func (st *Stream) SetDeadline(t time.Time) {
 	if !st.live || st.c == nil {
 		return
 	}
-	w, d := st.c.s.running, &st.c.dl
-	w.mu.Lock()
+	d := &st.c.dl
 	d.mu.Lock()
 	if d.active && d.err == nil {
-		d.deadline = int64(t.Sub(connEpoch))
+		d.deadline.Store(int64(t.Sub(connEpoch)))
 	}
 	d.mu.Unlock()
-	w.mu.Unlock()
 }
 
 // queue appends an event to the handler's buffer, waiting while it is
