@@ -169,6 +169,15 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	b.inRead = true
 	at(stageBody)
 	n, err := b.r.Read(p)
+	if n == 1 && err == nil && b.n == 0 && len(p) > 1 && p[0] == '{' {
+		// fasthttp hands over first the one byte it prefetched before
+		// the handler (Server.MaxRequestBodySize is 1). An opening brace
+		// decides nothing, so read on now, as the decoder would at once,
+		// rather than have it scan one byte alone.
+		var m int
+		m, err = b.r.Read(p[1:])
+		n += m
+	}
 	b.inRead = false
 	b.n += int64(n)
 	b.wire.units += int64(n)
