@@ -59,8 +59,6 @@ var (
 	connClock atomic.Int64
 )
 
-func connNow() int64 { return time.Since(connEpoch).Milliseconds() }
-
 // monoNow is the monotonic clock in nanoseconds since connEpoch: one read
 // of the runtime's clock, half of what time.Now costs (which also reads
 // the wall clock). Requests, handler deadlines and body rates run on it.
