@@ -28,6 +28,7 @@ func TestArgsCheckInWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 		var checked, valid, refused int
+		call := new(Call)
 		for ti, rt := range tools {
 			tl := s.toolIndex[rt.name]
 			name, _ := json.Marshal(rt.name)
@@ -45,9 +46,12 @@ func TestArgsCheckInWalk(t *testing.T) {
 					if err := d.Decode([]byte(body), &m); err != nil {
 						t.Fatalf("%s: %v", body, err)
 					}
-					var idx argIndex
-					ac := argsCheck{tools: s.toolIndex, idx: &idx}
+					// The same pooled Call for every walk, as the server's
+					// would be: its last tool is often this one already.
+					call.idx = argIndex{}
+					ac := argsCheck{s: s, c: call}
 					gn, ga, gx, gd, ge := targetX(&m, "name", &ac)
+					idx := call.idx
 					wn, wa, wx, wd, we := targetX(&m, "name", nil)
 					if !bytes.Equal(gn, wn) || !bytes.Equal(ga, wa) || gd != wd || ge != we || !reflect.DeepEqual(gx, wx) {
 						t.Fatalf("%s: with the check %q %q %v %v, without %q %q %v %v", body, gn, ga, gd, ge, wn, wa, wd, we)
@@ -85,5 +89,52 @@ func TestArgsCheckInWalk(t *testing.T) {
 			t.Fatalf("%s: %d checked in the walk, %d refused: the test exercises nothing", draft, valid, refused)
 		}
 		t.Logf("%s: %d arguments found valid in the walk, %d invalid ones left to validateArguments", draft, checked, refused)
+	}
+}
+
+// TestFindTool: a Call's remembered tool answers only for the server it
+// came from and only for a name written without escapes; everything else
+// goes through the index.
+func TestFindTool(t *testing.T) {
+	newServer := func(names ...string) *Server {
+		s, err := New(Info{Name: "t", Version: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if err := s.AddTool(Tool{Name: n, Handler: ToolFunc(func(*Call) error { return nil })}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s
+	}
+	s1, s2 := newServer("echo", `a\nb`, `q"t`), newServer("echo")
+	c := new(Call)
+	for i, tc := range []struct {
+		s    *Server
+		raw  string
+		want string // "" for none
+	}{
+		{s1, `"echo"`, "echo"},
+		{s1, `"echo"`, "echo"}, // remembered
+		{s2, `"echo"`, "echo"}, // the other server's, not s1's
+		{s1, `"ech\u006f"`, "echo"},
+		{s1, `"a\nb"`, ""}, // a newline, not the tool's backslash
+		{s1, `"a\\nb"`, `a\nb`},
+		{s1, `"a\nb"`, ""}, // still not, with a\nb remembered
+		{s1, `"q\"t"`, `q"t`},
+		{s1, `"nope"`, ""},
+		{s1, `"echo"`, "echo"},
+	} {
+		got, ok := c.findTool(tc.s, []byte(tc.raw))
+		if tc.want == "" {
+			if ok {
+				t.Errorf("%d: %s found %q", i, tc.raw, got.Name)
+			}
+			continue
+		}
+		if !ok || got.Name != tc.want || got != tc.s.toolIndex[tc.want] {
+			t.Errorf("%d: %s: got %v %v, want %q of its server", i, tc.raw, got, ok, tc.want)
+		}
 	}
 }

@@ -49,13 +49,16 @@ type Call struct {
 	// checked is the tool whose schema found wargs valid in the walk
 	// (argsCheck), idx then filled in; nil when serveToolsCall checks.
 	checked *tool
+	// The tool findTool found last and its server, kept across calls.
+	lastSrv  *Server
+	lastTool *tool
 }
 
 // walk walks the params of the tools/call m once, for the header rules
 // and serveToolsCall, checking the arguments against the schema of the
-// tool in tools that params names, when the name comes first.
-func (c *Call) walk(m *decode.Message, tools map[string]*tool) {
-	ac := argsCheck{tools: tools, idx: &c.idx}
+// tool of s that params names, when the name comes first.
+func (c *Call) walk(m *decode.Message, s *Server) {
+	ac := argsCheck{s: s, c: c}
 	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name", &ac)
 	c.checked = ac.tool
 	c.walked = true

@@ -141,10 +141,10 @@ func nameSourceOf(method []byte) nameSource {
 // checkHeaders decides rows 11 and 12 for the message of r and stores the
 // version in use in r.Version. The walk over the params of a
 // tools/call request is the one serveToolsCall needs (targetX, checking
-// the arguments against the schema of the tool in tools they name): it is
+// the arguments against the schema of the tool of s they name): it is
 // made here, into a Call left in r.Memo for serveToolsCall, so that
 // params is walked once.
-func checkHeaders(r *fastserver.Request, tools map[string]*tool) *fastserver.Error {
+func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	m := r.Msg
 	v := Version20250326
 	hv := r.Header(HeaderProtocolVersion)
@@ -174,7 +174,7 @@ func checkHeaders(r *fastserver.Request, tools map[string]*tool) *fastserver.Err
 	}
 	if isRequest && string(m.Method) == "tools/call" {
 		c := calls.Get().(*Call)
-		c.walk(m, tools)
+		c.walk(m, s)
 		if strict || nh != nil {
 			if e := judgeParams(strict, src, hv, nh, &c.xp.seen); e != nil {
 				c.release()

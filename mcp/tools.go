@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rpcedge/rpcedge/auth"
@@ -81,6 +82,10 @@ type tool struct {
 
 	scopes    auth.ScopeSet
 	forbidden *fastserver.Error // the 403 of a token without scopes
+
+	// plain says the name holds no quote or backslash: a request's raw
+	// JSON string whose content equals it names this tool, unescaped.
+	plain bool
 }
 
 // AddTool registers a tool. It fails (and records the mistake for Err and
@@ -106,7 +111,7 @@ func (s *Server) AddTool(t Tool) error {
 	if err != nil {
 		return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 	}
-	rt := &tool{Tool: t, in: in}
+	rt := &tool{Tool: t, in: in, plain: !strings.ContainsAny(t.Name, `"\\`)}
 	if len(trimWS([]byte(t.OutputSchema))) > 0 {
 		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.libraryOnly); err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
@@ -157,22 +162,37 @@ func target(m *decode.Message, key string) (name, args []byte, dup bool, err *fa
 // they are walked once: by the schema check, which finds their end,
 // instead of by a skip and then the check.
 type argsCheck struct {
-	tools map[string]*tool // the server's tools by name
-	idx   *argIndex        // filled in by the check
-	tool  *tool            // the tool whose schema found the arguments valid, or nil
+	s    *Server
+	c    *Call // the call being walked: its index, its last tool
+	tool *tool // the tool whose schema found the arguments valid, or nil
 }
 
 // try checks the arguments, whose value starts it.Rest, for the tool
 // named by the raw JSON string name (met before them in params), and
 // takes the value when they are valid.
 func (ac *argsCheck) try(name []byte, it *decode.Members) {
-	t, ok := lookup(ac.tools, name)
+	t, ok := ac.c.findTool(ac.s, name)
 	if !ok {
 		return
 	}
-	if n := t.in.checkArgumentsIn(it.Rest(), ac.idx); n > 0 && it.TakeValue(n) {
+	if n := t.in.checkArgumentsIn(it.Rest(), &ac.c.idx); n > 0 && it.TakeValue(n) {
 		ac.tool = t
 	}
+}
+
+// findTool returns s's tool named by the raw JSON string name. A pooled
+// Call remembers the last tool it found and for which server, and
+// compares the name with it before hashing it into the index.
+func (c *Call) findTool(s *Server, name []byte) (*tool, bool) {
+	if t := c.lastTool; t != nil && c.lastSrv == s && t.plain && len(name) == len(t.Name)+2 &&
+		string(name[1:len(name)-1]) == t.Name {
+		return t, true
+	}
+	t, ok := lookup(s.toolIndex, name)
+	if ok {
+		c.lastSrv, c.lastTool = s, t
+	}
+	return t, ok
 }
 
 // targetX is target that also returns the members of params the exchange
@@ -307,7 +327,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 			c.release()
 		}
 		c = calls.Get().(*Call)
-		c.walk(m, s.toolIndex)
+		c.walk(m, s)
 	}
 	name, args, xp, dup, ferr := c.target, c.wargs, c.xp, c.dup, c.werr
 	fail := func(e error) ([]byte, error) {
@@ -319,7 +339,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	}
 	t, ok := c.checked, c.checked != nil // found by the walk (argsCheck)
 	if !ok {
-		t, ok = lookup(s.toolIndex, name)
+		t, ok = c.findTool(s, name)
 	}
 	if !ok {
 		return fail(unknown("tool", name))
