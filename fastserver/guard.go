@@ -123,7 +123,6 @@ func (s *Server) recoverRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, v a
 			s.metrics.observe(ep, "", fasthttp.StatusInternalServerError, decode.CodeInternalError, 0, c.body.n, nil)
 		})
 	}
-	s.metrics.inflight.Add(-1)
 	s.answered.Add(1)
 }
 

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -38,7 +37,6 @@ import (
 // metrics, early, expect or error.
 type serverMetrics struct {
 	set      *metrics.Set
-	inflight atomic.Int64
 	panics   [numStages]*metrics.Counter
 	timeouts *metrics.Counter
 	// slowBodies counts bodies cut off for their data rate.
@@ -65,14 +63,18 @@ type counterKey struct {
 
 var sizeBuckets = metrics.ExponentialBuckets(64, 4, 10) // 64 B .. 16 MiB
 
-func newServerMetrics(eps map[string]*endpoint) *serverMetrics {
+// newServerMetrics returns the metrics of a server with endpoints eps;
+// inflight reports the requests being served (the server counts the
+// requests it entered and answered anyway, so the gauge costs no
+// counter of its own per request).
+func newServerMetrics(eps map[string]*endpoint, inflight func() uint64) *serverMetrics {
 	m := &serverMetrics{
 		set:      metrics.NewSet(),
 		latency:  make(map[*endpoint]*metrics.PrometheusHistogram),
 		size:     make(map[*endpoint]*metrics.PrometheusHistogram),
 		counters: make(map[counterKey]*metrics.Counter),
 	}
-	m.set.NewGauge("rpcedge_requests_in_flight", func() float64 { return float64(m.inflight.Load()) })
+	m.set.NewGauge("rpcedge_requests_in_flight", func() float64 { return float64(inflight()) })
 	for st := range numStages {
 		m.panics[st] = m.set.NewCounter(`rpcedge_panics_total{where="` + st.String() + `"}`)
 	}

@@ -124,7 +124,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
-	s.metrics = newServerMetrics(s.endpoints)
+	s.metrics = newServerMetrics(s.endpoints, s.inflight)
 	s.running.limits.cut = &s.metrics.connTimeouts
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
@@ -494,7 +494,6 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	// fasthttp reads no clock (LazyRequestTime): the request's one
 	// reading of the monotonic clock starts it here.
 	start := monoNow()
-	s.metrics.inflight.Add(1)
 	c := ep.calls.Get().(*call)
 	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, 0, false
 	c.req.at = start // Request.Time, for the hooks: no second clock read
@@ -548,11 +547,18 @@ func (l *lastLabels) route(ep *endpoint, key string) string {
 	return l.routeLabel
 }
 
+// inflight returns the requests entered and not yet answered. answered
+// is read first: entered only grows, so the difference is never below
+// the true count at the first read.
+func (s *Server) inflight() uint64 {
+	a := s.answered.Load()
+	return s.entered.Load() - a
+}
+
 // finishRPC counts an answered request and releases its call.
 func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) {
 	ep, label, start := c.ep, c.label, c.start
 	c.enter(stageMetrics)
-	s.metrics.inflight.Add(-1)
 	var took time.Duration
 	if c.end == 0 || c.streamed {
 		took = time.Duration(monoNow() - start)
