@@ -309,6 +309,10 @@ func TestChunkedCeilingPlusOne(t *testing.T) {
 	}
 }
 
+// heapOverhead is TestInflightBudget's allowance for the heap that does
+// not grow with the budget.
+const heapOverhead = 16 << 20
+
 // TestInflightBudget runs 200 concurrent uploads of about 1 MiB against
 // a 64 MiB in-flight budget. Each request is charged its body bytes as
 // they arrive; a step that finds no room waits BudgetWait and gets 503 +
@@ -380,9 +384,13 @@ func TestInflightBudget(t *testing.T) {
 	// The budget is charged for the decoders' live buffers as the bytes
 	// arrive; the buffers they outgrew are garbage until the collector
 	// runs, and the collector lets the heap grow past the live data
-	// (GOGC=100): three times the budget.
-	if limit := uint64(3 * budget); !raceEnabled && peak > limit {
-		t.Errorf("heap in use rose by %s, over 3× the budget (%s)", fmtBytes(peak), fmtBytes(limit))
+	// (GOGC=100): three times the budget, plus what does not scale with
+	// it: the connections' buffers, this test's clients and the runtime
+	// (with -short, 32 MiB of budget, the peak measured 85–100 MiB in some
+	// 40 runs of the code before and after 2026-12-04's changes, over
+	// fasthttp and net/http; 167–171 MiB with 64 MiB).
+	if limit := uint64(3*budget + heapOverhead); !raceEnabled && peak > limit {
+		t.Errorf("heap in use rose by %s, over 3× the budget plus %s (%s)", fmtBytes(peak), fmtBytes(heapOverhead), fmtBytes(limit))
 	}
 	want{200, 0, "7"}.check(t, roundTrip(t, addr, post("/mcp", echoCall(7, "still here"))))
 }
