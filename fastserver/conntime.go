@@ -64,9 +64,6 @@ var (
 // the wall clock). Requests, handler deadlines and body rates run on it.
 func monoNow() int64 { return int64(time.Since(connEpoch)) }
 
-// monoTime is the time.Time of mono, a reading of monoNow.
-func monoTime(mono int64) time.Time { return connEpoch.Add(time.Duration(mono)) }
-
 // connTimeouts are the limits of the watched phases, in milliseconds
 // (0: none), and the counters of the connections cut off in each (nil:
 // not counted).

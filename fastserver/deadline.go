@@ -73,6 +73,19 @@ func (d *deadlineCtx) cancel(err error) {
 	d.mu.Unlock()
 }
 
+// expire ends the context with context.DeadlineExceeded if a handler is
+// running under it and its deadline is still at or before now: checked
+// under the lock, so that a deadline Stream.SetDeadline moved later
+// between the watchdog's look and this call is kept.
+func (d *deadlineCtx) expire(now int64) {
+	d.mu.Lock()
+	if d.active && d.err == nil && d.deadline.Load() <= now {
+		d.err = context.DeadlineExceeded
+		close(d.done)
+	}
+	d.mu.Unlock()
+}
+
 // stop disarms the context. It returns why the context ended, or nil:
 // context.DeadlineExceeded when the deadline passed by now (even if the
 // watchdog had not seen it yet), or the error given to cancel.
@@ -92,7 +105,9 @@ func (d *deadlineCtx) stop(now int64) error {
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return monoTime(d.deadline.Load()), true
+	// From the clocks now, not from the epoch's wall reading: right even
+	// after the wall clock was stepped since the process started.
+	return time.Now().Add(time.Duration(d.deadline.Load() - monoNow())), true
 }
 
 func (d *deadlineCtx) Done() <-chan struct{} {
@@ -197,7 +212,7 @@ func (w *watchdog) run() {
 					d.conn.SetReadDeadline(time.Now())
 				}
 				if d.deadline.Load() <= now {
-					d.cancel(context.DeadlineExceeded)
+					d.expire(now)
 				}
 			}
 			w.mu.Unlock()

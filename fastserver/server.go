@@ -496,7 +496,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	start := monoNow()
 	c := ep.calls.Get().(*call)
 	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, 0, false
-	c.req.at = start // Request.Time, for the hooks: no second clock read
+	c.req.at, c.req.wall = start, time.Time{} // Request.Time, for the hooks: read when asked
 	c.hdr = nil
 	defer func() {
 		if v := recover(); v != nil {

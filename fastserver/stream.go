@@ -291,7 +291,9 @@ func (st *Stream) SetDeadline(t time.Time) {
 	d := &st.c.dl
 	d.mu.Lock()
 	if d.active && d.err == nil {
-		d.deadline.Store(int64(t.Sub(connEpoch)))
+		// Relative to now: a t without a monotonic reading is compared
+		// by wall clock with the wall clock now, not at the epoch.
+		d.deadline.Store(monoNow() + int64(time.Until(t)))
 	}
 	d.mu.Unlock()
 }
