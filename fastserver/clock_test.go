@@ -80,3 +80,35 @@ func TestDeadlineMovedBeforeExpiry(t *testing.T) {
 		t.Errorf("stop: %v, want DeadlineExceeded", err)
 	}
 }
+
+// TestArmAfterCancelAll: a handler that starts after Shutdown's grace
+// period ended (cancelAll ran while its body was being read, its context
+// not yet running) starts cancelled; one running then is cancelled by
+// cancelAll itself.
+func TestArmAfterCancelAll(t *testing.T) {
+	w := newWatchdog(time.Second, 0, 0, 0, 0, 0)
+	var late deadlineCtx
+	late.init()
+	w.link(&late) // linked when its body started
+	w.cancelAll(errShuttingDown)
+	if ctx := w.arm(&late, monoNow()+int64(time.Hour)); ctx.Err() != errShuttingDown {
+		t.Errorf("armed after cancelAll: Err %v, want errShuttingDown", ctx.Err())
+	}
+	if err := late.stop(monoNow()); err != errShuttingDown {
+		t.Errorf("stop: %v, want errShuttingDown", err)
+	}
+	w.unlink(&late)
+
+	w = newWatchdog(time.Second, 0, 0, 0, 0, 0)
+	var running deadlineCtx
+	running.init()
+	ctx := w.arm(&running, monoNow()+int64(time.Hour))
+	if ctx.Err() != nil {
+		t.Fatalf("armed before any cancelAll: Err %v", ctx.Err())
+	}
+	w.cancelAll(errShuttingDown)
+	if ctx.Err() != errShuttingDown {
+		t.Errorf("running at cancelAll: Err %v, want errShuttingDown", ctx.Err())
+	}
+	w.unlink(&running)
+}

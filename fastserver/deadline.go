@@ -137,6 +137,10 @@ type watchdog struct {
 	once    sync.Once
 	stopped chan struct{}
 	quit    sync.Once
+	// ended is cancelAll's error once it ran: a handler that starts
+	// after it (its body was read while the grace period ran out) starts
+	// cancelled too.
+	ended atomic.Pointer[error]
 }
 
 // ceilMillis is d in whole milliseconds, rounded up: a positive timeout
@@ -270,9 +274,23 @@ func (w *watchdog) unlink(d *deadlineCtx) {
 	d.conn = nil
 }
 
+// arm starts d's handler deadline and links d: a context that cancelAll
+// already passed over (not yet running then) is cancelled at once. The
+// check comes after the link, and cancelAll records its error before it
+// walks the list, so one of the two always sees the other.
+func (w *watchdog) arm(d *deadlineCtx, deadline int64) context.Context {
+	ctx := d.start(deadline)
+	w.link(d)
+	if err := w.ended.Load(); err != nil {
+		d.cancel(*err)
+	}
+	return ctx
+}
+
 // cancelAll cancels every running handler's context with err, and makes
 // the reads of bodies still arriving fail at once.
 func (w *watchdog) cancelAll(err error) {
+	w.ended.Store(&err)
 	w.mu.Lock()
 	for d := w.head; d != nil; d = d.next {
 		if d.conn != nil && d.bodyStart.Load() != 0 {

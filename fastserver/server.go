@@ -789,8 +789,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	c.prefix = len(c.out)
 	s.running.ensure()
-	c.req.ctx = c.dl.start(monoNow() + int64(s.cfg.HandlerTimeout))
-	s.running.link(&c.dl) // unless its body linked it already
+	c.req.ctx = s.running.arm(&c.dl, monoNow()+int64(s.cfg.HandlerTimeout)) // linked already if it had a body
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if err == errStreaming && c.st.started {
 		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
