@@ -514,12 +514,13 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 // lastLabels remembers the metric labels a call's previous request got
 // from its endpoint's table, by method and by route: a pooled call most
 // often serves the same method again, and comparing the method's bytes
-// costs less than hashing them into the map.
+// costs less than hashing them into the map. The table maps every label
+// to itself, so its answer for "" is "": the zero lastLabels is already
+// right for the empty name and key.
 type lastLabels struct {
 	name                 []byte
 	nameLabel            string
 	routeKey, routeLabel string
-	haveName, haveRoute  bool
 }
 
 // maxRememberedMethod bounds the method names lastLabels copies: a
@@ -528,21 +529,21 @@ const maxRememberedMethod = 64
 
 // method returns ep.labels[string(name)].
 func (l *lastLabels) method(ep *endpoint, name []byte) string {
-	if l.haveName && bytes.Equal(name, l.name) {
+	if bytes.Equal(name, l.name) {
 		return l.nameLabel
 	}
 	label := ep.labels[string(name)]
 	if len(name) <= maxRememberedMethod {
 		l.name = append(l.name[:0], name...)
-		l.nameLabel, l.haveName = label, true
+		l.nameLabel = label
 	}
 	return label
 }
 
 // route returns ep.labels[key].
 func (l *lastLabels) route(ep *endpoint, key string) string {
-	if !l.haveRoute || key != l.routeKey {
-		l.routeKey, l.routeLabel, l.haveRoute = key, ep.labels[key], true
+	if key != l.routeKey {
+		l.routeKey, l.routeLabel = key, ep.labels[key]
 	}
 	return l.routeLabel
 }
