@@ -66,10 +66,7 @@ func (d *deadlineCtx) start(deadline int64) context.Context {
 // cancel ends the context now with err, if a handler is running under it.
 func (d *deadlineCtx) cancel(err error) {
 	d.mu.Lock()
-	if d.active && d.err == nil {
-		d.err = err
-		close(d.done)
-	}
+	d.end(err)
 	d.mu.Unlock()
 }
 
@@ -79,11 +76,19 @@ func (d *deadlineCtx) cancel(err error) {
 // between the watchdog's look and this call is kept.
 func (d *deadlineCtx) expire(now int64) {
 	d.mu.Lock()
-	if d.active && d.err == nil && d.deadline.Load() <= now {
-		d.err = context.DeadlineExceeded
-		close(d.done)
+	if d.deadline.Load() <= now {
+		d.end(context.DeadlineExceeded)
 	}
 	d.mu.Unlock()
+}
+
+// end, under mu, ends the context with err if a handler is running under
+// it and it has not ended yet.
+func (d *deadlineCtx) end(err error) {
+	if d.active && d.err == nil {
+		d.err = err
+		close(d.done)
+	}
 }
 
 // stop disarms the context. It returns why the context ended, or nil:
@@ -103,8 +108,6 @@ func (d *deadlineCtx) stop(now int64) error {
 }
 
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	// From the clocks now, not from the epoch's wall reading: right even
 	// after the wall clock was stepped since the process started.
 	return time.Now().Add(time.Duration(d.deadline.Load() - monoNow())), true
