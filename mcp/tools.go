@@ -360,13 +360,13 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	} else if kindOf(args) != kindObject {
 		return fail(errArgsNotObject)
 	}
-	if c.checked == t {
-		// The walk over params checked them (argsCheck).
-	} else if e := t.in.validateArguments(args, &c.idx); e != nil {
-		if e == dupMember {
-			return fail(duplicateIn(args, "arguments."))
+	if c.checked != t { // else the walk over params checked them (argsCheck)
+		if e := t.in.validateArguments(args, &c.idx); e != nil {
+			if e == dupMember {
+				return fail(duplicateIn(args, "arguments."))
+			}
+			return fail(invalidArguments(e.field("arguments"), e.msg))
 		}
-		return fail(invalidArguments(e.field("arguments"), e.msg))
 	}
 
 	v := RequestVersion(r)
