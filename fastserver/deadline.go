@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"context"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -17,7 +18,14 @@ import (
 // HandlerTimeout/20, at least 5 ms, at most 100 ms) and cancels the
 // contexts whose deadline has passed. A deadline is therefore honoured
 // within one tick (when the watchdog gets a CPU), and arming one costs a
-// clock read, a lock and a few stores.
+// lock and a few stores. Not even a clock read: a handler's deadline is
+// left open when it starts, and the first tick that finds it open sets it
+// to that tick's time plus HandlerTimeout. The handler started after the
+// tick before (which did not find it), so its deadline is counted from at
+// most one tick after its start: late by less than a tick, never early.
+// Deadline, asked first, sets it from the clock at the call instead, and
+// a handler that returns before any tick saw it is judged from the
+// request's start (stop).
 
 // deadlineCtx is the context a handler runs under: a reusable
 // context.Context, so that giving handlers a deadline allocates nothing
@@ -26,7 +34,8 @@ import (
 // then.
 type deadlineCtx struct {
 	mu       sync.Mutex
-	deadline atomic.Int64 // monoNow nanoseconds; the watchdog reads it unlocked
+	deadline atomic.Int64 // monoNow nanoseconds, or deadlineOpen; the watchdog reads it unlocked
+	timeout  int64        // HandlerTimeout in nanoseconds, for an open deadline; set once
 	done     chan struct{}
 	err      error
 	active   bool
@@ -51,7 +60,22 @@ type deadlineCtx struct {
 
 var _ context.Context = (*deadlineCtx)(nil)
 
-func (d *deadlineCtx) init() { d.done = make(chan struct{}) }
+// deadlineOpen is the deadline of a handler that started since the
+// watchdog's last look: fixed by the next look (fix) or by Deadline.
+const deadlineOpen = math.MinInt64
+
+// init prepares d for handlers with the given timeout.
+func (d *deadlineCtx) init(timeout time.Duration) {
+	d.done = make(chan struct{})
+	d.timeout = int64(timeout)
+}
+
+// fix sets an open deadline to timeout after now. Only an open deadline
+// changes: one Stream.SetDeadline or an earlier fix set is kept.
+func (d *deadlineCtx) fix(now int64) int64 {
+	d.deadline.CompareAndSwap(deadlineOpen, now+d.timeout)
+	return d.deadline.Load()
+}
 
 // start arms the context with a deadline and returns it.
 func (d *deadlineCtx) start(deadline int64) context.Context {
@@ -76,7 +100,7 @@ func (d *deadlineCtx) cancel(err error) {
 // between the watchdog's look and this call is kept.
 func (d *deadlineCtx) expire(now int64) {
 	d.mu.Lock()
-	if d.deadline.Load() <= now {
+	if dl := d.deadline.Load(); dl != deadlineOpen && dl <= now {
 		d.end(context.DeadlineExceeded)
 	}
 	d.mu.Unlock()
@@ -93,24 +117,40 @@ func (d *deadlineCtx) end(err error) {
 
 // stop disarms the context. It returns why the context ended, or nil:
 // context.DeadlineExceeded when the deadline passed by now (even if the
-// watchdog had not seen it yet), or the error given to cancel.
-func (d *deadlineCtx) stop(now int64) error {
+// watchdog had not seen it yet), or the error given to cancel. A deadline
+// still open (no tick looked since the handler started, which began at
+// or after began) is judged from began: only a timeout shorter than a
+// tick can pass unseen, and then the request's own start is the bound.
+func (d *deadlineCtx) stop(now, began int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active = false
 	err := d.err
 	if err != nil {
 		d.done = make(chan struct{})
-	} else if now >= d.deadline.Load() {
+		return err
+	}
+	dl := d.deadline.Load()
+	if dl == deadlineOpen {
+		dl = began + d.timeout
+	}
+	if now >= dl {
 		err = context.DeadlineExceeded
 	}
 	return err
 }
 
+// Deadline reports the handler's deadline, fixing it from the clock now
+// if no tick has yet.
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
+	now := monoNow()
+	dl := d.deadline.Load()
+	if dl == deadlineOpen {
+		dl = d.fix(now)
+	}
 	// From the clocks now, not from the epoch's wall reading: right even
 	// after the wall clock was stepped since the process started.
-	return time.Now().Add(time.Duration(d.deadline.Load() - monoNow())), true
+	return time.Now().Add(time.Duration(dl - now)), true
 }
 
 func (d *deadlineCtx) Done() <-chan struct{} {
@@ -218,7 +258,10 @@ func (w *watchdog) run() {
 					d.slow.Store(true)
 					d.conn.SetReadDeadline(time.Now())
 				}
-				if d.deadline.Load() <= now {
+				switch dl := d.deadline.Load(); {
+				case dl == deadlineOpen:
+					d.fix(now) // started since the last look
+				case dl <= now:
 					d.expire(now)
 				}
 			}

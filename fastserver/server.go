@@ -413,7 +413,7 @@ func (s *Server) newCall(ids decode.IDPolicy) *call {
 	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids, Buffers: s.bufs}); err != nil {
 		panic(err) // Config was validated
 	}
-	c.dl.init()
+	c.dl.init(s.cfg.HandlerTimeout)
 	c.st.c = c
 	c.dz.zr.Reserve = c.dz.reserveHistory
 	return c
@@ -790,7 +790,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	c.prefix = len(c.out)
 	s.running.ensure()
-	c.req.ctx = s.running.arm(&c.dl, monoNow()+int64(s.cfg.HandlerTimeout)) // linked already if it had a body
+	c.req.ctx = s.running.arm(&c.dl, deadlineOpen) // linked already if it had a body; no clock read (deadline.go)
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if err == errStreaming && c.st.started {
 		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
@@ -803,7 +803,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (status, code int) {
 	m := &c.msg
 	c.end = monoNow()
-	expired := c.dl.stop(c.end)
+	expired := c.dl.stop(c.end, c.start)
 	c.req.ctx = nil
 	switch {
 	case panicked:
