@@ -110,7 +110,7 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 	if !ctx.IsPost() {
 		return fasthttp.StatusContinue
 	}
-	ep := s.endpoints[string(ctx.Path())]
+	ep := s.endpointAt(ctx.Path())
 	if ep == nil {
 		return fasthttp.StatusContinue
 	}

@@ -26,6 +26,7 @@ type Server struct {
 	cfg       Config
 	http      *fasthttp.Server
 	endpoints map[string]*endpoint
+	few       []*endpoint // the endpoints, when there are few: found by comparison (endpointAt)
 	gets      map[string]fasthttp.RequestHandler
 	origins   origins
 	rate      *rateLimiter
@@ -102,6 +103,10 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 			e.labels[l] = l
 		}
 		s.endpoints[ep.Path] = e
+		s.few = append(s.few, e)
+	}
+	if len(s.few) > maxFewEndpoints {
+		s.few = nil
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -428,9 +433,27 @@ var (
 )
 
 // serve routes a request.
+// maxFewEndpoints bounds the endpoints endpointAt compares one by one.
+const maxFewEndpoints = 4
+
+// endpointAt returns the endpoint at path, or nil. A server has one or
+// two endpoints most often: comparing the path with each costs less than
+// hashing it for the map.
+func (s *Server) endpointAt(path []byte) *endpoint {
+	if s.few == nil {
+		return s.endpoints[string(path)]
+	}
+	for _, ep := range s.few {
+		if string(path) == ep.path {
+			return ep
+		}
+	}
+	return nil
+}
+
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
-	ep := s.endpoints[string(path)]
+	ep := s.endpointAt(path)
 	if ep != nil && ctx.IsPost() {
 		s.serveRPC(ctx, ep) // guarded on its own
 		return
