@@ -3,6 +3,8 @@ package fastserver
 import (
 	"bytes"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,9 +48,8 @@ type serverMetrics struct {
 	connTimeouts [connFree]*metrics.Counter
 
 	streamsStarted, streamsCut, streamEvents *metrics.Counter
-	latency                                  map[*endpoint]*metrics.PrometheusHistogram
-	size                                     map[*endpoint]*metrics.PrometheusHistogram
-	extra                                    func(w io.Writer) // Config.MoreMetrics
+	hists                                    []*requestHistograms // the endpoints', by path (histogram.go)
+	extra                                    func(w io.Writer)    // Config.MoreMetrics
 
 	mu       sync.RWMutex
 	counters map[counterKey]*metrics.Counter
@@ -61,8 +62,6 @@ type counterKey struct {
 	code   int
 }
 
-var sizeBuckets = metrics.ExponentialBuckets(64, 4, 10) // 64 B .. 16 MiB
-
 // newServerMetrics returns the metrics of a server with endpoints eps;
 // inflight reports the requests being served (the server counts the
 // requests it entered and answered anyway, so the gauge costs no
@@ -70,8 +69,6 @@ var sizeBuckets = metrics.ExponentialBuckets(64, 4, 10) // 64 B .. 16 MiB
 func newServerMetrics(eps map[string]*endpoint, inflight func() uint64) *serverMetrics {
 	m := &serverMetrics{
 		set:      metrics.NewSet(),
-		latency:  make(map[*endpoint]*metrics.PrometheusHistogram),
-		size:     make(map[*endpoint]*metrics.PrometheusHistogram),
 		counters: make(map[counterKey]*metrics.Counter),
 	}
 	m.set.NewGauge("rpcedge_requests_in_flight", func() float64 { return float64(inflight()) })
@@ -83,10 +80,10 @@ func newServerMetrics(eps map[string]*endpoint, inflight func() uint64) *serverM
 	for phase, name := range map[int]string{connReading: "read", connWriting: "write", connIdle: "idle"} {
 		m.connTimeouts[phase] = m.set.NewCounter(`rpcedge_connection_timeouts_total{phase="` + name + `"}`)
 	}
-	for path, ep := range eps {
-		q := strconv.Quote(path)
-		m.latency[ep] = m.set.NewPrometheusHistogram("rpcedge_request_duration_seconds{endpoint=" + q + "}")
-		m.size[ep] = m.set.NewPrometheusHistogramExt("rpcedge_request_body_bytes{endpoint="+q+"}", sizeBuckets)
+	for _, path := range slices.Sorted(maps.Keys(eps)) {
+		ep := eps[path]
+		ep.hist = newRequestHistograms(path)
+		m.hists = append(m.hists, ep.hist)
 	}
 	return m
 }
@@ -120,8 +117,7 @@ func (m *serverMetrics) observe(ep *endpoint, label string, status, code int, d 
 		}
 	}
 	c.Inc()
-	m.latency[ep].Update(d.Seconds())
-	m.size[ep].Update(float64(bodyBytes))
+	ep.hist.observe(d.Seconds(), float64(bodyBytes))
 }
 
 func (m *serverMetrics) counter(k counterKey) *metrics.Counter {
@@ -154,8 +150,12 @@ func (m *serverMetrics) serve(ctx *fasthttp.RequestCtx) {
 // dst: each family preceded by its # HELP and # TYPE lines, as promtool
 // and metadata-aware tooling want them.
 func (m *serverMetrics) exposition(dst []byte) []byte {
-	var raw bytes.Buffer
+	var raw, sizes bytes.Buffer
 	m.set.WritePrometheus(&raw)
+	for _, h := range m.hists {
+		h.writeTo(&raw, &sizes)
+	}
+	raw.Write(sizes.Bytes())
 	if m.extra != nil {
 		m.extra(&raw) // Config.MoreMetrics
 	}

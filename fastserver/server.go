@@ -53,7 +53,8 @@ type endpoint struct {
 	*Endpoint
 	labels map[string]string // Route.Label → canonical label
 	path   string
-	calls  sync.Pool // *call, decoding with this endpoint's id policy
+	calls  sync.Pool          // *call, decoding with this endpoint's id policy
+	hist   *requestHistograms // its duration and body-size histograms (metrics.go)
 }
 
 // Stats are the server's own counts, for operators and tests.

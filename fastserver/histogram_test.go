@@ -1,0 +1,97 @@
+package fastserver
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
+)
+
+// TestRequestHistogramsExposition: the pair of histograms writes, for the
+// same observations, exactly the lines two metrics.PrometheusHistograms
+// write (the exposition's format before they were merged): values on the
+// bounds, between them, past the last (+Inf), zero, integral and
+// fractional sums.
+func TestRequestHistogramsExposition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 7, 500} {
+		for _, path := range []string{"/mcp", `/a"b\c`} {
+			set := metrics.NewSet()
+			dur := set.NewPrometheusHistogram("rpcedge_request_duration_seconds{endpoint=" + strconv.Quote(path) + "}")
+			size := set.NewPrometheusHistogramExt("rpcedge_request_body_bytes{endpoint="+strconv.Quote(path)+"}", sizeBounds)
+			h := newRequestHistograms(path)
+			for i := range n {
+				var s, b float64
+				switch i % 5 {
+				case 0: // on a bound
+					s = durationBounds[rng.IntN(len(durationBounds))]
+					b = sizeBounds[rng.IntN(len(sizeBounds))]
+				case 1: // past the last bound
+					s, b = 10+rng.Float64()*100, float64(16<<20+rng.IntN(1<<20))
+				case 2:
+					s, b = 0, 0
+				default:
+					s, b = rng.Float64()*3, float64(rng.IntN(1<<20))
+				}
+				dur.Update(s)
+				size.Update(b)
+				h.observe(s, b)
+			}
+			var want bytes.Buffer
+			set.WritePrometheus(&want)
+			var got, sizes bytes.Buffer
+			h.writeTo(&got, &sizes)
+			got.Write(sizes.Bytes())
+			if w, g := sortedLines(want.String()), sortedLines(got.String()); w != g {
+				t.Errorf("%d observations at %s:\n got %s\nwant %s", n, path, g, w)
+			}
+		}
+	}
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	var out []string
+	for _, l := range lines {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+// TestRequestHistogramsConcurrent: observations from many goroutines,
+// written out meanwhile (go test -race), all counted, each family's
+// buckets cumulative up to the count.
+func TestRequestHistogramsConcurrent(t *testing.T) {
+	h := newRequestHistograms("/mcp")
+	const workers, each = 8, 2000
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				h.observe(float64(i%13)/10, float64(w*i))
+			}
+		}()
+	}
+	for range 20 {
+		var a, b bytes.Buffer
+		h.writeTo(&a, &b)
+	}
+	wg.Wait()
+	var a, b bytes.Buffer
+	h.writeTo(&a, &b)
+	for _, text := range []string{a.String(), b.String()} {
+		if !strings.Contains(text, `_count{endpoint="/mcp"} 16000`+"\n") || !strings.Contains(text, `le="+Inf"} 16000`+"\n") {
+			t.Errorf("not every observation counted:\n%s", text)
+		}
+	}
+}
