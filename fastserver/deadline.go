@@ -16,16 +16,18 @@ import (
 // (and every body being read, for Shutdown) is linked into the server's
 // list with its deadline, and one watchdog goroutine ticks (every
 // HandlerTimeout/20, at least 5 ms, at most 100 ms) and cancels the
-// contexts whose deadline has passed. A deadline is therefore honoured
-// within one tick (when the watchdog gets a CPU), and arming one costs a
-// lock and a few stores. Not even a clock read: a handler's deadline is
-// left open when it starts, and the first tick that finds it open sets it
-// to that tick's time plus HandlerTimeout. The handler started after the
-// tick before (which did not find it), so its deadline is counted from at
-// most one tick after its start: late by less than a tick, never early.
-// Deadline, asked first, sets it from the clock at the call instead, and
-// a handler that returns before any tick saw it is judged from the
-// request's start (stop).
+// contexts whose deadline has passed, and arming one costs a lock and a
+// few stores. Not even a clock read: a handler's deadline is left open
+// when it starts, and the first tick that finds it open sets it to that
+// tick's time (read then, not a coarse clock) plus HandlerTimeout. The
+// handler started after the tick before (which did not find it), so its
+// deadline counts from at most one tick after its start, never from
+// before it; the tick after the deadline ends the context. A handler is
+// therefore stopped no sooner than HandlerTimeout after it started and
+// within two ticks after that (when the watchdog gets a CPU; a starved
+// watchdog makes it later, never earlier). Deadline, asked first, sets
+// it from the clock at the call instead, and a handler that returns
+// before any tick saw it is judged from the request's start (stop).
 
 // deadlineCtx is the context a handler runs under: a reusable
 // context.Context, so that giving handlers a deadline allocates nothing
