@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -677,6 +678,15 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	}
 	c.first = reserve
 	c.state = !enc.IsIdentity()
+	return s.runBody(ctx, ep, c, f, h, stream, enc, whole, label)
+}
+
+// runBody is runRPC from row 7 on: it reads the body, dispatches and
+// answers, and releases the body's budget when it returns. A function of
+// its own so that its defer is open-coded: runRPC's many returns would
+// put it on the runtime's slower path.
+func (s *Server) runBody(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, f *fields, h *fasthttp.RequestHeader,
+	stream io.Reader, enc decode.Encoding, whole bool, label *string) (int, int) {
 	defer s.releaseBody(c)
 	length := int64(-1)
 	if c.pending {
