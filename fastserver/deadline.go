@@ -18,16 +18,19 @@ import (
 // HandlerTimeout/20, at least 5 ms, at most 100 ms) and cancels the
 // contexts whose deadline has passed, and arming one costs a lock and a
 // few stores. Not even a clock read: a handler's deadline is left open
-// when it starts, and the first tick that finds it open sets it to that
-// tick's time (read then, not a coarse clock) plus HandlerTimeout. The
-// handler started after the tick before (which did not find it), so its
-// deadline counts from at most one tick after its start, never from
-// before it; the tick after the deadline ends the context. A handler is
+// when it starts, and the first tick that finds it open fixes it, under
+// the context's lock (which start also takes) and from the clock read
+// inside that lock, to that time plus HandlerTimeout; Deadline, asked
+// first, fixes it the same way. Either reading comes after the handler's
+// start, so the deadline is never early, and late by at most the tick it
+// waited for; the tick after the deadline ends the context. A handler is
 // therefore stopped no sooner than HandlerTimeout after it started and
-// within two ticks after that (when the watchdog gets a CPU; a starved
-// watchdog makes it later, never earlier). Deadline, asked first, sets
-// it from the clock at the call instead, and a handler that returns
-// before any tick saw it is judged from the request's start (stop).
+// within two ticks after that (when the watchdog gets a CPU: a starved
+// watchdog makes it later, never earlier). A handler that returns before
+// any tick found it ran for less than a tick, so its open deadline has
+// not passed (stop). That holds when HandlerTimeout is at least two
+// ticks, which it is unless it is under 10 ms (ticks are 5 ms at the
+// least); a shorter one is armed with a clock read instead (exactArm).
 
 // deadlineCtx is the context a handler runs under: a reusable
 // context.Context, so that giving handlers a deadline allocates nothing
@@ -72,11 +75,21 @@ func (d *deadlineCtx) init(timeout time.Duration) {
 	d.timeout = int64(timeout)
 }
 
-// fix sets an open deadline to timeout after now. Only an open deadline
-// changes: one Stream.SetDeadline or an earlier fix set is kept.
-func (d *deadlineCtx) fix(now int64) int64 {
-	d.deadline.CompareAndSwap(deadlineOpen, now+d.timeout)
-	return d.deadline.Load()
+// fix sets the open deadline of a running handler to timeout after the
+// clock now, read under the lock that start stores under: after the
+// handler started, never before (the watchdog's own reading for its tick
+// may be older than a handler armed since). A deadline already set (by
+// Stream.SetDeadline or an earlier fix), or a context with no handler
+// running, is left as it is. It returns the deadline.
+func (d *deadlineCtx) fix() int64 {
+	d.mu.Lock()
+	dl := d.deadline.Load()
+	if dl == deadlineOpen && d.active {
+		dl = monoNow() + d.timeout
+		d.deadline.Store(dl)
+	}
+	d.mu.Unlock()
+	return dl
 }
 
 // start arms the context with a deadline and returns it.
@@ -120,10 +133,9 @@ func (d *deadlineCtx) end(err error) {
 // stop disarms the context. It returns why the context ended, or nil:
 // context.DeadlineExceeded when the deadline passed by now (even if the
 // watchdog had not seen it yet), or the error given to cancel. A deadline
-// still open (no tick looked since the handler started, which began at
-// or after began) is judged from began: only a timeout shorter than a
-// tick can pass unseen, and then the request's own start is the bound.
-func (d *deadlineCtx) stop(now, began int64) error {
+// still open has not passed: no tick found the handler, so it ran for
+// less than a tick, and HandlerTimeout is at least two (exactArm).
+func (d *deadlineCtx) stop(now int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.active = false
@@ -132,11 +144,7 @@ func (d *deadlineCtx) stop(now, began int64) error {
 		d.done = make(chan struct{})
 		return err
 	}
-	dl := d.deadline.Load()
-	if dl == deadlineOpen {
-		dl = began + d.timeout
-	}
-	if now >= dl {
+	if dl := d.deadline.Load(); dl != deadlineOpen && now >= dl {
 		err = context.DeadlineExceeded
 	}
 	return err
@@ -145,10 +153,13 @@ func (d *deadlineCtx) stop(now, began int64) error {
 // Deadline reports the handler's deadline, fixing it from the clock now
 // if no tick has yet.
 func (d *deadlineCtx) Deadline() (time.Time, bool) {
-	now := monoNow()
 	dl := d.deadline.Load()
 	if dl == deadlineOpen {
-		dl = d.fix(now)
+		dl = d.fix()
+	}
+	now := monoNow()
+	if dl == deadlineOpen {
+		dl = now + d.timeout // no handler runs under d (a context kept past its call)
 	}
 	// From the clocks now, not from the epoch's wall reading: right even
 	// after the wall clock was stepped since the process started.
@@ -192,6 +203,13 @@ type watchdog struct {
 // stays one (0 would mean none).
 func ceilMillis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// exactArm reports whether handlers need a deadline read off the clock
+// when they start: a HandlerTimeout under two of w's ticks could pass
+// before any tick found the handler (deadline.go's note).
+func (w *watchdog) exactArm(timeout time.Duration) bool {
+	return timeout < 2*w.tick
 }
 
 // newWatchdog returns the watchdog of handlers with deadline timeout and
@@ -262,7 +280,7 @@ func (w *watchdog) run() {
 				}
 				switch dl := d.deadline.Load(); {
 				case dl == deadlineOpen:
-					d.fix(now) // started since the last look
+					d.fix() // started since the last look
 				case dl <= now:
 					d.expire(now)
 				}

@@ -60,7 +60,6 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		var label string
 		switch de := err.(type) {
 		case nil:
-			c.start = monoNow() // the handler deadline's bound, were no tick to see it
 			status, _ := s.dispatch(c, e, &h, &label)
 			if status == fasthttp.StatusAccepted {
 				continue

@@ -281,7 +281,7 @@ func (st *Stream) Stopping() <-chan struct{} {
 }
 
 // SetDeadline moves the call's deadline (Config.HandlerTimeout from the
-// start of the request) to t, for a stream that is meant to outlast it:
+// start of its handler) to t, for a stream that is meant to outlast it:
 // the context is cancelled at t instead. It does nothing once the context
 // has ended, or when the answer cannot stream.
 func (st *Stream) SetDeadline(t time.Time) {
