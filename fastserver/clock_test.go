@@ -292,3 +292,33 @@ func TestHandlerDeadlineNotEarly(t *testing.T) {
 		t.Errorf("%d handlers ran, want 5", len(waits))
 	}
 }
+
+// TestDeadlineIn: a stream's deadline set centuries away (time.Until
+// saturates) is the furthest deadline, not one wrapped into the past that
+// the next tick would expire; one far in the past is past, never the open
+// deadline.
+func TestDeadlineIn(t *testing.T) {
+	now := monoNow()
+	far := deadlineIn(now, time.Until(time.Now().AddDate(300, 0, 0)))
+	if far != math.MaxInt64 {
+		t.Errorf("300 years ahead: %d, want MaxInt64", far)
+	}
+	var d deadlineCtx
+	d.init(time.Second)
+	ctx := d.start(far)
+	d.expire(monoNow())
+	if ctx.Err() != nil {
+		t.Errorf("a deadline 300 years ahead expired: %v", ctx.Err())
+	}
+	if dl, _ := ctx.Deadline(); time.Until(dl) < 100*365*24*time.Hour {
+		t.Errorf("Deadline %v, want about 290 years ahead", dl)
+	}
+	for _, back := range []time.Duration{-time.Second, math.MinInt64} {
+		if got := deadlineIn(now, back); got == deadlineOpen || got > now {
+			t.Errorf("deadlineIn(now, %v) = %d: want a past deadline", back, got)
+		}
+	}
+	if got := deadlineIn(now, time.Second); got != now+int64(time.Second) {
+		t.Errorf("one second ahead: %d, want %d", got, now+int64(time.Second))
+	}
+}

@@ -69,6 +69,16 @@ var _ context.Context = (*deadlineCtx)(nil)
 // watchdog's last look: fixed by the next look (fix) or by Deadline.
 const deadlineOpen = math.MinInt64
 
+// deadlineIn returns the monoNow deadline d after now: MaxInt64 where
+// the sum would pass it (a time centuries away, which time.Until gives
+// as its largest Duration), and never the open deadline.
+func deadlineIn(now int64, d time.Duration) int64 {
+	if d > 0 && int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return max(now+int64(d), deadlineOpen+1)
+}
+
 // init prepares d for handlers with the given timeout.
 func (d *deadlineCtx) init(timeout time.Duration) {
 	d.done = make(chan struct{})

@@ -293,7 +293,7 @@ func (st *Stream) SetDeadline(t time.Time) {
 	if d.active && d.err == nil {
 		// Relative to now: a t without a monotonic reading is compared
 		// by wall clock with the wall clock now, not at the epoch.
-		d.deadline.Store(monoNow() + int64(time.Until(t)))
+		d.deadline.Store(deadlineIn(monoNow(), time.Until(t)))
 	}
 	d.mu.Unlock()
 }
