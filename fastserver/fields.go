@@ -289,6 +289,9 @@ func (f *fields) combine(name string) []byte {
 	for rest := f.raw; len(rest) > 0; {
 		n, v, next, ok := nextLine(rest)
 		rest = next
+		if ok && n == nil {
+			break // the empty line that ends the section: no field named ""
+		}
 		if !ok || !equalFoldASCII(n, name) {
 			continue
 		}

@@ -1,8 +1,11 @@
 package fastserver
 
 import (
+	"bufio"
 	"strings"
 	"testing"
+
+	"github.com/valyala/fasthttp"
 )
 
 // TestLookupField: every table field is found in its own, lower and
@@ -25,5 +28,22 @@ func TestLookupField(t *testing.T) {
 	}
 	if lookupField("") != numFields || lookupField("Host") != numFields {
 		t.Error("not in the table")
+	}
+}
+
+// TestLookupEmptyName: no field is named "": the empty line that ends the
+// header section is not one (lookup used to report it present and empty).
+func TestLookupEmptyName(t *testing.T) {
+	var h fasthttp.RequestHeader
+	if err := h.Read(bufio.NewReader(strings.NewReader("POST /rpc HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n"))); err != nil {
+		t.Fatal(err)
+	}
+	var f fields
+	f.snapshot(&h)
+	if v := f.lookup(""); v != nil {
+		t.Errorf(`lookup(""): %q, want nil`, v)
+	}
+	if v := f.lookup("x-a"); string(v) != "1" {
+		t.Errorf(`lookup("x-a"): %q, want "1"`, v)
 	}
 }
