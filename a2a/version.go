@@ -36,6 +36,8 @@ func (v Version) String() string {
 // VersionHeader is the request header that names the protocol version.
 const VersionHeader = "A2A-Version"
 
+var keyVersion = fastserver.NewHeaderKey(VersionHeader)
+
 // CodeVersionNotSupported is A2A's VersionNotSupportedError.
 const CodeVersionNotSupported = -32009
 
@@ -45,7 +47,7 @@ const CodeVersionNotSupported = -32009
 // to the method's family in route. (fasthttp's Peek returns nil for an
 // absent header and an empty, non-nil slice for an empty one.)
 func checkVersion(r *fastserver.Request) *fastserver.Error {
-	h := r.Header(VersionHeader)
+	h := r.HeaderOf(keyVersion)
 	switch {
 	case h == nil:
 		return nil

@@ -68,7 +68,7 @@ func (r *Resource) Guard(need ScopeSet) func(ctx *fasthttp.RequestCtx) bool {
 	return func(ctx *fasthttp.RequestCtx) bool {
 		var req fastserver.Request
 		req.Reset(&ctx.Request.Header, nil, nil)
-		tok, e := r.Authenticate(ctx, req.Header("Authorization"), req.RequestURI())
+		tok, e := r.Authenticate(ctx, req.HeaderOf(keyAuthorization), req.RequestURI())
 		if e == nil && !tok.Scopes.Has(need) {
 			e = r.Forbidden(need)
 		}

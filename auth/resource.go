@@ -13,6 +13,9 @@ import (
 	"github.com/rpcedge/rpcedge/fastserver"
 )
 
+// keyAuthorization is the Authorization field's key, looked up once.
+var keyAuthorization = fastserver.NewHeaderKey("Authorization")
+
 // JSON-RPC error codes of the authorization refusals. JSON-RPC leaves
 // codes outside -32768..-32000 to applications; these are the ones the
 // A2A Go SDK uses, on both endpoints, so that a client can tell a refusal
@@ -276,7 +279,7 @@ func challenge(status, code int, msg, wwwAuthenticate string) *fastserver.Error 
 // request-target, and lets the request through with its *Token in r.Auth,
 // or refuses it. It allocates nothing for a token in the cache.
 func (r *Resource) Authorize(req *fastserver.Request) *fastserver.Error {
-	tok, e := r.authenticate(req.Context(), req.Header("Authorization"), req.RequestURI(), req.Time())
+	tok, e := r.authenticate(req.Context(), req.HeaderOf(keyAuthorization), req.RequestURI(), req.Time())
 	if e != nil {
 		return e
 	}

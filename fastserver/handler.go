@@ -133,6 +133,39 @@ func (r *Request) Header(name string) []byte {
 	return f.lookup(name)
 }
 
+// A HeaderKey is a request header field name looked up once, for
+// Request.HeaderOf: the fields the server's own rows read (Origin,
+// Content-Type, Authorization, the MCP and A2A headers and others) are
+// then found without comparing the name each time. Make keys once, as
+// package variables. The zero HeaderKey names no field.
+type HeaderKey struct {
+	name string
+	slot uint8 // 1 + the field's place in the server's header snapshot, or 0
+}
+
+// NewHeaderKey returns the key of the named field (any case).
+func NewHeaderKey(name string) HeaderKey {
+	k := HeaderKey{name: name}
+	if f := lookupField(name); f != numFields {
+		k.slot = uint8(f) + 1
+	}
+	return k
+}
+
+// Name returns the field name the key was made with.
+func (k HeaderKey) Name() string { return k.name }
+
+// HeaderOf returns what Header returns for k's name.
+func (r *Request) HeaderOf(k HeaderKey) []byte {
+	if k.slot != 0 && r.f != nil {
+		return r.f.val[k.slot-1]
+	}
+	if k.name == "" {
+		return nil
+	}
+	return r.Header(k.name)
+}
+
 // empty is the value of a field present with no value.
 var empty = []byte{}
 

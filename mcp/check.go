@@ -59,6 +59,13 @@ const (
 	HeaderName            = "Mcp-Name"
 )
 
+// Their keys, looked up once (fastserver.HeaderKey).
+var (
+	keyProtocolVersion = fastserver.NewHeaderKey(HeaderProtocolVersion)
+	keyMethod          = fastserver.NewHeaderKey(HeaderMethod)
+	keyName            = fastserver.NewHeaderKey(HeaderName)
+)
+
 // Keys of params._meta that MCP 2026-07-28 defines.
 const (
 	metaVersionKey      = "io.modelcontextprotocol/protocolVersion"
@@ -147,7 +154,7 @@ func nameSourceOf(method []byte) nameSource {
 func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	m := r.Msg
 	v := Version20250326
-	hv := r.Header(HeaderProtocolVersion)
+	hv := r.HeaderOf(keyProtocolVersion)
 	if hv != nil {
 		var ok bool
 		if v, ok = ParseVersion(hv); !ok {
@@ -158,7 +165,7 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	isRequest := m.Kind == decode.KindRequest
 	strict := isRequest && v.Stateless()
 
-	if mh := r.Header(HeaderMethod); mh != nil {
+	if mh := r.HeaderOf(keyMethod); mh != nil {
 		var buf [256]byte
 		if hm, ok := headerValue(mh, &buf); !ok || !bytes.Equal(hm, m.Method) {
 			return errMethodDiffers
@@ -168,7 +175,7 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	}
 
 	src := nameSourceOf(m.Method)
-	nh := r.Header(HeaderName)
+	nh := r.HeaderOf(keyName)
 	if nh != nil && src == noName {
 		nh = nil // a method without a name: the header is ignored
 	}

@@ -48,6 +48,8 @@ import (
 // HeaderSession is the header that carries a session's id (2025-xx).
 const HeaderSession = "Mcp-Session-Id"
 
+var keySession = fastserver.NewHeaderKey(HeaderSession)
+
 // SessionOptions bounds the sessions WithSessions turns on.
 type SessionOptions struct {
 	// Max is the most sessions alive at once; past it initialize is
@@ -185,7 +187,7 @@ func (s *Server) sessionOf(r *fastserver.Request) *session {
 	if s.sessions == nil || RequestVersion(r).Stateless() {
 		return nil
 	}
-	id := r.Header(HeaderSession)
+	id := r.HeaderOf(keySession)
 	if id == nil {
 		return nil
 	}
@@ -198,7 +200,7 @@ func (s *Server) checkSession(r *fastserver.Request) *fastserver.Error {
 	if s.sessions == nil || RequestVersion(r).Stateless() {
 		return nil
 	}
-	if id := r.Header(HeaderSession); id != nil && s.sessions.lookup(id, time.Now()) == nil {
+	if id := r.HeaderOf(keySession); id != nil && s.sessions.lookup(id, time.Now()) == nil {
 		return errSessionGone
 	}
 	return nil
