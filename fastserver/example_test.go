@@ -115,3 +115,27 @@ func ExampleServeLines() {
 	// {"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"unexpected end of input"}}
 	// {"jsonrpc":"2.0","id":"three","result":{}}
 }
+
+// A header field read through a key made once: here an Endpoint.Check
+// that wants the tenant a gateway names, served over ServeLines (no
+// headers on a stream: the field is absent, and Check refuses).
+func ExampleRequest_HeaderOf() {
+	tenant := fastserver.NewHeaderKey("X-Tenant") // once, as a package variable would be
+	var ms fastserver.Methods
+	ms.HandleFunc("whoami", func(r *fastserver.Request, dst []byte) ([]byte, error) {
+		return decode.AppendString(dst, string(r.HeaderOf(tenant))), nil
+	})
+	ep := ms.Endpoint("/rpc", decode.IDsJSONRPC)
+	ep.Check = func(r *fastserver.Request) *fastserver.Error {
+		if r.HeaderOf(tenant) == nil {
+			return fastserver.NewError(-32001, "no "+tenant.Name()+" header")
+		}
+		return nil
+	}
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"whoami"}` + "\n")
+	if err := fastserver.ServeLines(context.Background(), ep, fastserver.Config{}, in, os.Stdout); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"no X-Tenant header"}}
+}
