@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/metrics"
 )
@@ -46,10 +46,33 @@ func newRequestHistograms(path string) *requestHistograms {
 	return &requestHistograms{
 		dur:    make([]uint64, len(durationBounds)+1),
 		size:   make([]uint64, len(sizeBounds)+1),
-		labels: "endpoint=" + strconv.Quote(path),
+		labels: "endpoint=" + quoteLabel(path),
 		durLE:  leLabels(durationBounds),
 		sizeLE: leLabels(sizeBounds),
 	}
+}
+
+// quoteLabel quotes a label value for the Prometheus text format, which
+// knows three escapes only: \\, \" and \n (strconv.Quote's \t or \x01
+// would make a scraper refuse the whole exposition). Other bytes are kept,
+// except that a byte that is not UTF-8 becomes U+FFFD, as the format
+// wants UTF-8.
+func quoteLabel(v string) string {
+	b := make([]byte, 0, len(v)+2)
+	b = append(b, '"')
+	for _, r := range v { // an invalid byte comes as utf8.RuneError
+		switch r {
+		case '\\':
+			b = append(b, `\\`...)
+		case '"':
+			b = append(b, `\"`...)
+		case '\n':
+			b = append(b, `\n`...)
+		default:
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	return string(append(b, '"'))
 }
 
 func leLabels(bounds []float64) []string {

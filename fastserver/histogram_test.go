@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/metrics"
 )
@@ -93,5 +94,47 @@ func TestRequestHistogramsConcurrent(t *testing.T) {
 		if !strings.Contains(text, `_count{endpoint="/mcp"} 16000`+"\n") || !strings.Contains(text, `le="+Inf"} 16000`+"\n") {
 			t.Errorf("not every observation counted:\n%s", text)
 		}
+	}
+}
+
+// TestQuoteLabel: label values are quoted with the Prometheus text
+// format's three escapes only, so that any endpoint path or method name
+// leaves the exposition parseable: unquoting by the format's rules gives
+// the value back (invalid UTF-8 as U+FFFD), no other backslash escape and
+// no raw line feed appear, and the metrics library takes the name.
+func TestQuoteLabel(t *testing.T) {
+	for _, v := range []string{"/mcp", `/a"b\c`, "tab\there", "nl\nx", "cr\rx", "é/ü", "bad\xffbyte", "nul\x00", `\n literal`, ""} {
+		q := quoteLabel(v)
+		if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' || !utf8.ValidString(q) || strings.ContainsRune(q, '\n') {
+			t.Errorf("%q: quoted %q", v, q)
+			continue
+		}
+		var back strings.Builder
+		body := q[1 : len(q)-1]
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			if c == '"' {
+				t.Errorf("%q: unescaped quote in %q", v, q)
+			}
+			if c != '\\' {
+				back.WriteByte(c)
+				continue
+			}
+			i++
+			switch body[i] {
+			case '\\':
+				back.WriteByte('\\')
+			case '"':
+				back.WriteByte('"')
+			case 'n':
+				back.WriteByte('\n')
+			default:
+				t.Errorf("%q: escape \\%c in %q, which the format does not know", v, body[i], q)
+			}
+		}
+		if want := strings.ToValidUTF8(v, "\uFFFD"); back.String() != want {
+			t.Errorf("%q: quoted %q reads back as %q, want %q", v, q, back.String(), want)
+		}
+		metrics.NewSet().GetOrCreateCounter("x{a=" + q + "}").Inc() // panics on a name it refuses
 	}
 }

@@ -134,7 +134,7 @@ func (m *serverMetrics) counter(k counterKey) *metrics.Counter {
 	if k.code != 0 {
 		code = strconv.Itoa(k.code)
 	}
-	name := "rpcedge_requests_total{endpoint=" + strconv.Quote(k.ep.path) + ",method=" + strconv.Quote(method) +
+	name := "rpcedge_requests_total{endpoint=" + quoteLabel(k.ep.path) + ",method=" + quoteLabel(method) +
 		",status=\"" + strconv.Itoa(k.status) + "\",code=\"" + code + "\"}"
 	c := m.set.GetOrCreateCounter(name)
 	m.counters[k] = c
