@@ -94,7 +94,7 @@ func TestArmAfterCancelAll(t *testing.T) {
 	late.init(time.Second)
 	w.link(&late) // linked when its body started
 	w.cancelAll(errShuttingDown)
-	if ctx := w.arm(&late, monoNow()+int64(time.Hour)); ctx.Err() != errShuttingDown {
+	if ctx := w.arm(&late); ctx.Err() != errShuttingDown {
 		t.Errorf("armed after cancelAll: Err %v, want errShuttingDown", ctx.Err())
 	}
 	if err := late.stop(monoNow()); err != errShuttingDown {
@@ -105,7 +105,7 @@ func TestArmAfterCancelAll(t *testing.T) {
 	w = newWatchdog(time.Second, 0, 0, 0, 0, 0)
 	var running deadlineCtx
 	running.init(time.Second)
-	ctx := w.arm(&running, monoNow()+int64(time.Hour))
+	ctx := w.arm(&running)
 	if ctx.Err() != nil {
 		t.Fatalf("armed before any cancelAll: Err %v", ctx.Err())
 	}
@@ -127,7 +127,7 @@ func TestOpenDeadline(t *testing.T) {
 	w := newWatchdog(timeout, 0, 0, 0, 0, 0)
 	var d deadlineCtx
 	d.init(timeout)
-	ctx := w.arm(&d, deadlineOpen)
+	ctx := w.arm(&d)
 	d.expire(monoNow() + int64(time.Hour)) // the watchdog never expires an open deadline
 	if ctx.Err() != nil {
 		t.Fatalf("an open deadline expired: %v", ctx.Err())
@@ -151,7 +151,7 @@ func TestOpenDeadline(t *testing.T) {
 	w.unlink(&d)
 
 	// The watchdog's look: from its own clock reading, after the start.
-	ctx = w.arm(&d, deadlineOpen)
+	ctx = w.arm(&d)
 	armed := monoNow()
 	got := d.fix()
 	if got < armed+int64(timeout) || got > monoNow()+int64(timeout) {
@@ -168,7 +168,7 @@ func TestOpenDeadline(t *testing.T) {
 
 	// No look before the handler returned: not past, however long ago
 	// the request began (its body may have been slow).
-	w.arm(&d, deadlineOpen)
+	w.arm(&d)
 	if err := d.stop(monoNow() + int64(time.Hour)); err != nil {
 		t.Errorf("an open deadline at stop: %v, want none passed", err)
 	}
@@ -197,7 +197,7 @@ func TestFixAfterStart(t *testing.T) {
 	w.mu.Lock()
 	time.Sleep(20 * time.Millisecond) // the watchdog has read its clock and waits
 	armed := monoNow()
-	ctx := w.arm(&d, deadlineOpen)
+	ctx := w.arm(&d)
 	w.mu.Unlock()
 	<-ctx.Done()
 	if lived := time.Duration(monoNow() - armed); lived < timeout {
@@ -237,8 +237,8 @@ func TestSlowBodyFastHandler(t *testing.T) {
 // once gets its result.
 func TestExactArm(t *testing.T) {
 	const timeout = 2 * time.Millisecond
-	if w := newWatchdog(timeout, 0, 0, 0, 0, 0); !w.exactArm(timeout) || w.exactArm(10*time.Millisecond) {
-		t.Fatalf("exactArm(2 ms) = %v, exactArm(10 ms) = %v with a %v tick", w.exactArm(timeout), w.exactArm(10*time.Millisecond), w.tick)
+	if w, w10 := newWatchdog(timeout, 0, 0, 0, 0, 0), newWatchdog(10*time.Millisecond, 0, 0, 0, 0, 0); !w.exact || w10.exact {
+		t.Fatalf("exact at 2 ms: %v, at 10 ms: %v, with a %v tick", w.exact, w10.exact, w.tick)
 	}
 	var ms Methods
 	ms.HandleFunc("slow", func(r *Request, dst []byte) ([]byte, error) {

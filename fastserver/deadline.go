@@ -30,7 +30,7 @@ import (
 // any tick found it ran for less than a tick, so its open deadline has
 // not passed (stop). That holds when HandlerTimeout is at least two
 // ticks, which it is unless it is under 10 ms (ticks are 5 ms at the
-// least); a shorter one is armed with a clock read instead (exactArm).
+// least); a shorter one is armed with a clock read instead (watchdog.exact).
 
 // deadlineCtx is the context a handler runs under: a reusable
 // context.Context, so that giving handlers a deadline allocates nothing
@@ -144,7 +144,7 @@ func (d *deadlineCtx) end(err error) {
 // context.DeadlineExceeded when the deadline passed by now (even if the
 // watchdog had not seen it yet), or the error given to cancel. A deadline
 // still open has not passed: no tick found the handler, so it ran for
-// less than a tick, and HandlerTimeout is at least two (exactArm).
+// less than a tick, and HandlerTimeout is at least two (watchdog.exact).
 func (d *deadlineCtx) stop(now int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -193,11 +193,15 @@ func (d *deadlineCtx) Value(any) any { return nil }
 // watchdog keeps the list of running handlers and cancels the contexts
 // whose deadline has passed.
 type watchdog struct {
-	mu      sync.Mutex
-	head    *deadlineCtx
-	conns   connList     // connections Serve accepted (conntime.go)
-	limits  connTimeouts // and their phases' timeouts
-	tick    time.Duration
+	mu     sync.Mutex
+	head   *deadlineCtx
+	conns  connList     // connections Serve accepted (conntime.go)
+	limits connTimeouts // and their phases' timeouts
+	tick   time.Duration
+	// exact says handlers are armed with a deadline read off the clock
+	// when they start: a HandlerTimeout under two ticks could pass before
+	// any tick found the handler (the note above).
+	exact   bool
 	rate    int64 // minimum body data rate, bytes per second
 	grace   int64 // before the rate applies, nanoseconds
 	once    sync.Once
@@ -215,13 +219,6 @@ func ceilMillis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// exactArm reports whether handlers need a deadline read off the clock
-// when they start: a HandlerTimeout under two of w's ticks could pass
-// before any tick found the handler (deadline.go's note).
-func (w *watchdog) exactArm(timeout time.Duration) bool {
-	return timeout < 2*w.tick
-}
-
 // newWatchdog returns the watchdog of handlers with deadline timeout and
 // of connections with the read, write and idle timeouts (0: none). It
 // ticks every twentieth of the shortest of them, at least every 100 ms,
@@ -237,7 +234,7 @@ func newWatchdog(timeout time.Duration, rate int64, grace time.Duration, read, w
 	tick = max(tick, 5*time.Millisecond)
 	tick = min(tick, 100*time.Millisecond)
 	return &watchdog{
-		tick: tick, rate: rate, grace: int64(grace), stopped: make(chan struct{}),
+		tick: tick, exact: timeout < 2*tick, rate: rate, grace: int64(grace), stopped: make(chan struct{}),
 		limits: connTimeouts{read: ceilMillis(read), write: ceilMillis(write), idle: ceilMillis(idle)},
 	}
 }
@@ -350,11 +347,16 @@ func (w *watchdog) unlink(d *deadlineCtx) {
 	d.conn = nil
 }
 
-// arm starts d's handler deadline and links d: a context that cancelAll
-// already passed over (not yet running then) is cancelled at once. The
-// check comes after the link, and cancelAll records its error before it
-// walks the list, so one of the two always sees the other.
-func (w *watchdog) arm(d *deadlineCtx, deadline int64) context.Context {
+// arm starts d's handler deadline, open (no clock read) unless w is
+// exact, and links d: a context that cancelAll already passed over (not
+// yet running then) is cancelled at once. The check comes after the link,
+// and cancelAll records its error before it walks the list, so one of the
+// two always sees the other.
+func (w *watchdog) arm(d *deadlineCtx) context.Context {
+	deadline := int64(deadlineOpen)
+	if w.exact {
+		deadline = monoNow() + d.timeout
+	}
 	ctx := d.start(deadline)
 	w.link(d)
 	if err := w.ended.Load(); err != nil {

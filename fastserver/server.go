@@ -44,7 +44,6 @@ type Server struct {
 	answered atomic.Uint64  // of those, the ones answered
 	serving  atomic.Bool
 	running  *watchdog    // handlers running: deadlines and Shutdown
-	exactArm bool         // HandlerTimeout too short for open deadlines (watchdog.exactArm)
 	streams  atomic.Int64 // stream slots held (stream.go)
 	pending  pendingCalls // requests to clients awaiting a response (stream.go)
 	shutdown chan struct{}
@@ -132,7 +131,6 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
-	s.exactArm = s.running.exactArm(cfg.HandlerTimeout)
 	s.metrics = newServerMetrics(s.endpoints, s.inflight)
 	s.running.limits.cut = &s.metrics.connTimeouts
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
@@ -826,11 +824,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	c.prefix = len(c.out)
 	s.running.ensure()
-	dl := int64(deadlineOpen) // fixed by the watchdog's next tick, no clock read (deadline.go)
-	if s.exactArm {
-		dl = monoNow() + int64(s.cfg.HandlerTimeout)
-	}
-	c.req.ctx = s.running.arm(&c.dl, dl) // linked already if it had a body
+	c.req.ctx = s.running.arm(&c.dl) // linked already if it had a body
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if err == errStreaming && c.st.started {
 		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
