@@ -160,9 +160,6 @@ func (r *Request) HeaderOf(k HeaderKey) []byte {
 	if k.slot != 0 && r.f != nil {
 		return r.f.val[k.slot-1]
 	}
-	if k.name == "" {
-		return nil
-	}
 	return r.Header(k.name)
 }
 

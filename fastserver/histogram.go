@@ -20,9 +20,13 @@ import (
 
 // durationBounds and sizeBounds are the buckets' upper bounds: Prometheus'
 // default latency buckets, and 64 B to 16 MiB by fours.
+// durationLE and sizeLE are their le labels (`le="0.005"`, …, `le="+Inf"`),
+// formatted as metrics.PrometheusHistogram formats them.
 var (
 	durationBounds = metrics.PrometheusHistogramDefaultBuckets
 	sizeBounds     = metrics.ExponentialBuckets(64, 4, 10)
+	durationLE     = leLabels(durationBounds)
+	sizeLE         = leLabels(sizeBounds)
 )
 
 // requestHistograms are one endpoint's rpcedge_request_duration_seconds
@@ -30,15 +34,12 @@ var (
 // newRequestHistograms.
 type requestHistograms struct {
 	mu      sync.Mutex
-	count   uint64    // observations, of both
-	dur     []uint64  // per bucket, not cumulative; the last is +Inf
-	size    []uint64  // the same
-	durSum  float64   // seconds
-	sizeSum float64   // bytes
-	labels  string    // `endpoint="/mcp"`
-	durLE   []string  // `le="0.005"`, …, as metrics.PrometheusHistogram formats them
-	sizeLE  []string  //
-	_       [0]func() // not comparable
+	count   uint64   // observations, of both
+	dur     []uint64 // per bucket, not cumulative; the last is +Inf
+	size    []uint64 // the same
+	durSum  float64  // seconds
+	sizeSum float64  // bytes
+	labels  string   // `endpoint="/mcp"`
 }
 
 // newRequestHistograms returns the histograms of the endpoint at path.
@@ -47,8 +48,6 @@ func newRequestHistograms(path string) *requestHistograms {
 		dur:    make([]uint64, len(durationBounds)+1),
 		size:   make([]uint64, len(sizeBounds)+1),
 		labels: "endpoint=" + quoteLabel(path),
-		durLE:  leLabels(durationBounds),
-		sizeLE: leLabels(sizeBounds),
 	}
 }
 
@@ -75,6 +74,7 @@ func quoteLabel(v string) string {
 	return string(append(b, '"'))
 }
 
+// leLabels formats the le labels of bounds and of +Inf.
 func leLabels(bounds []float64) []string {
 	out := make([]string, 0, len(bounds)+1)
 	for _, ub := range bounds {
@@ -114,8 +114,8 @@ func (h *requestHistograms) writeTo(durW, sizeW io.Writer) {
 	count, durSum, sizeSum := h.count, h.durSum, h.sizeSum
 	dur, size := slices.Clone(h.dur), slices.Clone(h.size)
 	h.mu.Unlock()
-	writeHistogram(durW, "rpcedge_request_duration_seconds", h.labels, h.durLE, dur, durSum, count)
-	writeHistogram(sizeW, "rpcedge_request_body_bytes", h.labels, h.sizeLE, size, sizeSum, count)
+	writeHistogram(durW, "rpcedge_request_duration_seconds", h.labels, durationLE, dur, durSum, count)
+	writeHistogram(sizeW, "rpcedge_request_body_bytes", h.labels, sizeLE, size, sizeSum, count)
 }
 
 // writeHistogram writes one histogram's series as
