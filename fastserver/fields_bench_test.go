@@ -1,11 +1,7 @@
 package fastserver
 
 import (
-	"bufio"
-	"strings"
 	"testing"
-
-	"github.com/valyala/fasthttp"
 )
 
 // BenchmarkSnapshot takes the header snapshot of the request loadgen and
@@ -14,16 +10,13 @@ func BenchmarkSnapshot(b *testing.B) {
 	raw := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n" +
 		"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\n" +
 		"Mcp-Method: tools/call\r\nMcp-Name: echo\r\nUser-Agent: loadgen\r\nContent-Length: 271\r\n\r\n"
-	var h fasthttp.RequestHeader
-	if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
-		b.Fatal(err)
-	}
+	h := readHeader(b, raw)
 	var f fields
-	f.snapshot(&h)
+	f.snapshot(h)
 	if string(f.get(fMCPMethod)) != "tools/call" || string(f.get(fContentLength)) != "271" {
 		b.Fatalf("snapshot: %q %q", f.get(fMCPMethod), f.get(fContentLength))
 	}
 	for b.Loop() {
-		f.snapshot(&h)
+		f.snapshot(h)
 	}
 }

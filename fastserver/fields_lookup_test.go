@@ -1,11 +1,8 @@
 package fastserver
 
 import (
-	"bufio"
 	"strings"
 	"testing"
-
-	"github.com/valyala/fasthttp"
 )
 
 // TestLookupField: every table field is found in its own, lower and
@@ -34,12 +31,8 @@ func TestLookupField(t *testing.T) {
 // TestLookupEmptyName: no field is named "": the empty line that ends the
 // header section is not one (lookup used to report it present and empty).
 func TestLookupEmptyName(t *testing.T) {
-	var h fasthttp.RequestHeader
-	if err := h.Read(bufio.NewReader(strings.NewReader("POST /rpc HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n"))); err != nil {
-		t.Fatal(err)
-	}
 	var f fields
-	f.snapshot(&h)
+	f.snapshot(readHeader(t, "POST /rpc HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n\r\n"))
 	if v := f.lookup(""); v != nil {
 		t.Errorf(`lookup(""): %q, want nil`, v)
 	}

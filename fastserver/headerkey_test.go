@@ -1,12 +1,9 @@
 package fastserver
 
 import (
-	"bufio"
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/valyala/fasthttp"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -19,15 +16,12 @@ func TestHeaderKey(t *testing.T) {
 	raw := "POST /rpc HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nmcp-method: tools/call\r\n" +
 		"Accept: application/json\r\nACCEPT: text/event-stream\r\nMcp-Name:\r\nX-Other: 1\r\nx-other: 2\r\n" +
 		"Authorization: Bearer t\r\n\r\n"
-	var h fasthttp.RequestHeader
-	if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
-		t.Fatal(err)
-	}
+	h := readHeader(t, raw)
 	var f fields
-	f.snapshot(&h)
+	f.snapshot(h)
 	var snap, plain Request
 	snap.reset(&f, &decode.Message{}, nil)
-	plain.Reset(&h, &decode.Message{}, nil)
+	plain.Reset(h, &decode.Message{}, nil)
 	names := []string{"X-Other", "x-other", "Host", "Nope", ""}
 	for _, n := range fieldNames {
 		names = append(names, n, strings.ToLower(n), strings.ToUpper(n))

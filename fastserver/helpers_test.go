@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/rpcedge/rpcedge/decode"
 )
 
@@ -635,4 +637,15 @@ func listen(t testing.TB) net.Listener {
 	}
 	t.Cleanup(func() { ln.Close() })
 	return ln
+}
+
+// readHeader parses the request header of raw (a request line and header
+// section), as the server would have received it.
+func readHeader(tb testing.TB, raw string) *fasthttp.RequestHeader {
+	tb.Helper()
+	var h fasthttp.RequestHeader
+	if err := h.Read(bufio.NewReader(strings.NewReader(raw))); err != nil {
+		tb.Fatal(err)
+	}
+	return &h
 }
