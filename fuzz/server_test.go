@@ -64,6 +64,9 @@ var allowedPairs = map[string]map[pair]bool{
 		pair{400, -32700}, pair{400, -32600}, pair{400, -32020}, pair{400, -32022},
 		pair{403, -32600}, pair{404, -32601}, pair{413, -32600}, pair{415, -32600},
 		pair{200, 0}, pair{200, -32601}, pair{200, -32602}, pair{202, 0}, pair{500, -32603},
+		// §4, under 2026-07-28 only (checkServer holds them to it): params
+		// or its _meta missing, a capability the client did not declare.
+		pair{400, -32602}, pair{400, -32021},
 	),
 	"/a2a": pairs(
 		pair{400, -32700}, pair{400, -32600}, pair{400, -32009},
@@ -469,6 +472,9 @@ func checkServer(t *testing.T, srv *testServer, in serverInput) {
 	}
 	if !allowed[pair{st, code}] {
 		fail("(%d, %d) is not an answer contract §2 allows on %s", st, code, path)
+	}
+	if st == 400 && (code == -32602 || code == -32021) && (in.flags&flagMCPVersion == 0 || strings.Trim(in.mpv, " \t") != "2026-07-28") {
+		fail("(%d, %d) is an answer of §4's 2026-07-28 rules; the request did not ask for 2026-07-28", st, code)
 	}
 
 	// Rows 1 to 10, from the headers and the body.
