@@ -130,6 +130,11 @@ func (it *Members) End() int { return it.end }
 // the quotes, escapes not resolved. Use NameIs to compare.
 func (it *Members) Name() []byte { return it.name }
 
+// NameEscaped reports whether the current member's raw name holds a
+// backslash escape, which the walk learned while finding the name's end:
+// a name without one can be compared byte for byte.
+func (it *Members) NameEscaped() bool { return it.esc }
+
 // NameIs reports whether the current member's name, escapes resolved,
 // is exactly s (case-sensitive).
 func (it *Members) NameIs(s string) bool {

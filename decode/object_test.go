@@ -121,9 +121,45 @@ func TestMembersDifferential(t *testing.T) {
 			if strings.TrimSpace(string(want)) != string(it.Value()) {
 				t.Fatalf("%s: member %q = %s, reference %s", obj, name, it.Value(), want)
 			}
+			if got, want := it.NameEscaped(), bytes.IndexByte(it.Name(), '\\') >= 0; got != want {
+				t.Fatalf("%s: member %q: NameEscaped %v, want %v", obj, it.Name(), got, want)
+			}
 		}
 		if count != len(ref) {
 			t.Fatalf("%s: %d members, reference %d", obj, count, len(ref))
+		}
+	}
+}
+
+// TestMembersNameEscaped: the escape flag of a name, with the backslash
+// in the first 16 bytes (the word-wise search), past them (the vector
+// search), right before the closing quote, and as an escaped quote.
+func TestMembersNameEscaped(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		esc  bool
+	}{
+		{``, false}, {`a`, false}, {`\u0061`, true}, {`\\`, true}, {`a\"b`, true},
+		{strings.Repeat("n", 15), false}, {strings.Repeat("n", 40), false},
+		{strings.Repeat("n", 15) + `\n`, true}, {strings.Repeat("n", 16) + `\n`, true},
+		{strings.Repeat("n", 33) + `\"`, true}, {strings.Repeat("é", 20) + `\/x`, true},
+		{`\t` + strings.Repeat("n", 30), true},
+	} {
+		for _, other := range []string{`"x":1`, `"` + strings.Repeat("y", 24) + `":[1,{"\u00e9":2}]`} {
+			obj := []byte(`{` + other + `, "` + tc.name + `" : "v` + strings.Repeat("w", len(tc.name)) + `"}`)
+			var it Members
+			it.Reset(obj)
+			if !it.Next() || !it.Next() {
+				t.Fatalf("%s: two members not found", obj)
+			}
+			if string(it.Name()) != tc.name || it.NameEscaped() != tc.esc {
+				t.Fatalf("%s: name %q escaped %v; want %q %v", obj, it.Name(), it.NameEscaped(), tc.name, tc.esc)
+			}
+			it.Reset(obj)
+			it.Next()
+			if !it.NextName() || it.NameEscaped() != tc.esc {
+				t.Fatalf("%s: after NextName: escaped %v, want %v", obj, it.NameEscaped(), tc.esc)
+			}
 		}
 	}
 }

@@ -400,14 +400,14 @@ type nameSet struct {
 	idx      *argIndex // filled in by a top-level checkObject, if not nil
 }
 
-// add records a raw member name (no quotes, escapes kept) and reports
-// whether it repeats an earlier one.
-func (s *nameSet) add(name []byte) bool {
+// add records the current member name of it (raw, escapes kept) and
+// reports whether it repeats an earlier one.
+func (s *nameSet) add(it *decode.Members) bool {
 	if s.n >= smallSet {
 		s.overflow = true
 		return false
 	}
-	esc := bytes.IndexByte(name, '\\') >= 0
+	name, esc := it.Name(), it.NameEscaped()
 	for i := 0; i < s.n; i++ {
 		if !esc && !s.esc[i] {
 			if string(s.raw[i]) == string(name) {

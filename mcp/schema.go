@@ -593,7 +593,7 @@ func (s *schema) walkObject(v []byte, set *nameSet) (int, *fieldError) {
 	)
 	for it.Reset(v); it.Next(); {
 		name := it.Name()
-		if set != nil && set.add(name) {
+		if set != nil && set.add(&it) {
 			return 0, dupMember
 		}
 		if first != nil {

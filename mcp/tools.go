@@ -223,7 +223,7 @@ func targetX(m *decode.Message, key string, ac *argsCheck) (name, args []byte, x
 		if !it.TakeValue(0) {
 			break
 		}
-		if set.add(it.Name()) {
+		if set.add(&it) {
 			dup = true
 		}
 		switch {
