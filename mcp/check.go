@@ -166,8 +166,7 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	strict := isRequest && v.Stateless()
 
 	if mh := r.HeaderOf(keyMethod); mh != nil {
-		var buf [256]byte
-		if hm, ok := headerValue(mh, &buf); !ok || !bytes.Equal(hm, m.Method) {
+		if !headerCarries(mh, m.Method, false) {
 			return errMethodDiffers
 		}
 	} else if strict {
@@ -281,8 +280,7 @@ func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fas
 		if p.srcN != 1 || !isString(p.src) {
 			return errSrc
 		}
-		var buf [256]byte
-		if hn, ok := headerValue(nh, &buf); !ok || !stringEqual(p.src, hn) {
+		if !headerCarries(nh, p.src, true) {
 			return errSrc
 		}
 	}
@@ -299,12 +297,38 @@ const (
 // non-canonical trailing bits refused.
 var b64 = base64.StdEncoding.Strict()
 
+// headerCarries reports whether the header h carries want: the method's
+// bytes, or (jsonString) the text of a raw JSON string. Only a sentinel
+// needs headerValue's buffer, so a plain value costs no zeroed array.
+func headerCarries(h, want []byte, jsonString bool) bool {
+	if !isSentinel(h) {
+		if jsonString {
+			return stringEqual(want, h)
+		}
+		return bytes.Equal(h, want)
+	}
+	var buf [256]byte
+	v, ok := headerValue(h, &buf)
+	if !ok {
+		return false
+	}
+	if jsonString {
+		return stringEqual(want, v)
+	}
+	return bytes.Equal(v, want)
+}
+
+// isSentinel reports whether h has the form of the base64 sentinel.
+func isSentinel(h []byte) bool {
+	return len(h) >= len(b64Prefix)+len(b64Suffix) &&
+		string(h[:len(b64Prefix)]) == b64Prefix && string(h[len(h)-len(b64Suffix):]) == b64Suffix
+}
+
 // headerValue returns the value a header carries: the header itself, or
 // the decoded payload when it has the base64 sentinel, decoded into buf
 // when it fits. ok is false for a sentinel whose payload does not decode.
 func headerValue(h []byte, buf *[256]byte) (value []byte, ok bool) {
-	if len(h) < len(b64Prefix)+len(b64Suffix) ||
-		string(h[:len(b64Prefix)]) != b64Prefix || string(h[len(h)-len(b64Suffix):]) != b64Suffix {
+	if !isSentinel(h) {
 		return h, true
 	}
 	payload := h[len(b64Prefix) : len(h)-len(b64Suffix)]

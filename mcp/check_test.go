@@ -3,7 +3,9 @@ package mcp
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -259,6 +261,24 @@ func TestHeaderValue(t *testing.T) {
 		got, ok := headerValue([]byte(tc.in), &buf)
 		if ok != tc.ok || ok && string(got) != tc.want {
 			t.Errorf("headerValue(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+		// headerCarries against the decoded value: the method's bytes, and
+		// a JSON string (plain and escaped) of the same text or another.
+		for _, w := range []string{tc.want, tc.want + "x", "Hello", "plain"} {
+			want := tc.ok && w == tc.want
+			if headerCarries([]byte(tc.in), []byte(w), false) != want {
+				t.Errorf("headerCarries(%q, %q) != %v", tc.in, w, want)
+			}
+			for _, js := range []string{strconv.Quote(w), string(decode.AppendString(nil, w))} {
+				if headerCarries([]byte(tc.in), []byte(js), true) != want {
+					t.Errorf("headerCarries(%q, %s as a JSON string) != %v", tc.in, js, want)
+				}
+			}
+			if esc := `"\u00` + fmt.Sprintf("%02x", 'H') + w[min(1, len(w)):] + `"`; len(w) > 0 && w[0] == 'H' {
+				if headerCarries([]byte(tc.in), []byte(esc), true) != want {
+					t.Errorf("headerCarries(%q, %s) != %v", tc.in, esc, want)
+				}
+			}
 		}
 	}
 }
