@@ -2039,3 +2039,67 @@ func TestWriteCopies(t *testing.T) {
 		t.Errorf("batch: %v after reading %d bytes", err, cr.n)
 	}
 }
+
+// emptyThen returns nothing (0, nil) for its first empty Reads, then its
+// data, then io.EOF.
+type emptyThen struct {
+	empty int
+	data  []byte
+}
+
+func (r *emptyThen) Read(p []byte) (int, error) {
+	if r.empty > 0 {
+		r.empty--
+		return 0, nil
+	}
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestDecodeReaderNoProgress: DecodeReader waits through 99 empty Reads in
+// a row, and gives up with io.ErrNoProgress (not a decode error, m
+// invalid) at the 100th, as bufio does; a byte in between restarts the
+// count.
+func TestDecodeReaderNoProgress(t *testing.T) {
+	d, err := decode.NewDecoder(decode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"jsonrpc":"2.0","id":"np","method":"ping"}`)
+	var m decode.Message
+	if err := d.DecodeReader(&emptyThen{empty: 99, data: body}, &m); err != nil || m.Kind != decode.KindRequest || string(m.ID) != `"np"` {
+		t.Fatalf("99 empty reads: %v, %v %s", err, m.Kind, m.ID)
+	}
+	err = d.DecodeReader(&emptyThen{empty: 100, data: body}, &m)
+	var de *decode.Error
+	if err != io.ErrNoProgress || errors.As(err, &de) || m.Kind != decode.KindInvalid {
+		t.Fatalf("100 empty reads: %v, kind %v; want io.ErrNoProgress and an invalid message", err, m.Kind)
+	}
+	// 99 empty reads before each byte: never 100 in a row.
+	r := &oneAfterEmpties{data: body}
+	if err := d.DecodeReader(r, &m); err != nil || m.Kind != decode.KindRequest {
+		t.Fatalf("99 empty reads before every byte: %v, %v", err, m.Kind)
+	}
+}
+
+// oneAfterEmpties returns one byte after every 99 empty Reads.
+type oneAfterEmpties struct {
+	data []byte
+	k    int
+}
+
+func (r *oneAfterEmpties) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	if r.k++; r.k%100 != 0 {
+		return 0, nil
+	}
+	p[0] = r.data[0]
+	r.data = r.data[1:]
+	return 1, nil
+}

@@ -22,13 +22,18 @@ import (
 
 // cutSizes turns the fuzz input's cut bytes into piece sizes covering n
 // bytes: each byte is a size of 0 to 63 (0: an empty Write), used in
-// turn; no cuts means one piece.
+// turn; no cuts means one piece. At most maxEmptyRun empty pieces come in
+// a row: DecodeReader, like bufio, gives up with io.ErrNoProgress on a
+// reader that returns nothing 100 times in a row (its documented limit,
+// which TestDecodeReaderNoProgress in decode holds it to).
 func cutSizes(n int, cuts []byte) []int {
 	if len(cuts) == 0 {
 		return []int{n}
 	}
+	const maxEmptyRun = 99
 	var sizes []int
 	progress := false
+	empty := 0
 	for i, total := 0, 0; total < n; i++ {
 		if i%len(cuts) == 0 {
 			if i > 0 && !progress {
@@ -37,6 +42,11 @@ func cutSizes(n int, cuts []byte) []int {
 			progress = false
 		}
 		s := min(int(cuts[i%len(cuts)]%64), n-total)
+		if s > 0 {
+			empty = 0
+		} else if empty++; empty > maxEmptyRun {
+			s, empty = 1, 0
+		}
 		sizes = append(sizes, s)
 		total += s
 		progress = progress || s > 0
