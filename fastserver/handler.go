@@ -75,6 +75,12 @@ type Request struct {
 	// the endpoint's; the server sets it to nil before Check runs, and
 	// nothing in it may be kept after the handler returns.
 	Memo any
+	// Keep is the endpoint's own value kept with the pooled call that
+	// serves its requests: set by one request, found again by a later
+	// one the same call serves (a per-call cache that costs no pool's
+	// Get and Put). The server never reads, resets or clears it; what is
+	// kept there must hold nothing a later request may not see.
+	Keep any
 
 	header *fasthttp.RequestHeader
 	at     int64     // when the server began serving the request (monoNow), or 0

@@ -52,6 +52,10 @@ type Call struct {
 	// The tool findTool found last and its server, kept across calls.
 	lastSrv  *Server
 	lastTool *tool
+	// home is the Request that keeps this Call (getCall), nil for a
+	// pooled one; busy says a request of home's is using it.
+	home *fastserver.Request
+	busy bool
 }
 
 // walk walks the params of the tools/call m once, for the header rules
@@ -66,6 +70,22 @@ func (c *Call) walk(m *decode.Message, s *Server) {
 
 var calls = sync.Pool{New: func() any { return new(Call) }}
 
+// getCall returns a Call for a request of r: the one kept with r's pooled
+// server call (Request.Keep) when it is free, else one from the pool,
+// which r keeps when it keeps none yet.
+func getCall(r *fastserver.Request) *Call {
+	if c, ok := r.Keep.(*Call); ok && !c.busy {
+		c.busy = true
+		return c
+	}
+	c := calls.Get().(*Call)
+	if r.Keep == nil {
+		r.Keep, c.home = c, r
+		c.busy = true
+	}
+	return c
+}
+
 // maxKeep bounds the scratch space a pooled Call keeps between calls.
 const maxKeep = 64 << 10
 
@@ -78,6 +98,10 @@ func (c *Call) release() {
 	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr, c.checked = false, nil, nil, exchangeParams{}, false, nil, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
+	if c.home != nil {
+		c.busy = false // back with its server call
+		return
+	}
 	calls.Put(c)
 }
 

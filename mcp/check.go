@@ -179,7 +179,7 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 		nh = nil // a method without a name: the header is ignored
 	}
 	if isRequest && string(m.Method) == "tools/call" {
-		c := calls.Get().(*Call)
+		c := getCall(r)
 		c.walk(m, s)
 		if strict || nh != nil {
 			if e := judgeParams(strict, src, hv, nh, &c.xp.seen); e != nil {

@@ -162,7 +162,7 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 	var res *PromptResult
 	var err error
 	if p.Render != nil {
-		c := calls.Get().(*Call)
+		c := getCall(r)
 		c.r, c.v, c.m = r, v, m
 		if e := c.begin(s, v, "prompts/get", p.Name, xp, false); e != nil {
 			c.release()

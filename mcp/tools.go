@@ -326,7 +326,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 		if c != nil {
 			c.release()
 		}
-		c = calls.Get().(*Call)
+		c = getCall(r)
 		c.walk(m, s)
 	}
 	name, args, xp, dup, ferr := c.target, c.wargs, c.xp, c.dup, c.werr
