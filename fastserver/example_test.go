@@ -142,37 +142,36 @@ func ExampleRequest_HeaderOf() {
 
 // A handler that keeps scratch space with the call that serves it
 // (Request.Keep) instead of taking it from a pool per request: the server
-// never clears Keep, so a later request the same call serves finds it,
-// and must reset what it reuses. ServeLines serves a stream's lines with
-// one call.
+// never clears Keep, so a later request the same call serves finds it;
+// each request resets what it reuses, and nothing of one request shows in
+// another's answer. ServeLines serves a stream's lines with one call.
 func ExampleRequest_Keep() {
-	type scratch struct {
-		buf    []byte
-		served int
-	}
+	type scratch struct{ buf []byte }
+	made := 0
 	var ms fastserver.Methods
 	ms.HandleFunc("upper", func(r *fastserver.Request, dst []byte) ([]byte, error) {
 		s, _ := r.Keep.(*scratch)
 		if s == nil {
 			s = &scratch{}
 			r.Keep = s
+			made++
 		}
-		s.served++
 		v, n := decode.Lookup(r.Msg.Params, "text")
 		if n != 1 || len(v) == 0 || v[0] != '"' {
 			return dst, fastserver.InvalidParams("text", "params.text must be a string")
 		}
 		s.buf = decode.AppendUnquoted(s.buf[:0], v) // reset, then reuse
-		upper := strings.ToUpper(string(s.buf))
-		return decode.AppendString(dst, fmt.Sprintf("%s (request %d of this call)", upper, s.served)), nil
+		return decode.AppendString(dst, strings.ToUpper(string(s.buf))), nil
 	})
 	ep := ms.Endpoint("/rpc", decode.IDsJSONRPC)
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"upper","params":{"text":"a"}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"upper","params":{"text":"b"}}` + "\n")
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"upper","params":{"text":"abc"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"upper","params":{"text":"d"}}` + "\n")
 	if err := fastserver.ServeLines(context.Background(), ep, fastserver.Config{}, in, os.Stdout); err != nil {
 		fmt.Println(err)
 	}
+	fmt.Println("scratch spaces made:", made)
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":"A (request 1 of this call)"}
-	// {"jsonrpc":"2.0","id":2,"result":"B (request 2 of this call)"}
+	// {"jsonrpc":"2.0","id":1,"result":"ABC"}
+	// {"jsonrpc":"2.0","id":2,"result":"D"}
+	// scratch spaces made: 1
 }

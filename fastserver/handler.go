@@ -56,7 +56,8 @@ func InvalidParams(field, message string) *Error {
 
 // Request is the call being served, as the endpoint hooks and the handler
 // see it. The server reuses Requests: nothing in one, nor anything it
-// returns, may be kept after the handler returns.
+// returns, may be kept after the handler returns — except Keep, which is
+// the endpoint's own and lives on with the Request.
 type Request struct {
 	// Msg is the decoded message: a request, or a notification for
 	// Endpoint.Check.
@@ -78,8 +79,11 @@ type Request struct {
 	// Keep is the endpoint's own value kept with the pooled call that
 	// serves its requests: set by one request, found again by a later
 	// one the same call serves (a per-call cache that costs no pool's
-	// Get and Put). The server never reads, resets or clears it; what is
-	// kept there must hold nothing a later request may not see.
+	// Get and Put: scratch space, say). The server never reads, resets
+	// or clears it; what is kept there must hold nothing a later request
+	// may see, from the same client or another, so each request resets
+	// what it reuses. On a Request made with Reset (Reused reports false)
+	// Keep goes with the Request.
 	Keep any
 
 	header *fasthttp.RequestHeader
@@ -105,6 +109,11 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.ctx = ctx
 	r.st = nil
 }
+
+// Reused reports whether r is one of the server's own Requests, reused
+// for every request one pooled call serves (Keep lives on between them),
+// rather than one made with Reset.
+func (r *Request) Reused() bool { return r.f != nil }
 
 // reset is Reset with the server's header snapshot. It keeps r.Auth,
 // which the authorization row set before the body was read.

@@ -19,6 +19,9 @@ func TestRequestKeep(t *testing.T) {
 	var found int
 	ms := &Methods{}
 	ms.HandleFunc("count", func(r *Request, dst []byte) ([]byte, error) {
+		if !r.Reused() {
+			return dst, fmt.Errorf("a server's Request does not report Reused")
+		}
 		k, _ := r.Keep.(*kept)
 		if k == nil {
 			k = &kept{}
@@ -42,6 +45,11 @@ func TestRequestKeep(t *testing.T) {
 		if r.Status != 200 || !strings.Contains(string(r.Body), `"result":"`) {
 			t.Fatalf("answer %d: %s %s", i, r.StatusLine, r.Body)
 		}
+	}
+	var made Request
+	made.Reset(nil, nil, nil)
+	if made.Reused() {
+		t.Error("a Request made with Reset reports Reused")
 	}
 	if found < n/2 {
 		t.Errorf("a later request found the value an earlier one kept %d times of %d", found, n-1)

@@ -72,18 +72,30 @@ var calls = sync.Pool{New: func() any { return new(Call) }}
 
 // getCall returns a Call for a request of r: the one kept with r's pooled
 // server call (Request.Keep) when it is free, else one from the pool,
-// which r keeps when it keeps none yet.
+// which a server's Request keeps when it keeps none yet (a Request made
+// with Reset does not: the Call would go with it, not back to the pool).
 func getCall(r *fastserver.Request) *Call {
 	if c, ok := r.Keep.(*Call); ok && !c.busy {
 		c.busy = true
 		return c
 	}
 	c := calls.Get().(*Call)
-	if r.Keep == nil {
+	if r.Keep == nil && r.Reused() {
 		r.Keep, c.home = c, r
 		c.busy = true
 	}
 	return c
+}
+
+// reclaim frees the Call r keeps when a request before this one left it
+// busy — its tool or prompt panicked, or a hook of the caller's refused
+// the request after Check had made the Call — so that it serves again. It
+// runs in the endpoints' Check, a request's first hook, when nothing can
+// hold the Call: the requests of one Request run one after another.
+func reclaim(r *fastserver.Request) {
+	if c, ok := r.Keep.(*Call); ok && c.busy {
+		c.release()
+	}
 }
 
 // maxKeep bounds the scratch space a pooled Call keeps between calls.

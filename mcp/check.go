@@ -350,6 +350,7 @@ var errMetaStream = fastserver.InvalidParams("_meta", "params._meta must name th
 // checkStream is check for streams without headers: the version comes
 // from params._meta.
 func checkStream(r *fastserver.Request) *fastserver.Error {
+	reclaim(r)
 	m := r.Msg
 	r.Version = int(Version20250326)
 	if m.Kind != decode.KindRequest || m.ParamsType != decode.ParamsObject {

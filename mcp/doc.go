@@ -314,6 +314,10 @@
 // and renders every result that does not depend on the request, once
 // per version. After that a Server is safe for concurrent use. A Call,
 // and every slice it returns, is valid only until the handler returns.
+// The endpoints keep their Call with the server's pooled call
+// (fastserver.Request.Keep) rather than in a pool of their own: a hook of
+// the caller's that puts something else in Keep makes them fall back to
+// the pool.
 //
 // # Security
 //

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -10,34 +12,67 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// TestGetCallKeep: the first Call a Request asks for stays with it
-// (Request.Keep) and is handed out again once released; one asked for
-// while the kept one is busy comes from the pool and goes back to it.
+// TestGetCallKeep: on a server's own Request (ServeLines serves a stream
+// with one) the first Call stays with it (Request.Keep) and every later
+// request gets it again — also after a tool panicked while holding it
+// (reclaim, in Check); a Call asked for while the kept one is busy comes
+// from the pool; a Request made with Reset keeps nothing.
 func TestGetCallKeep(t *testing.T) {
+	s, err := New(Info{Name: "k", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []*Call
+	var nested *Call
+	s.AddTool(Tool{Name: "who", Handler: ToolFunc(func(c *Call) error {
+		seen = append(seen, c)
+		n := getCall(c.r) // the kept one is busy: a pooled one
+		nested = n
+		n.release()
+		return c.AddTextJSON(nil)
+	})})
+	s.AddTool(Tool{Name: "boom", Handler: ToolFunc(func(c *Call) error {
+		seen = append(seen, c)
+		panic("the tool failed")
+	})})
+	var in strings.Builder
+	for i, name := range []string{"who", "who", "boom", "who", "who"} {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`+"\n", i, name)
+	}
+	var out strings.Builder
+	if err := fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, strings.NewReader(in.String()), &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), `"result"`) != 4 || !strings.Contains(out.String(), `"code":-32603`) {
+		t.Fatalf("answers:\n%s", out.String())
+	}
+	for i, c := range seen {
+		if c != seen[0] || c.home == nil {
+			t.Fatalf("request %d got Call %p (home %p), the first got %p: the kept Call was not handed out again", i, c, c.home, seen[0])
+		}
+	}
+	if seen[0].busy {
+		t.Error("the kept Call is still busy after the last request")
+	}
+	if nested == seen[0] || nested.home != nil {
+		t.Errorf("a Call asked for while the kept one was busy: %p, home %p", nested, nested.home)
+	}
+
+	// A Request made with Reset keeps no Call.
 	var r fastserver.Request
-	c1 := getCall(&r)
-	if r.Keep != c1 || c1.home != &r || !c1.busy {
-		t.Fatalf("first call not kept: Keep %v, home %p, busy %v", r.Keep, c1.home, c1.busy)
+	r.Reset(nil, nil, nil)
+	c := getCall(&r)
+	if r.Keep != nil || c.home != nil {
+		t.Fatalf("a Request made with Reset kept its Call: Keep %v, home %p", r.Keep, c.home)
 	}
-	c2 := getCall(&r)
-	if c2 == c1 || c2.home != nil || r.Keep != c1 {
-		t.Fatalf("a call asked for while the kept one is busy: %p (kept %p), home %p", c2, c1, c2.home)
-	}
-	c2.release()
-	c1.release()
-	if c1.busy || r.Keep != c1 {
-		t.Fatalf("released: busy %v, Keep %v", c1.busy, r.Keep)
-	}
-	if c3 := getCall(&r); c3 != c1 {
-		t.Fatalf("the kept call was not handed out again: %p, kept %p", c3, c1)
-	}
-	c1.release()
+	c.release()
 }
 
 // TestKeptCallAcrossRequests: many tools/call, prompts/get and refused
-// requests served through one Request, as one pooled server call serves
-// them, in varied order: every answer is what a fresh Request gets, so
-// nothing of one request's Call reaches the next.
+// requests served through one Request in varied order answer as through
+// a fresh Request each. (A Request made with Reset keeps no Call, so this
+// checks the Calls' reset between requests; TestGetCallKeep and the
+// server's own tests run the kept one.)
 func TestKeptCallAcrossRequests(t *testing.T) {
 	_, ep := testServer(t)
 	d, err := decode.NewDecoder(decode.Options{IDs: decode.IDsMCP})
@@ -78,8 +113,5 @@ func TestKeptCallAcrossRequests(t *testing.T) {
 		if strings.Contains(body, `"echo","arguments":{"text":"t`) && !strings.Contains(string(got.Result), fmt.Sprintf(`t%d`, i)) {
 			t.Fatalf("%s: %s", body, got.Result)
 		}
-	}
-	if c, ok := kept.Keep.(*Call); !ok || c.busy {
-		t.Fatalf("after the requests: Keep %v", kept.Keep)
 	}
 }

@@ -254,6 +254,7 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 // check is the endpoint's Check: the header rules, then, with sessions
 // on, the session a 2025-xx request names.
 func (s *Server) check(r *fastserver.Request) *fastserver.Error {
+	reclaim(r)
 	if e := checkHeaders(r, s); e != nil {
 		return e
 	}
