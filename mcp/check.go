@@ -302,16 +302,15 @@ var b64 = base64.StdEncoding.Strict()
 // needs headerValue's buffer, so a plain value costs no zeroed array.
 func headerCarries(h, want []byte, jsonString bool) bool {
 	if !isSentinel(h) {
-		if jsonString {
-			return stringEqual(want, h)
-		}
-		return bytes.Equal(h, want)
+		return valueIs(h, want, jsonString)
 	}
 	var buf [256]byte
 	v, ok := headerValue(h, &buf)
-	if !ok {
-		return false
-	}
+	return ok && valueIs(v, want, jsonString)
+}
+
+// valueIs is headerCarries' comparison of a header's value v.
+func valueIs(v, want []byte, jsonString bool) bool {
 	if jsonString {
 		return stringEqual(want, v)
 	}
