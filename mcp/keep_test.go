@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
-	"github.com/valyala/fasthttp"
 )
 
 // TestGetCallKeep: on a server's own Request (ServeLines serves a stream
@@ -68,50 +66,53 @@ func TestGetCallKeep(t *testing.T) {
 	c.release()
 }
 
-// TestKeptCallAcrossRequests: many tools/call, prompts/get and refused
-// requests served through one Request in varied order answer as through
-// a fresh Request each. (A Request made with Reset keeps no Call, so this
-// checks the Calls' reset between requests; TestGetCallKeep and the
-// server's own tests run the kept one.)
+// TestKeptCallAcrossRequests: varied tools/call and prompts/get requests,
+// refusals and a tool that marks its result an error with structured
+// content among them, served one after another by one server call (its
+// kept Call, ServeLines), answer exactly as each does on a server call of
+// its own: nothing of one request's Call reaches the next.
 func TestKeptCallAcrossRequests(t *testing.T) {
-	_, ep := testServer(t)
-	d, err := decode.NewDecoder(decode.Options{IDs: decode.IDsMCP})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := testServer(t)
+	ep := s.StreamEndpoint()
 	bodies := []string{
+		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"rich","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t%d"}}}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"fail","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%d}}}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"strict","arguments":{"n":%d}}}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"refuse","arguments":{}}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nope%d","arguments":{}}}`,
-		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"prompts/get","params":{"name":"greet","arguments":{"name":"n%d"}}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","name":"echo","arguments":{"text":"d%d"}}}`,
 	}
-	var kept fastserver.Request
-	var h fasthttp.RequestHeader
-	h.SetMethod("POST")
-	h.SetRequestURI("/mcp")
-	h.Set(HeaderProtocolVersion, "2025-11-25")
-	for i := range 300 {
-		body := fmt.Sprintf(bodies[(i*7)%len(bodies)], i, i)
-		var m1, m2 decode.Message
-		if err := d.Decode([]byte(body), &m1); err != nil {
+	cfg := fastserver.Config{Logger: slog.New(slog.DiscardHandler)}
+	serveLines := func(in string) []string {
+		var out strings.Builder
+		if err := fastserver.ServeLines(context.Background(), ep, cfg, strings.NewReader(in), &out); err != nil {
 			t.Fatal(err)
 		}
-		kept.Reset(&h, &m1, nil)
-		got := serve(t, ep, &kept)
-		d2, _ := decode.NewDecoder(decode.Options{IDs: decode.IDsMCP})
-		if err := d2.Decode([]byte(body), &m2); err != nil {
-			t.Fatal(err)
+		return strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	}
+	var lines []string
+	for i := range 120 {
+		b := bodies[(i*7)%len(bodies)]
+		if strings.Count(b, "%d") == 2 {
+			b = fmt.Sprintf(b, i, i-60)
+		} else {
+			b = fmt.Sprintf(b, i)
 		}
-		var fresh fastserver.Request
-		fresh.Reset(&h, &m2, nil)
-		want := serve(t, ep, &fresh)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s:\nkept call:  %+v\nfresh call: %+v", body, got, want)
+		lines = append(lines, b)
+	}
+	kept := serveLines(strings.Join(lines, "\n") + "\n")
+	if len(kept) != len(lines) {
+		t.Fatalf("%d answers to %d requests", len(kept), len(lines))
+	}
+	for i, l := range lines {
+		if own := serveLines(l + "\n"); len(own) != 1 || own[0] != kept[i] {
+			t.Fatalf("%s:\none server call for all: %s\none of its own:     %v", l, kept[i], own)
 		}
-		if strings.Contains(body, `"echo","arguments":{"text":"t`) && !strings.Contains(string(got.Result), fmt.Sprintf(`t%d`, i)) {
-			t.Fatalf("%s: %s", body, got.Result)
-		}
+	}
+	if !strings.Contains(strings.Join(kept, "\n"), `"isError":true`) || !strings.Contains(strings.Join(kept, "\n"), `"text":"t-`) {
+		t.Fatalf("the requests did not take the paths meant:\n%s", strings.Join(kept, "\n"))
 	}
 }
