@@ -52,9 +52,9 @@ type Call struct {
 	// The tool findTool found last and its server, kept across calls.
 	lastSrv  *Server
 	lastTool *tool
-	// home is the Request that keeps this Call (getCall), nil for a
-	// pooled one; busy says a request of home's is using it.
-	home *fastserver.Request
+	// kept says a Request keeps this Call (getCall) rather than the
+	// pool; busy says a request of that Request's is using it.
+	kept bool
 	busy bool
 }
 
@@ -81,7 +81,7 @@ func getCall(r *fastserver.Request) *Call {
 	}
 	c := calls.Get().(*Call)
 	if r.Keep == nil && r.Reused() {
-		r.Keep, c.home = c, r
+		r.Keep, c.kept = c, true
 		c.busy = true
 	}
 	return c
@@ -110,7 +110,7 @@ func (c *Call) release() {
 	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr, c.checked = false, nil, nil, exchangeParams{}, false, nil, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
-	if c.home != nil {
+	if c.kept {
 		c.busy = false // back with its server call
 		return
 	}

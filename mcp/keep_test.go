@@ -45,23 +45,23 @@ func TestGetCallKeep(t *testing.T) {
 		t.Fatalf("answers:\n%s", out.String())
 	}
 	for i, c := range seen {
-		if c != seen[0] || c.home == nil {
-			t.Fatalf("request %d got Call %p (home %p), the first got %p: the kept Call was not handed out again", i, c, c.home, seen[0])
+		if c != seen[0] || !c.kept {
+			t.Fatalf("request %d got Call %p (kept %v), the first got %p: the kept Call was not handed out again", i, c, c.kept, seen[0])
 		}
 	}
 	if seen[0].busy {
 		t.Error("the kept Call is still busy after the last request")
 	}
-	if nested == seen[0] || nested.home != nil {
-		t.Errorf("a Call asked for while the kept one was busy: %p, home %p", nested, nested.home)
+	if nested == seen[0] || nested.kept {
+		t.Errorf("a Call asked for while the kept one was busy: %p, kept %v", nested, nested.kept)
 	}
 
 	// A Request made with Reset keeps no Call.
 	var r fastserver.Request
 	r.Reset(nil, nil, nil)
 	c := getCall(&r)
-	if r.Keep != nil || c.home != nil {
-		t.Fatalf("a Request made with Reset kept its Call: Keep %v, home %p", r.Keep, c.home)
+	if r.Keep != nil || c.kept {
+		t.Fatalf("a Request made with Reset kept its Call: Keep %v, kept %v", r.Keep, c.kept)
 	}
 	c.release()
 }
