@@ -92,7 +92,8 @@ type simdState struct {
 	entryPos   int
 	entryState uint8
 	entryDepth int
-	lit        int // start of a literal whose check waits for more bytes, or -1
+	lit        int  // start of a literal whose check waits for more bytes, or -1
+	skipped    bool // the last try of the plain-run skip skipped blocks
 
 	next int // offset of the next block
 	from int // first byte of the block at next to check (entry block)
@@ -105,6 +106,12 @@ type simdState struct {
 	out   [simdBatch]blockMasks
 	stage [96]byte // a staged block at 32, with the 32 bytes before it
 }
+
+// plainResume is how many blocks the stages look at after a block that
+// ended a run of plain blocks, before the plain-run skip is tried again
+// (otherwise it is tried once a batch: a document of short strings keeps
+// whole batches).
+const plainResume = 4
 
 // stage1 is the kernel in use: the assembly or its pure-Go twin.
 var stage1 = stage1Generic
@@ -140,6 +147,7 @@ func (s *scanner) simdEnter(i, depth int, obj bool) {
 	st.next = i &^ 63
 	st.from = i
 	st.lit = -1
+	st.skipped = false
 	st.c = s2carry{ctx: t, st: t, lim: uint64(min(63, s.maxDepth-depth))}
 	if obj {
 		st.c.pO = 1
@@ -174,6 +182,23 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 	}
 	for st.next+64 <= n {
 		nb := min((n-st.next)>>6, simdBatch)
+		if st.c.plainReady() && st.lit < 0 && st.next >= 64 && (buf[st.next-3]|buf[st.next-2]|buf[st.next-1]) < 0x80 {
+			// Inside a string with nothing pending: the blocks of plain
+			// bytes ahead are skipped (see plainReady).
+			if k := plain(buf, st.next, (n-st.next)>>6); k > 0 {
+				st.next += 64 * k
+				st.c.u, st.c.hexD, st.c.hs = 0, 0, 0
+				st.skipped = true
+				continue
+			}
+			if st.skipped {
+				// A long string's run of plain blocks may resume soon
+				// after what broke it: the stages look at a few blocks
+				// before the skip is tried again.
+				nb = min(nb, plainResume)
+				st.skipped = false
+			}
+		}
 		stage1(buf, st.next, nb, st.out[:nb])
 		if r, done := s.simdBlocks(buf, buf[st.next:st.next+64*nb], nb, &st.c, ^uint64(0), &st.lit); done {
 			return r
@@ -544,6 +569,49 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	c.sc = sc >> 63
 	m.err = e & valid
 	m.exit = int64(exit)
+}
+
+// The plain-run skip. Inside a long string, most blocks hold only plain
+// bytes: 0x20 to 0x7F other than '"' and '\\'. For such a block stage 1
+// finds no quote, backslash, control character or broken UTF-8 (when the
+// three bytes before it are ASCII too: the UTF-8 check looks back three
+// bytes), and stage 2, entered with a carry that plainReady accepts,
+// finds nothing wrong, no literal and no exit, and leaves the carry as it
+// was but for the \u masks (u, hexD, hs), which it clears: every mask it
+// combines is empty inside a string, and every carry plainReady requires
+// to be 0 is one it would set to 0. So the driver skips such blocks with
+// three compares per 32 bytes (plainAVX2, or plainGeneric) and clears the
+// \u masks.
+// TestPlainStage2 checks that claim on both stage-2 kernels;
+// TestSIMDPlainRuns and FuzzSIMD compare the verdicts with the scalar
+// scanner's.
+
+// plain is the plain-run kernel in use: the assembly or its twin.
+var plain = plainGeneric
+
+// plainGeneric returns how many of the nb 64-byte blocks at buf[start:],
+// from the first, hold only plain bytes.
+func plainGeneric(buf []byte, start, nb int) int {
+	for j := range nb {
+		for _, c := range buf[start+64*j : start+64*j+64] {
+			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+				return j
+			}
+		}
+	}
+	return nb
+}
+
+// plainReady reports whether c is a carry that a plain block leaves as it
+// is, but for the \u masks it clears: inside a string, no escape pending,
+// no \u in the last four bytes of the block before (c.u from bit 60) and
+// no high surrogate in its last six (c.hs from bit 58), whose digits or
+// low half would fall in the next block, and no byte class or fill
+// carried from outside a string. Stage 2 leaves such a carry after any
+// block that ends inside a string past the escapes.
+func (c *s2carry) plainReady() bool {
+	return c.inStr != 0 && c.esc|c.u>>60|c.hs>>58|c.numRun|c.aftE|c.aftDot|c.pO|c.pA|c.pK|c.pMo|c.pMa|c.pKC|c.pVE|
+		c.sc|c.ex|c.sign|c.dot|c.dig|c.rsMi|c.iz == 0
 }
 
 // through extends the seed bits s across runs of whitespace w: a seed at

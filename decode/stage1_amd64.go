@@ -13,6 +13,7 @@ func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2 && cpu.X86.HasPCLMULQDQ {
 		stage1 = stage1Asm
 		stage2 = stage2Asm
+		plain = plainAsm
 		stage1Kernel = "avx2"
 		simdOK = true
 		stage1Kernels = append(stage1Kernels, kernel{"avx2", stage1Asm})
@@ -44,4 +45,13 @@ func stage1Asm(buf []byte, start, nb int, out []blockMasks) {
 	_ = buf[start-3 : start+64*nb]
 	_ = out[:nb]
 	stage1AVX2(&buf[start], nb, &out[0].quote)
+}
+
+// plainAsm runs the assembly twin of plainGeneric.
+func plainAsm(buf []byte, start, nb int) int {
+	if nb == 0 {
+		return 0
+	}
+	_ = buf[start : start+64*nb]
+	return plainAVX2(&buf[start], nb)
 }

@@ -4647,3 +4647,143 @@ s2ret:
 	MOVQ 288(SP), AX
 	MOVQ AX, ret+40(FP)
 	RET
+
+DATA plainSpace<>+0(SB)/1, $0x20
+DATA plainSpace<>+1(SB)/1, $0x20
+DATA plainSpace<>+2(SB)/1, $0x20
+DATA plainSpace<>+3(SB)/1, $0x20
+DATA plainSpace<>+4(SB)/1, $0x20
+DATA plainSpace<>+5(SB)/1, $0x20
+DATA plainSpace<>+6(SB)/1, $0x20
+DATA plainSpace<>+7(SB)/1, $0x20
+DATA plainSpace<>+8(SB)/1, $0x20
+DATA plainSpace<>+9(SB)/1, $0x20
+DATA plainSpace<>+10(SB)/1, $0x20
+DATA plainSpace<>+11(SB)/1, $0x20
+DATA plainSpace<>+12(SB)/1, $0x20
+DATA plainSpace<>+13(SB)/1, $0x20
+DATA plainSpace<>+14(SB)/1, $0x20
+DATA plainSpace<>+15(SB)/1, $0x20
+DATA plainSpace<>+16(SB)/1, $0x20
+DATA plainSpace<>+17(SB)/1, $0x20
+DATA plainSpace<>+18(SB)/1, $0x20
+DATA plainSpace<>+19(SB)/1, $0x20
+DATA plainSpace<>+20(SB)/1, $0x20
+DATA plainSpace<>+21(SB)/1, $0x20
+DATA plainSpace<>+22(SB)/1, $0x20
+DATA plainSpace<>+23(SB)/1, $0x20
+DATA plainSpace<>+24(SB)/1, $0x20
+DATA plainSpace<>+25(SB)/1, $0x20
+DATA plainSpace<>+26(SB)/1, $0x20
+DATA plainSpace<>+27(SB)/1, $0x20
+DATA plainSpace<>+28(SB)/1, $0x20
+DATA plainSpace<>+29(SB)/1, $0x20
+DATA plainSpace<>+30(SB)/1, $0x20
+DATA plainSpace<>+31(SB)/1, $0x20
+GLOBL plainSpace<>(SB), RODATA|NOPTR, $32
+
+DATA plainQuote<>+0(SB)/1, $0x22
+DATA plainQuote<>+1(SB)/1, $0x22
+DATA plainQuote<>+2(SB)/1, $0x22
+DATA plainQuote<>+3(SB)/1, $0x22
+DATA plainQuote<>+4(SB)/1, $0x22
+DATA plainQuote<>+5(SB)/1, $0x22
+DATA plainQuote<>+6(SB)/1, $0x22
+DATA plainQuote<>+7(SB)/1, $0x22
+DATA plainQuote<>+8(SB)/1, $0x22
+DATA plainQuote<>+9(SB)/1, $0x22
+DATA plainQuote<>+10(SB)/1, $0x22
+DATA plainQuote<>+11(SB)/1, $0x22
+DATA plainQuote<>+12(SB)/1, $0x22
+DATA plainQuote<>+13(SB)/1, $0x22
+DATA plainQuote<>+14(SB)/1, $0x22
+DATA plainQuote<>+15(SB)/1, $0x22
+DATA plainQuote<>+16(SB)/1, $0x22
+DATA plainQuote<>+17(SB)/1, $0x22
+DATA plainQuote<>+18(SB)/1, $0x22
+DATA plainQuote<>+19(SB)/1, $0x22
+DATA plainQuote<>+20(SB)/1, $0x22
+DATA plainQuote<>+21(SB)/1, $0x22
+DATA plainQuote<>+22(SB)/1, $0x22
+DATA plainQuote<>+23(SB)/1, $0x22
+DATA plainQuote<>+24(SB)/1, $0x22
+DATA plainQuote<>+25(SB)/1, $0x22
+DATA plainQuote<>+26(SB)/1, $0x22
+DATA plainQuote<>+27(SB)/1, $0x22
+DATA plainQuote<>+28(SB)/1, $0x22
+DATA plainQuote<>+29(SB)/1, $0x22
+DATA plainQuote<>+30(SB)/1, $0x22
+DATA plainQuote<>+31(SB)/1, $0x22
+GLOBL plainQuote<>(SB), RODATA|NOPTR, $32
+
+DATA plainBslash<>+0(SB)/1, $0x5c
+DATA plainBslash<>+1(SB)/1, $0x5c
+DATA plainBslash<>+2(SB)/1, $0x5c
+DATA plainBslash<>+3(SB)/1, $0x5c
+DATA plainBslash<>+4(SB)/1, $0x5c
+DATA plainBslash<>+5(SB)/1, $0x5c
+DATA plainBslash<>+6(SB)/1, $0x5c
+DATA plainBslash<>+7(SB)/1, $0x5c
+DATA plainBslash<>+8(SB)/1, $0x5c
+DATA plainBslash<>+9(SB)/1, $0x5c
+DATA plainBslash<>+10(SB)/1, $0x5c
+DATA plainBslash<>+11(SB)/1, $0x5c
+DATA plainBslash<>+12(SB)/1, $0x5c
+DATA plainBslash<>+13(SB)/1, $0x5c
+DATA plainBslash<>+14(SB)/1, $0x5c
+DATA plainBslash<>+15(SB)/1, $0x5c
+DATA plainBslash<>+16(SB)/1, $0x5c
+DATA plainBslash<>+17(SB)/1, $0x5c
+DATA plainBslash<>+18(SB)/1, $0x5c
+DATA plainBslash<>+19(SB)/1, $0x5c
+DATA plainBslash<>+20(SB)/1, $0x5c
+DATA plainBslash<>+21(SB)/1, $0x5c
+DATA plainBslash<>+22(SB)/1, $0x5c
+DATA plainBslash<>+23(SB)/1, $0x5c
+DATA plainBslash<>+24(SB)/1, $0x5c
+DATA plainBslash<>+25(SB)/1, $0x5c
+DATA plainBslash<>+26(SB)/1, $0x5c
+DATA plainBslash<>+27(SB)/1, $0x5c
+DATA plainBslash<>+28(SB)/1, $0x5c
+DATA plainBslash<>+29(SB)/1, $0x5c
+DATA plainBslash<>+30(SB)/1, $0x5c
+DATA plainBslash<>+31(SB)/1, $0x5c
+GLOBL plainBslash<>(SB), RODATA|NOPTR, $32
+
+// func plainAVX2(p *byte, nb int) int
+// Requires: AVX, AVX2
+TEXT ·plainAVX2(SB), NOSPLIT, $0-24
+	MOVQ    p+0(FP), AX
+	MOVQ    nb+8(FP), CX
+	XORQ    DX, DX
+	VMOVDQU plainSpace<>+0(SB), Y0
+	VMOVDQU plainQuote<>+0(SB), Y1
+	VMOVDQU plainBslash<>+0(SB), Y2
+	TESTQ   CX, CX
+	JZ      plain_done
+
+plain_block:
+	VMOVDQU  (AX), Y3
+	VPCMPGTB Y3, Y0, Y5
+	VPCMPEQB Y1, Y3, Y4
+	VPOR     Y4, Y5, Y5
+	VPCMPEQB Y2, Y3, Y4
+	VPOR     Y4, Y5, Y5
+	VMOVDQU  32(AX), Y3
+	VPCMPGTB Y3, Y0, Y6
+	VPCMPEQB Y1, Y3, Y4
+	VPOR     Y4, Y6, Y6
+	VPCMPEQB Y2, Y3, Y4
+	VPOR     Y4, Y6, Y6
+	VPOR     Y5, Y6, Y5
+	VPTEST   Y5, Y5
+	JNZ      plain_done
+	ADDQ     $0x00000040, AX
+	INCQ     DX
+	CMPQ     DX, CX
+	JB       plain_block
+
+plain_done:
+	VZEROUPPER
+	MOVQ DX, ret+16(FP)
+	RET

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -120,9 +121,13 @@ func FuzzStage1(f *testing.F) {
 	})
 }
 
+// fuzzPlainPrefix opens a string in the first block and runs it on with
+// plain bytes over many blocks.
+var fuzzPlainPrefix = `{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"` + strings.Repeat("Lorem ipsum dolor sit amet, ", 50)
+
 // FuzzSIMD compares the scanner with the SIMD stage (the kernel in use)
 // against the scalar scanner alone, whole and in pieces chosen by seed,
-// inside an envelope and alone.
+// inside an envelope, alone, and inside a long string.
 func FuzzSIMD(f *testing.F) {
 	f.Add([]byte(`{"a":[1,2,{"b":"c\u00e9"}],"d":true}`), uint64(1))
 	f.Add([]byte(`[1,-0.5e+3,"\ud800\udc00",null,false,{"":{}}]`), uint64(2))
@@ -132,6 +137,9 @@ func FuzzSIMD(f *testing.F) {
 		checkSIMD(t, "input", data, r)
 		env := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"p":`), data...), "}}"...)
 		checkSIMD(t, "in params", env, r)
+		// Inside a string, after a run of plain blocks the stage skips.
+		str := append(append([]byte(fuzzPlainPrefix), data...), `"}}`...)
+		checkSIMD(t, "after a plain run", str, r)
 	})
 }
 

@@ -347,5 +347,6 @@ func main() {
 
 	stage1AVX512(pairs, place)
 	stage2()
+	plain()
 	Generate()
 }
