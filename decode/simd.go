@@ -93,7 +93,7 @@ type simdState struct {
 	entryState uint8
 	entryDepth int
 	lit        int  // start of a literal whose check waits for more bytes, or -1
-	skipped    bool // the last try of the plain-run skip skipped blocks
+	retry      bool // the plain-run skip is tried again after plainResume blocks
 
 	next int // offset of the next block
 	from int // first byte of the block at next to check (entry block)
@@ -107,10 +107,10 @@ type simdState struct {
 	stage [96]byte // a staged block at 32, with the 32 bytes before it
 }
 
-// plainResume is how many blocks the stages look at after a block that
-// ended a run of plain blocks, before the plain-run skip is tried again
-// (otherwise it is tried once a batch: a document of short strings keeps
-// whole batches).
+// plainResume is how many blocks the stages look at after a container is
+// handed over and after a block that ended a run of plain blocks, before
+// the plain-run skip is tried again (otherwise it is tried once a batch:
+// a document of short strings keeps whole batches).
 const plainResume = 4
 
 // stage1 is the kernel in use: the assembly or its pure-Go twin.
@@ -147,7 +147,7 @@ func (s *scanner) simdEnter(i, depth int, obj bool) {
 	st.next = i &^ 63
 	st.from = i
 	st.lit = -1
-	st.skipped = false
+	st.retry = true
 	st.c = s2carry{ctx: t, st: t, lim: uint64(min(63, s.maxDepth-depth))}
 	if obj {
 		st.c.pO = 1
@@ -188,16 +188,16 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 			if k := plain(buf, st.next, (n-st.next)>>6); k > 0 {
 				st.next += 64 * k
 				st.c.u, st.c.hexD, st.c.hs = 0, 0, 0
-				st.skipped = true
+				st.retry = true
 				continue
 			}
-			if st.skipped {
-				// A long string's run of plain blocks may resume soon
-				// after what broke it: the stages look at a few blocks
-				// before the skip is tried again.
-				nb = min(nb, plainResume)
-				st.skipped = false
-			}
+		}
+		if st.retry {
+			// A long string's run of plain blocks may resume soon after
+			// what broke it, or begin soon after the container opens: the
+			// stages look at a few blocks before the skip is tried again.
+			nb = min(nb, plainResume)
+			st.retry = false
 		}
 		stage1(buf, st.next, nb, st.out[:nb])
 		if r, done := s.simdBlocks(buf, buf[st.next:st.next+64*nb], nb, &st.c, ^uint64(0), &st.lit); done {
