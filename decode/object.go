@@ -300,14 +300,13 @@ func SkipValue(v []byte, i int) int {
 	}
 	switch v[i] {
 	case '"':
-		end, _ := skipString(v, i)
-		return end
+		return skipStringEnd(v, i)
 	case '{', '[':
 		depth := 0
 		for i < len(v) {
 			switch v[i] {
 			case '"':
-				i, _ = skipString(v, i)
+				i = skipStringEnd(v, i)
 				continue
 			case '{', '[':
 				depth++
@@ -366,6 +365,62 @@ func skipString(v []byte, i int) (int, bool) {
 		i += 2
 	}
 	return skipLongString(v, i, esc)
+}
+
+// skipStringEnd is skipString for a caller that needs only the end. Past
+// the first 16 bytes it searches for quotes alone and counts the
+// backslashes right before each one it finds (skipLongEnd): one vector
+// search over a string with no escaped quote, where skipString makes two.
+func skipStringEnd(v []byte, i int) int {
+	i++
+	for n := 0; n < 2; n++ {
+		if i+8 > len(v) {
+			for ; i < len(v); i++ {
+				switch v[i] {
+				case '"':
+					return i + 1
+				case '\\':
+					i++
+				}
+			}
+			return len(v)
+		}
+		x := binary.LittleEndian.Uint64(v[i:])
+		m := (((x ^ lo8*'"') - lo8) | ((x ^ lo8*'\\') - lo8)) &^ x & hi8
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += bits.TrailingZeros64(m) >> 3
+		if v[i] == '"' {
+			return i + 1
+		}
+		i += 2
+	}
+	return skipLongEnd(v, i)
+}
+
+// skipLongEnd returns the index just past the first unescaped quote at
+// or after v[i], where no escape is pending, or len(v). A quote is
+// escaped when the run of backslashes before it, from i on, is odd; each
+// byte is searched once and looked back at at most once.
+func skipLongEnd(v []byte, i int) int {
+	for {
+		i = min(i, len(v))
+		q := bytes.IndexByte(v[i:], '"')
+		if q < 0 {
+			return len(v)
+		}
+		q += i
+		k := q
+		for k > i && v[k-1] == '\\' {
+			k--
+		}
+		if (q-k)&1 == 0 {
+			return q + 1
+		}
+		i = q + 1
+	}
 }
 
 // skipLongString is skipString past the first 16 bytes.

@@ -21,7 +21,7 @@ func skipStringBytewise(v []byte, i int) (int, bool) {
 	return len(v), esc
 }
 
-// TestSkipString checks skipString against the bytewise reference on
+// TestSkipString checks skipString and skipStringEnd against the bytewise reference on
 // strings of every length up to 300 with quotes, backslashes and
 // non-ASCII bytes at random places, unterminated ones and trailing bytes
 // included.
@@ -47,6 +47,9 @@ func TestSkipString(t *testing.T) {
 			if gotEnd != wantEnd || gotEsc != wantEsc {
 				t.Fatalf("%q: skipString = %d, %v; want %d, %v", b, gotEnd, gotEsc, wantEnd, wantEsc)
 			}
+			if end := skipStringEnd(b, 0); end != wantEnd {
+				t.Fatalf("%q: skipStringEnd = %d; want %d", b, end, wantEnd)
+			}
 		}
 	}
 }
@@ -58,6 +61,15 @@ func TestSkipStringLinear(t *testing.T) {
 	v := []byte(`"` + strings.Repeat(`\"`, 2<<20) + `"`)
 	if end, esc := skipString(v, 0); end != len(v) || !esc {
 		t.Fatalf("end %d of %d, esc %v", end, len(v), esc)
+	}
+	if end := skipStringEnd(v, 0); end != len(v) {
+		t.Fatalf("skipStringEnd: end %d of %d", end, len(v))
+	}
+	// Runs of backslashes before quotes, odd and even, far apart.
+	bs := func(n int) string { return strings.Repeat(`\`, n) }
+	w := []byte(`"` + strings.Repeat(strings.Repeat("x", 100)+bs(5)+`"`+strings.Repeat("y", 50)+bs(7)+`"`, 1000) + bs(4) + `"z`)
+	if end, _ := skipStringBytewise(w, 0); skipStringEnd(w, 0) != end || end != len(w)-1 {
+		t.Fatalf("skipStringEnd: %d, bytewise %d, of %d", skipStringEnd(w, 0), end, len(w))
 	}
 }
 
