@@ -185,8 +185,9 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 		if st.c.plainReady() && st.lit < 0 && st.next >= 64 && (buf[st.next-3]|buf[st.next-2]|buf[st.next-1]) < 0x80 {
 			// Inside a string with nothing pending: the blocks of plain
 			// bytes ahead are skipped (see plainReady).
-			if k := plain(buf, st.next, (n-st.next)>>6); k > 0 {
-				st.next += 64 * k
+			if r := plain(buf, st.next, (n-st.next)>>6); r > 1 {
+				st.next += 64 * (r >> 1)
+				st.c.esc = uint64(r & 1)
 				st.c.u, st.c.hexD, st.c.hs = 0, 0, 0
 				st.retry = true
 				continue
@@ -571,35 +572,80 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	m.exit = int64(exit)
 }
 
-// The plain-run skip. Inside a long string, most blocks hold only plain
-// bytes: 0x20 to 0x7F other than '"' and '\\'. For such a block stage 1
-// finds no quote, backslash, control character or broken UTF-8 (when the
-// three bytes before it are ASCII too: the UTF-8 check looks back three
+// The plain-run skip. Inside a long string, most blocks are plain: every
+// byte 0x20 to 0x7F, every quote escaped, every escape one of \" \\ \/
+// \b \f \n \r \t (an escape may straddle two blocks). In such a block
+// stage 1 finds no control character and no broken UTF-8 (when the three
+// bytes before the run are ASCII too: the UTF-8 check looks back three
 // bytes), and stage 2, entered with a carry that plainReady accepts,
-// finds nothing wrong, no literal and no exit, and leaves the carry as it
-// was but for the \u masks (u, hexD, hs), which it clears: every mask it
-// combines is empty inside a string, and every carry plainReady requires
-// to be 0 is one it would set to 0. So the driver skips such blocks with
-// three compares per 32 bytes (plainAVX2, or plainGeneric) and clears the
-// \u masks.
-// TestPlainStage2 checks that claim on both stage-2 kernels;
-// TestSIMDPlainRuns and FuzzSIMD compare the verdicts with the scalar
-// scanner's.
+// finds every quote escaped, every escape allowed, no \u, no literal and
+// no exit, and leaves the carry as it was but for the escape pending at
+// the block's end (esc) and the \u masks (u, hexD, hs), which it clears:
+// every other mask it combines is empty inside a string, and every carry
+// plainReady requires to be 0 is one it would set to 0. So the driver
+// skips such blocks — a few compares per 32 bytes, and stage 2's escape
+// algebra on a block with backslashes (plainAVX2, or plainGeneric) — and
+// sets esc and clears the \u masks as stage 2 would.
+// TestPlainTwin checks the kernels against a byte-at-a-time reference,
+// TestPlainStage2 the claim on both stage-2 kernels; TestSIMDPlainRuns
+// and FuzzSIMD compare the verdicts with the scalar scanner's.
 
 // plain is the plain-run kernel in use: the assembly or its twin.
 var plain = plainGeneric
 
+// plainEscape is the escape letters of a plain block.
+var plainEscape = func() (t [256]bool) {
+	for _, c := range []byte(`"\/bfnrt`) {
+		t[c] = true
+	}
+	return
+}()
+
 // plainGeneric returns how many of the nb 64-byte blocks at buf[start:],
-// from the first, hold only plain bytes.
+// from the first, are plain, entered with no escape pending, and whether
+// an escape is pending after the last of them: count<<1 | pending.
 func plainGeneric(buf []byte, start, nb int) int {
+	var carry uint64
 	for j := range nb {
-		for _, c := range buf[start+64*j : start+64*j+64] {
-			if c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-				return j
+		var q, bs, ok uint64
+		for i, c := range buf[start+64*j : start+64*j+64] {
+			if c < 0x20 || c >= 0x80 {
+				return j<<1 | int(carry)
+			}
+			bit := uint64(1) << i
+			switch c {
+			case '"':
+				q |= bit
+			case '\\':
+				bs |= bit
+			}
+			if plainEscape[c] {
+				ok |= bit
 			}
 		}
+		next, good := plainEscapes(q, bs, ok, carry)
+		if !good {
+			return j<<1 | int(carry)
+		}
+		carry = next
 	}
-	return nb
+	return nb<<1 | int(carry)
+}
+
+// plainEscapes runs stage 2's escape algebra over an ASCII block whose
+// quotes, backslashes and escape letters are q, bs and ok, its first byte
+// escaped when carry is 1: it reports whether every quote is escaped and
+// every escape is one of ok, and whether an escape is pending after it.
+func plainEscapes(q, bs, ok, carry uint64) (uint64, bool) {
+	bs &^= carry
+	esc := carry
+	if bs != 0 {
+		starts := bs &^ (bs << 1)
+		evenEnds := (bs + starts&evenBits) &^ bs
+		oddEnds := (bs + starts&oddBits) &^ bs
+		esc |= evenEnds&oddBits | oddEnds&evenBits
+	}
+	return uint64(bits.LeadingZeros64(^bs)) & 1, q&^esc == 0 && esc&^ok == 0
 }
 
 // plainReady reports whether c is a carry that a plain block leaves as it

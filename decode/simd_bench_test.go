@@ -3,6 +3,7 @@ package decode
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -87,6 +88,52 @@ func BenchmarkPaths(b *testing.B) {
 				defer func() { simdOK, stage1, stage2 = old, oldK, oldK2 }()
 				var d Decoder
 				d.SetOptions(Options{MaxBytes: 4 << 20})
+				var m Message
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if err := d.Decode(body, &m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// longTexts are the string contents of BenchmarkLongString, by kind.
+var longTexts = map[string]func(n int) []byte{
+	// A sentence repeated: the size sweep's text.
+	"ascii": func(n int) []byte {
+		s := "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!! "
+		return []byte(strings.Repeat(s, n/len(s)+1)[:n])
+	},
+	// Source code: a \n about every 40 bytes, a \" and a \\ now and then.
+	"escapes": func(n int) []byte {
+		s := `func f(x int) string {\n\tif x > 0 {\n\t\treturn \"pos\\n\"\n\t}\n\treturn fmt.Sprint(x)\n}\n`
+		return []byte(strings.Repeat(s, n/len(s)+1)[:n])
+	},
+	// French prose: a two-byte letter about every 30 bytes.
+	"utf8": func(n int) []byte {
+		s := "L'été dernier, nous sommes allés à la mer; la côte était très belle. "
+		b := []byte(strings.Repeat(s, n/len(s)+2))
+		for b = b[:n]; b[len(b)-1] >= 0x80; b = b[:len(b)-1] {
+		}
+		return b
+	},
+}
+
+// BenchmarkLongString decodes a tools/call whose one argument is a long
+// string of each kind (plain-run skip: ascii and escapes skip most
+// blocks, utf8 none):
+//
+//	go test ./decode -run '^$' -bench LongString -count 6
+func BenchmarkLongString(b *testing.B) {
+	for _, kind := range []string{"ascii", "escapes", "utf8"} {
+		for _, n := range []int{16 << 10, 256 << 10} {
+			body := append([]byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"`), longTexts[kind](n)...)
+			body = append(body, `"}}}`...)
+			b.Run(fmt.Sprintf("text=%s/bytes=%dk", kind, n>>10), func(b *testing.B) {
+				var d Decoder
 				var m Message
 				b.SetBytes(int64(len(body)))
 				for b.Loop() {

@@ -4750,40 +4750,229 @@ DATA plainBslash<>+30(SB)/1, $0x5c
 DATA plainBslash<>+31(SB)/1, $0x5c
 GLOBL plainBslash<>(SB), RODATA|NOPTR, $32
 
+DATA plainEscLo<>+0(SB)/1, $0x00
+DATA plainEscLo<>+1(SB)/1, $0x00
+DATA plainEscLo<>+2(SB)/1, $0x0d
+DATA plainEscLo<>+3(SB)/1, $0x00
+DATA plainEscLo<>+4(SB)/1, $0x08
+DATA plainEscLo<>+5(SB)/1, $0x00
+DATA plainEscLo<>+6(SB)/1, $0x04
+DATA plainEscLo<>+7(SB)/1, $0x00
+DATA plainEscLo<>+8(SB)/1, $0x00
+DATA plainEscLo<>+9(SB)/1, $0x00
+DATA plainEscLo<>+10(SB)/1, $0x00
+DATA plainEscLo<>+11(SB)/1, $0x00
+DATA plainEscLo<>+12(SB)/1, $0x02
+DATA plainEscLo<>+13(SB)/1, $0x00
+DATA plainEscLo<>+14(SB)/1, $0x04
+DATA plainEscLo<>+15(SB)/1, $0x01
+DATA plainEscLo<>+16(SB)/1, $0x00
+DATA plainEscLo<>+17(SB)/1, $0x00
+DATA plainEscLo<>+18(SB)/1, $0x0d
+DATA plainEscLo<>+19(SB)/1, $0x00
+DATA plainEscLo<>+20(SB)/1, $0x08
+DATA plainEscLo<>+21(SB)/1, $0x00
+DATA plainEscLo<>+22(SB)/1, $0x04
+DATA plainEscLo<>+23(SB)/1, $0x00
+DATA plainEscLo<>+24(SB)/1, $0x00
+DATA plainEscLo<>+25(SB)/1, $0x00
+DATA plainEscLo<>+26(SB)/1, $0x00
+DATA plainEscLo<>+27(SB)/1, $0x00
+DATA plainEscLo<>+28(SB)/1, $0x02
+DATA plainEscLo<>+29(SB)/1, $0x00
+DATA plainEscLo<>+30(SB)/1, $0x04
+DATA plainEscLo<>+31(SB)/1, $0x01
+GLOBL plainEscLo<>(SB), RODATA|NOPTR, $32
+
+DATA plainEscHi<>+0(SB)/1, $0x00
+DATA plainEscHi<>+1(SB)/1, $0x00
+DATA plainEscHi<>+2(SB)/1, $0x01
+DATA plainEscHi<>+3(SB)/1, $0x00
+DATA plainEscHi<>+4(SB)/1, $0x00
+DATA plainEscHi<>+5(SB)/1, $0x02
+DATA plainEscHi<>+6(SB)/1, $0x04
+DATA plainEscHi<>+7(SB)/1, $0x08
+DATA plainEscHi<>+8(SB)/1, $0x00
+DATA plainEscHi<>+9(SB)/1, $0x00
+DATA plainEscHi<>+10(SB)/1, $0x00
+DATA plainEscHi<>+11(SB)/1, $0x00
+DATA plainEscHi<>+12(SB)/1, $0x00
+DATA plainEscHi<>+13(SB)/1, $0x00
+DATA plainEscHi<>+14(SB)/1, $0x00
+DATA plainEscHi<>+15(SB)/1, $0x00
+DATA plainEscHi<>+16(SB)/1, $0x00
+DATA plainEscHi<>+17(SB)/1, $0x00
+DATA plainEscHi<>+18(SB)/1, $0x01
+DATA plainEscHi<>+19(SB)/1, $0x00
+DATA plainEscHi<>+20(SB)/1, $0x00
+DATA plainEscHi<>+21(SB)/1, $0x02
+DATA plainEscHi<>+22(SB)/1, $0x04
+DATA plainEscHi<>+23(SB)/1, $0x08
+DATA plainEscHi<>+24(SB)/1, $0x00
+DATA plainEscHi<>+25(SB)/1, $0x00
+DATA plainEscHi<>+26(SB)/1, $0x00
+DATA plainEscHi<>+27(SB)/1, $0x00
+DATA plainEscHi<>+28(SB)/1, $0x00
+DATA plainEscHi<>+29(SB)/1, $0x00
+DATA plainEscHi<>+30(SB)/1, $0x00
+DATA plainEscHi<>+31(SB)/1, $0x00
+GLOBL plainEscHi<>(SB), RODATA|NOPTR, $32
+
+DATA plainNibble<>+0(SB)/1, $0x0f
+DATA plainNibble<>+1(SB)/1, $0x0f
+DATA plainNibble<>+2(SB)/1, $0x0f
+DATA plainNibble<>+3(SB)/1, $0x0f
+DATA plainNibble<>+4(SB)/1, $0x0f
+DATA plainNibble<>+5(SB)/1, $0x0f
+DATA plainNibble<>+6(SB)/1, $0x0f
+DATA plainNibble<>+7(SB)/1, $0x0f
+DATA plainNibble<>+8(SB)/1, $0x0f
+DATA plainNibble<>+9(SB)/1, $0x0f
+DATA plainNibble<>+10(SB)/1, $0x0f
+DATA plainNibble<>+11(SB)/1, $0x0f
+DATA plainNibble<>+12(SB)/1, $0x0f
+DATA plainNibble<>+13(SB)/1, $0x0f
+DATA plainNibble<>+14(SB)/1, $0x0f
+DATA plainNibble<>+15(SB)/1, $0x0f
+DATA plainNibble<>+16(SB)/1, $0x0f
+DATA plainNibble<>+17(SB)/1, $0x0f
+DATA plainNibble<>+18(SB)/1, $0x0f
+DATA plainNibble<>+19(SB)/1, $0x0f
+DATA plainNibble<>+20(SB)/1, $0x0f
+DATA plainNibble<>+21(SB)/1, $0x0f
+DATA plainNibble<>+22(SB)/1, $0x0f
+DATA plainNibble<>+23(SB)/1, $0x0f
+DATA plainNibble<>+24(SB)/1, $0x0f
+DATA plainNibble<>+25(SB)/1, $0x0f
+DATA plainNibble<>+26(SB)/1, $0x0f
+DATA plainNibble<>+27(SB)/1, $0x0f
+DATA plainNibble<>+28(SB)/1, $0x0f
+DATA plainNibble<>+29(SB)/1, $0x0f
+DATA plainNibble<>+30(SB)/1, $0x0f
+DATA plainNibble<>+31(SB)/1, $0x0f
+GLOBL plainNibble<>(SB), RODATA|NOPTR, $32
+
 // func plainAVX2(p *byte, nb int) int
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, BMI
 TEXT ·plainAVX2(SB), NOSPLIT, $0-24
 	MOVQ    p+0(FP), AX
 	MOVQ    nb+8(FP), CX
 	XORQ    DX, DX
+	XORQ    BX, BX
 	VMOVDQU plainSpace<>+0(SB), Y0
 	VMOVDQU plainQuote<>+0(SB), Y1
 	VMOVDQU plainBslash<>+0(SB), Y2
+	VMOVDQU plainNibble<>+0(SB), Y3
+	VMOVDQU plainEscLo<>+0(SB), Y4
+	VMOVDQU plainEscHi<>+0(SB), Y5
+	VPXOR   Y6, Y6, Y6
 	TESTQ   CX, CX
 	JZ      plain_done
 
 plain_block:
-	VMOVDQU  (AX), Y3
-	VPCMPGTB Y3, Y0, Y5
-	VPCMPEQB Y1, Y3, Y4
-	VPOR     Y4, Y5, Y5
-	VPCMPEQB Y2, Y3, Y4
-	VPOR     Y4, Y5, Y5
-	VMOVDQU  32(AX), Y3
-	VPCMPGTB Y3, Y0, Y6
-	VPCMPEQB Y1, Y3, Y4
-	VPOR     Y4, Y6, Y6
-	VPCMPEQB Y2, Y3, Y4
-	VPOR     Y4, Y6, Y6
-	VPOR     Y5, Y6, Y5
-	VPTEST   Y5, Y5
+	VMOVDQU  (AX), Y7
+	VPCMPGTB Y7, Y0, Y8
+	VPCMPEQB Y1, Y7, Y9
+	VPCMPEQB Y2, Y7, Y7
+	VMOVDQU  32(AX), Y10
+	VPCMPGTB Y10, Y0, Y11
+	VPCMPEQB Y1, Y10, Y12
+	VPCMPEQB Y2, Y10, Y10
+	VPOR     Y8, Y11, Y8
+	VPTEST   Y8, Y8
 	JNZ      plain_done
-	ADDQ     $0x00000040, AX
-	INCQ     DX
-	CMPQ     DX, CX
-	JB       plain_block
+	VPOR     Y7, Y10, Y8
+	VPOR     Y9, Y12, Y11
+	VPOR     Y8, Y11, Y8
+	VPTEST   Y8, Y8
+	JNZ      plain_masks
+	TESTQ    BX, BX
+	JZ       plain_next
+
+plain_masks:
+	VPMOVMSKB Y7, DI
+	VPMOVMSKB Y10, R8
+	SHLQ      $0x20, R8
+	ORQ       R8, DI
+	MOVQ      DI, SI
+	VPMOVMSKB Y9, DI
+	VPMOVMSKB Y12, R8
+	SHLQ      $0x20, R8
+	ORQ       R8, DI
+
+	// Escapes: esc marks the bytes after an odd run of backslashes,
+	// the first byte when an escape is pending (cy).
+	ANDNQ SI, BX, SI
+	MOVQ  BX, R8
+	MOVQ  SI, R9
+	SHLQ  $0x01, R9
+	NOTQ  R9
+	ANDQ  SI, R9
+	MOVQ  $0x5555555555555555, R10
+	MOVQ  $0xaaaaaaaaaaaaaaaa, R11
+	MOVQ  R9, R12
+	ANDQ  R10, R12
+	ANDQ  R11, R9
+	MOVQ  SI, R14
+	NOTQ  R14
+	ADDQ  SI, R12
+	ANDQ  R14, R12
+	ADDQ  SI, R9
+	ANDQ  R14, R9
+	ANDQ  R11, R12
+	ANDQ  R10, R9
+	ORQ   R12, R8
+	ORQ   R9, R8
+
+	// The escape pending after the block: an odd run at its end.
+	XORQ SI, SI
+	BSRQ R14, R13
+	JZ   plain_even
+	NOTQ R13
+	ANDQ $0x00000001, R13
+	MOVQ R13, SI
+
+plain_even:
+	// Every quote escaped.
+	ANDNQ DI, R8, DI
+	JNZ   plain_done
+
+	// Every escape a one-letter one.
+	VMOVDQU   (AX), Y7
+	VPAND     Y3, Y7, Y8
+	VPSRLW    $0x04, Y7, Y7
+	VPAND     Y3, Y7, Y7
+	VPSHUFB   Y8, Y4, Y8
+	VPSHUFB   Y7, Y5, Y7
+	VPAND     Y8, Y7, Y8
+	VPCMPEQB  Y6, Y8, Y8
+	VPMOVMSKB Y8, DI
+	NOTL      DI
+	VMOVDQU   32(AX), Y7
+	VPAND     Y3, Y7, Y8
+	VPSRLW    $0x04, Y7, Y7
+	VPAND     Y3, Y7, Y7
+	VPSHUFB   Y8, Y4, Y8
+	VPSHUFB   Y7, Y5, Y7
+	VPAND     Y8, Y7, Y8
+	VPCMPEQB  Y6, Y8, Y8
+	VPMOVMSKB Y8, R9
+	NOTL      R9
+	SHLQ      $0x20, R9
+	ORQ       R9, DI
+	ANDNQ     R8, DI, R8
+	JNZ       plain_done
+	MOVQ      SI, BX
+
+plain_next:
+	ADDQ $0x00000040, AX
+	INCQ DX
+	CMPQ DX, CX
+	JB   plain_block
 
 plain_done:
 	VZEROUPPER
+	SHLQ $0x01, DX
+	ORQ  BX, DX
 	MOVQ DX, ret+16(FP)
 	RET
