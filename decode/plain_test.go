@@ -13,8 +13,9 @@ import (
 func plainByte(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
 
 // plainRef is the reference for the plain-run kernels: it reads the
-// blocks as string content one byte at a time, with no escape pending at
-// the first, and returns how many from the first are plain and whether
+// blocks as string content one byte at a time (the UTF-8 by stage 1's
+// definition, utf8Err and utf8BadByte, from buf[start-3]), with no escape
+// pending at the first, and returns how many from the first are plain and whether
 // an escape is pending after them, as count<<1 | pending (see
 // plainGeneric).
 func plainRef(buf []byte, start, nb int) int {
@@ -27,10 +28,11 @@ func plainRef(buf []byte, start, nb int) int {
 	}
 	for j := range nb {
 		was := escaped
-		for _, c := range buf[start+64*j : start+64*j+64] {
+		for k := start + 64*j; k < start+64*j+64; k++ {
+			c := buf[k]
 			bad := false
 			switch {
-			case c < 0x20 || c >= 0x80:
+			case c < 0x20 || utf8Err(buf[k-3], buf[k-2], buf[k-1], c) || utf8BadByte(c):
 				bad = true
 			case escaped:
 				bad = !strings.ContainsRune(`"\/bfnrt`, rune(c))
@@ -65,14 +67,19 @@ func randomPlain(r *rand.Rand, n int) []byte {
 // plainEscapesList are the escapes a plain block may hold.
 var plainEscapesList = []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`}
 
-// randomText returns n bytes of valid ASCII string content: plain bytes
-// with one-letter escapes (runs of escaped backslashes and quotes among
-// them) one in every about `every` bytes.
+// randomText returns n bytes of valid string content: plain bytes with,
+// one in every about `every` bytes, a one-letter escape (runs of escaped
+// backslashes and quotes among them) or a letter of two to four bytes
+// of UTF-8.
 func randomText(r *rand.Rand, n, every int) []byte {
 	b := make([]byte, 0, n)
 	for len(b) < n {
-		if len(b)+2 <= n && r.IntN(every) == 0 {
-			b = append(b, plainEscapesList[r.IntN(len(plainEscapesList))]...)
+		if len(b)+4 <= n && r.IntN(every) == 0 {
+			if r.IntN(2) == 0 {
+				b = append(b, plainEscapesList[r.IntN(len(plainEscapesList))]...)
+			} else {
+				b = append(b, []string{"é", "ß", "日", "本", "😀", "\u00a0"}[r.IntN(6)]...)
+			}
 			continue
 		}
 		b = append(b, randomPlain(r, 1)...)
@@ -83,8 +90,8 @@ func randomText(r *rand.Rand, n, every int) []byte {
 // TestPlainTwin compares the plain-run kernel in use and plainGeneric
 // with plainRef: every byte value at every position of each of three
 // plain blocks, every pair of a backslash and a byte after it, then
-// random blocks of text with escapes, backslash runs, quotes and other
-// bytes.
+// random blocks of text with escapes, UTF-8, backslash runs and letters
+// cut at block ends, quotes and other bytes.
 func TestPlainTwin(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	check := func(b []byte, start, nb int) {
@@ -94,28 +101,28 @@ func TestPlainTwin(t *testing.T) {
 			t.Fatalf("%d blocks at %d of %q: kernel %d, twin %d, reference %d", nb, start, b[start:start+64*nb], got, g, want)
 		}
 	}
-	base := randomPlain(r, 3*64)
+	base := randomPlain(r, 3+3*64)
 	for j := range 3 {
 		for pos := range 64 {
 			for c := range 256 {
 				b := bytes.Clone(base)
-				b[64*j+pos] = byte(c)
+				b[3+64*j+pos] = byte(c)
 				for nb := 0; nb <= 3; nb++ {
-					check(b, 0, nb)
+					check(b, 3, nb)
 				}
 				if pos < 63 {
-					b[64*j+pos] = '\\'
-					b[64*j+pos+1] = byte(c)
-					check(b, 0, 3)
+					b[3+64*j+pos] = '\\'
+					b[3+64*j+pos+1] = byte(c)
+					check(b, 3, 3)
 				}
 			}
 		}
 	}
-	alphabet := []byte("ab \"\\/bfnrtu0\x00\x1f\x7f\x80\xff")
+	alphabet := []byte("ab \"\\/bfnrtu0\x00\x1f\x7f\x80\xbf\xc0\xc2\xe0\xed\xf0\xf4\xf5\xff")
 	for i := range 40000 {
 		nb := 1 + r.IntN(12)
-		start := r.IntN(64)
-		b := append(randomPlain(r, start), randomText(r, 64*nb+r.IntN(64), 1+r.IntN(20))...)
+		start := 3 + r.IntN(64)
+		b := append(randomText(r, start, 1+r.IntN(20)), randomText(r, 64*nb+r.IntN(64), 1+r.IntN(20))...)
 		switch i % 4 {
 		case 0: // a byte of any kind
 			b[start+r.IntN(64*nb)] = alphabet[r.IntN(len(alphabet))]
@@ -131,6 +138,9 @@ func TestPlainTwin(t *testing.T) {
 			for k := range 1 + r.IntN(4) {
 				b[p-1-k] = '\\'
 			}
+		case 3: // a letter cut by a block's end, whole or broken
+			p := start + 64*r.IntN(nb) + 64 - 1 - r.IntN(3)
+			copy(b[p:], []string{"é", "日", "😀", "\xe6\x97", "\xf0\x9f\x98", "\xc3"}[r.IntN(6)])
 		}
 		check(b, start, nb)
 	}

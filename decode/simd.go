@@ -182,7 +182,7 @@ func (s *scanner) simdRun(buf []byte, final bool) uint8 {
 	}
 	for st.next+64 <= n {
 		nb := min((n-st.next)>>6, simdBatch)
-		if st.c.plainReady() && st.lit < 0 && st.next >= 64 && (buf[st.next-3]|buf[st.next-2]|buf[st.next-1]) < 0x80 {
+		if st.c.plainReady() && st.lit < 0 && st.next >= 64 {
 			// Inside a string with nothing pending: the blocks of plain
 			// bytes ahead are skipped (see plainReady).
 			if r := plain(buf, st.next, (n-st.next)>>6); r > 1 {
@@ -572,20 +572,21 @@ func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	m.exit = int64(exit)
 }
 
-// The plain-run skip. Inside a long string, most blocks are plain: every
-// byte 0x20 to 0x7F, every quote escaped, every escape one of \" \\ \/
-// \b \f \n \r \t (an escape may straddle two blocks). In such a block
-// stage 1 finds no control character and no broken UTF-8 (when the three
-// bytes before the run are ASCII too: the UTF-8 check looks back three
-// bytes), and stage 2, entered with a carry that plainReady accepts,
+// The plain-run skip. Inside a long string, most blocks are plain: no
+// control character, no broken UTF-8 (stage 1's check, which looks back
+// three bytes), every quote escaped, every escape one of \" \\ \/ \b \f
+// \n \r \t (an escape may straddle two blocks). In such a block stage 1
+// finds no control character and no broken UTF-8 by definition, and
+// stage 2, entered with a carry that plainReady accepts,
 // finds every quote escaped, every escape allowed, no \u, no literal and
 // no exit, and leaves the carry as it was but for the escape pending at
 // the block's end (esc) and the \u masks (u, hexD, hs), which it clears:
 // every other mask it combines is empty inside a string, and every carry
 // plainReady requires to be 0 is one it would set to 0. So the driver
-// skips such blocks — a few compares per 32 bytes, and stage 2's escape
-// algebra on a block with backslashes (plainAVX2, or plainGeneric) — and
-// sets esc and clears the \u masks as stage 2 would.
+// skips such blocks — a few compares per 32 bytes, stage 1's UTF-8
+// lookups where a byte from 0x80 is near, and stage 2's escape algebra on
+// a block with backslashes (plainAVX2, or plainGeneric) — and sets esc
+// and clears the \u masks as stage 2 would.
 // TestPlainTwin checks the kernels against a byte-at-a-time reference,
 // TestPlainStage2 the claim on both stage-2 kernels; TestSIMDPlainRuns
 // and FuzzSIMD compare the verdicts with the scalar scanner's.
@@ -603,13 +604,19 @@ var plainEscape = func() (t [256]bool) {
 
 // plainGeneric returns how many of the nb 64-byte blocks at buf[start:],
 // from the first, are plain, entered with no escape pending, and whether
-// an escape is pending after the last of them: count<<1 | pending.
+// an escape is pending after the last of them: count<<1 | pending. It
+// reads from buf[start-3] (stage 1's UTF-8 check).
 func plainGeneric(buf []byte, start, nb int) int {
 	var carry uint64
 	for j := range nb {
 		var q, bs, ok uint64
-		for i, c := range buf[start+64*j : start+64*j+64] {
-			if c < 0x20 || c >= 0x80 {
+		b := buf[start+64*j-3 : start+64*j+64]
+		var high byte
+		for _, c := range b {
+			high |= c
+		}
+		for i, c := range b[3:] {
+			if c < 0x20 || high >= 0x80 && (utf8Err(b[i], b[i+1], b[i+2], c) || utf8BadByte(c)) {
 				return j<<1 | int(carry)
 			}
 			bit := uint64(1) << i

@@ -52,6 +52,6 @@ func plainAsm(buf []byte, start, nb int) int {
 	if nb == 0 {
 		return 0
 	}
-	_ = buf[start : start+64*nb]
+	_ = buf[start-3 : start+64*nb]
 	return plainAVX2(&buf[start], nb)
 }

@@ -4648,39 +4648,39 @@ s2ret:
 	MOVQ AX, ret+40(FP)
 	RET
 
-DATA plainSpace<>+0(SB)/1, $0x20
-DATA plainSpace<>+1(SB)/1, $0x20
-DATA plainSpace<>+2(SB)/1, $0x20
-DATA plainSpace<>+3(SB)/1, $0x20
-DATA plainSpace<>+4(SB)/1, $0x20
-DATA plainSpace<>+5(SB)/1, $0x20
-DATA plainSpace<>+6(SB)/1, $0x20
-DATA plainSpace<>+7(SB)/1, $0x20
-DATA plainSpace<>+8(SB)/1, $0x20
-DATA plainSpace<>+9(SB)/1, $0x20
-DATA plainSpace<>+10(SB)/1, $0x20
-DATA plainSpace<>+11(SB)/1, $0x20
-DATA plainSpace<>+12(SB)/1, $0x20
-DATA plainSpace<>+13(SB)/1, $0x20
-DATA plainSpace<>+14(SB)/1, $0x20
-DATA plainSpace<>+15(SB)/1, $0x20
-DATA plainSpace<>+16(SB)/1, $0x20
-DATA plainSpace<>+17(SB)/1, $0x20
-DATA plainSpace<>+18(SB)/1, $0x20
-DATA plainSpace<>+19(SB)/1, $0x20
-DATA plainSpace<>+20(SB)/1, $0x20
-DATA plainSpace<>+21(SB)/1, $0x20
-DATA plainSpace<>+22(SB)/1, $0x20
-DATA plainSpace<>+23(SB)/1, $0x20
-DATA plainSpace<>+24(SB)/1, $0x20
-DATA plainSpace<>+25(SB)/1, $0x20
-DATA plainSpace<>+26(SB)/1, $0x20
-DATA plainSpace<>+27(SB)/1, $0x20
-DATA plainSpace<>+28(SB)/1, $0x20
-DATA plainSpace<>+29(SB)/1, $0x20
-DATA plainSpace<>+30(SB)/1, $0x20
-DATA plainSpace<>+31(SB)/1, $0x20
-GLOBL plainSpace<>(SB), RODATA|NOPTR, $32
+DATA plainCtrl<>+0(SB)/1, $0x1f
+DATA plainCtrl<>+1(SB)/1, $0x1f
+DATA plainCtrl<>+2(SB)/1, $0x1f
+DATA plainCtrl<>+3(SB)/1, $0x1f
+DATA plainCtrl<>+4(SB)/1, $0x1f
+DATA plainCtrl<>+5(SB)/1, $0x1f
+DATA plainCtrl<>+6(SB)/1, $0x1f
+DATA plainCtrl<>+7(SB)/1, $0x1f
+DATA plainCtrl<>+8(SB)/1, $0x1f
+DATA plainCtrl<>+9(SB)/1, $0x1f
+DATA plainCtrl<>+10(SB)/1, $0x1f
+DATA plainCtrl<>+11(SB)/1, $0x1f
+DATA plainCtrl<>+12(SB)/1, $0x1f
+DATA plainCtrl<>+13(SB)/1, $0x1f
+DATA plainCtrl<>+14(SB)/1, $0x1f
+DATA plainCtrl<>+15(SB)/1, $0x1f
+DATA plainCtrl<>+16(SB)/1, $0x1f
+DATA plainCtrl<>+17(SB)/1, $0x1f
+DATA plainCtrl<>+18(SB)/1, $0x1f
+DATA plainCtrl<>+19(SB)/1, $0x1f
+DATA plainCtrl<>+20(SB)/1, $0x1f
+DATA plainCtrl<>+21(SB)/1, $0x1f
+DATA plainCtrl<>+22(SB)/1, $0x1f
+DATA plainCtrl<>+23(SB)/1, $0x1f
+DATA plainCtrl<>+24(SB)/1, $0x1f
+DATA plainCtrl<>+25(SB)/1, $0x1f
+DATA plainCtrl<>+26(SB)/1, $0x1f
+DATA plainCtrl<>+27(SB)/1, $0x1f
+DATA plainCtrl<>+28(SB)/1, $0x1f
+DATA plainCtrl<>+29(SB)/1, $0x1f
+DATA plainCtrl<>+30(SB)/1, $0x1f
+DATA plainCtrl<>+31(SB)/1, $0x1f
+GLOBL plainCtrl<>(SB), RODATA|NOPTR, $32
 
 DATA plainQuote<>+0(SB)/1, $0x22
 DATA plainQuote<>+1(SB)/1, $0x22
@@ -4818,40 +4818,6 @@ DATA plainEscHi<>+30(SB)/1, $0x00
 DATA plainEscHi<>+31(SB)/1, $0x00
 GLOBL plainEscHi<>(SB), RODATA|NOPTR, $32
 
-DATA plainNibble<>+0(SB)/1, $0x0f
-DATA plainNibble<>+1(SB)/1, $0x0f
-DATA plainNibble<>+2(SB)/1, $0x0f
-DATA plainNibble<>+3(SB)/1, $0x0f
-DATA plainNibble<>+4(SB)/1, $0x0f
-DATA plainNibble<>+5(SB)/1, $0x0f
-DATA plainNibble<>+6(SB)/1, $0x0f
-DATA plainNibble<>+7(SB)/1, $0x0f
-DATA plainNibble<>+8(SB)/1, $0x0f
-DATA plainNibble<>+9(SB)/1, $0x0f
-DATA plainNibble<>+10(SB)/1, $0x0f
-DATA plainNibble<>+11(SB)/1, $0x0f
-DATA plainNibble<>+12(SB)/1, $0x0f
-DATA plainNibble<>+13(SB)/1, $0x0f
-DATA plainNibble<>+14(SB)/1, $0x0f
-DATA plainNibble<>+15(SB)/1, $0x0f
-DATA plainNibble<>+16(SB)/1, $0x0f
-DATA plainNibble<>+17(SB)/1, $0x0f
-DATA plainNibble<>+18(SB)/1, $0x0f
-DATA plainNibble<>+19(SB)/1, $0x0f
-DATA plainNibble<>+20(SB)/1, $0x0f
-DATA plainNibble<>+21(SB)/1, $0x0f
-DATA plainNibble<>+22(SB)/1, $0x0f
-DATA plainNibble<>+23(SB)/1, $0x0f
-DATA plainNibble<>+24(SB)/1, $0x0f
-DATA plainNibble<>+25(SB)/1, $0x0f
-DATA plainNibble<>+26(SB)/1, $0x0f
-DATA plainNibble<>+27(SB)/1, $0x0f
-DATA plainNibble<>+28(SB)/1, $0x0f
-DATA plainNibble<>+29(SB)/1, $0x0f
-DATA plainNibble<>+30(SB)/1, $0x0f
-DATA plainNibble<>+31(SB)/1, $0x0f
-GLOBL plainNibble<>(SB), RODATA|NOPTR, $32
-
 // func plainAVX2(p *byte, nb int) int
 // Requires: AVX, AVX2, BMI
 TEXT ·plainAVX2(SB), NOSPLIT, $0-24
@@ -4859,110 +4825,194 @@ TEXT ·plainAVX2(SB), NOSPLIT, $0-24
 	MOVQ    nb+8(FP), CX
 	XORQ    DX, DX
 	XORQ    BX, BX
-	VMOVDQU plainSpace<>+0(SB), Y0
+	VMOVDQU plainCtrl<>+0(SB), Y0
 	VMOVDQU plainQuote<>+0(SB), Y1
 	VMOVDQU plainBslash<>+0(SB), Y2
-	VMOVDQU plainNibble<>+0(SB), Y3
-	VMOVDQU plainEscLo<>+0(SB), Y4
-	VMOVDQU plainEscHi<>+0(SB), Y5
-	VPXOR   Y6, Y6, Y6
+	VMOVDQU nibbleMask<>+0(SB), Y3
+
+	// prev: whether the 3 bytes before the block are ASCII (0) or not.
+	MOVBQZX -1(AX), SI
+	MOVBQZX -2(AX), DI
+	ORQ     DI, SI
+	MOVBQZX -3(AX), DI
+	ORQ     DI, SI
+	ANDQ    $0x00000080, SI
 	TESTQ   CX, CX
 	JZ      plain_done
 
 plain_block:
-	VMOVDQU  (AX), Y7
-	VPCMPGTB Y7, Y0, Y8
-	VPCMPEQB Y1, Y7, Y9
-	VPCMPEQB Y2, Y7, Y7
-	VMOVDQU  32(AX), Y10
-	VPCMPGTB Y10, Y0, Y11
-	VPCMPEQB Y1, Y10, Y12
-	VPCMPEQB Y2, Y10, Y10
-	VPOR     Y8, Y11, Y8
-	VPTEST   Y8, Y8
+	VMOVDQU (AX), Y4
+	VMOVDQU 32(AX), Y5
+
+	// No control character.
+	VPMINUB  Y0, Y4, Y6
+	VPCMPEQB Y4, Y6, Y6
+	VPMINUB  Y0, Y5, Y7
+	VPCMPEQB Y5, Y7, Y7
+	VPOR     Y6, Y7, Y6
+	VPTEST   Y6, Y6
 	JNZ      plain_done
-	VPOR     Y7, Y10, Y8
-	VPOR     Y9, Y12, Y11
-	VPOR     Y8, Y11, Y8
+
+	// UTF-8, unless the block and the 3 bytes before it are ASCII.
+	VPOR      Y4, Y5, Y6
+	VPMOVMSKB Y6, DI
+	VPMOVMSKB Y5, R9
+	SHRL      $0x1d, R9
+	ORQ       SI, DI
+	MOVQ      R9, SI
+	TESTQ     DI, DI
+	JZ        plain_ascii
+	VMOVDQU   (AX), Y6
+	VMOVDQU   -1(AX), Y7
+	VMOVDQU   -2(AX), Y8
+	VMOVDQU   -3(AX), Y9
+	VPSRLW    $0x04, Y7, Y10
+	VPAND     Y3, Y10, Y10
+	VMOVDQU   utf8B1High<>+0(SB), Y11
+	VPSHUFB   Y10, Y11, Y10
+	VPAND     Y3, Y7, Y7
+	VMOVDQU   utf8B1Low<>+0(SB), Y11
+	VPSHUFB   Y7, Y11, Y7
+	VPSRLW    $0x04, Y6, Y12
+	VPAND     Y3, Y12, Y12
+	VMOVDQU   utf8B2High<>+0(SB), Y11
+	VPSHUFB   Y12, Y11, Y12
+	VPAND     Y10, Y7, Y10
+	VPAND     Y10, Y12, Y10
+	VPSUBUSB  utf8Third<>+0(SB), Y8, Y8
+	VPSUBUSB  utf8Fourth<>+0(SB), Y9, Y9
+	VPOR      Y8, Y9, Y8
+	VPAND     utf8High<>+0(SB), Y8, Y8
+	VPXOR     Y8, Y10, Y10
+	VPSUBUSB  utf8F4<>+0(SB), Y6, Y7
+	VPOR      Y7, Y10, Y10
+	VPAND     utf8FE<>+0(SB), Y6, Y12
+	VPCMPEQB  utf8C0<>+0(SB), Y12, Y12
+	VPOR      Y12, Y10, Y10
+	VMOVDQU   32(AX), Y6
+	VMOVDQU   31(AX), Y7
+	VMOVDQU   30(AX), Y8
+	VMOVDQU   29(AX), Y9
+	VPSRLW    $0x04, Y7, Y11
+	VPAND     Y3, Y11, Y11
+	VMOVDQU   utf8B1High<>+0(SB), Y12
+	VPSHUFB   Y11, Y12, Y11
+	VPAND     Y3, Y7, Y7
+	VMOVDQU   utf8B1Low<>+0(SB), Y12
+	VPSHUFB   Y7, Y12, Y7
+	VPSRLW    $0x04, Y6, Y13
+	VPAND     Y3, Y13, Y13
+	VMOVDQU   utf8B2High<>+0(SB), Y12
+	VPSHUFB   Y13, Y12, Y13
+	VPAND     Y11, Y7, Y11
+	VPAND     Y11, Y13, Y11
+	VPSUBUSB  utf8Third<>+0(SB), Y8, Y8
+	VPSUBUSB  utf8Fourth<>+0(SB), Y9, Y9
+	VPOR      Y8, Y9, Y8
+	VPAND     utf8High<>+0(SB), Y8, Y8
+	VPXOR     Y8, Y11, Y11
+	VPSUBUSB  utf8F4<>+0(SB), Y6, Y7
+	VPOR      Y7, Y11, Y11
+	VPAND     utf8FE<>+0(SB), Y6, Y13
+	VPCMPEQB  utf8C0<>+0(SB), Y13, Y13
+	VPOR      Y13, Y11, Y11
+	VPOR      Y10, Y11, Y10
+	VPTEST    Y10, Y10
+	JNZ       plain_done
+
+plain_ascii:
+	// Quotes and backslashes.
+	VPCMPEQB Y1, Y4, Y6
+	VPCMPEQB Y2, Y4, Y4
+	VPCMPEQB Y1, Y5, Y7
+	VPCMPEQB Y2, Y5, Y5
+	VPOR     Y4, Y5, Y8
+	VPOR     Y6, Y7, Y9
+	VPOR     Y8, Y9, Y8
 	VPTEST   Y8, Y8
 	JNZ      plain_masks
 	TESTQ    BX, BX
 	JZ       plain_next
 
 plain_masks:
-	VPMOVMSKB Y7, DI
-	VPMOVMSKB Y10, R8
-	SHLQ      $0x20, R8
-	ORQ       R8, DI
-	MOVQ      DI, SI
-	VPMOVMSKB Y9, DI
-	VPMOVMSKB Y12, R8
-	SHLQ      $0x20, R8
-	ORQ       R8, DI
+	VPMOVMSKB Y4, R9
+	VPMOVMSKB Y5, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R9
+	MOVQ      R9, DI
+	VPMOVMSKB Y6, R9
+	VPMOVMSKB Y7, R10
+	SHLQ      $0x20, R10
+	ORQ       R10, R9
 
 	// Escapes: esc marks the bytes after an odd run of backslashes,
 	// the first byte when an escape is pending (cy).
-	ANDNQ SI, BX, SI
-	MOVQ  BX, R8
-	MOVQ  SI, R9
-	SHLQ  $0x01, R9
-	NOTQ  R9
-	ANDQ  SI, R9
-	MOVQ  $0x5555555555555555, R10
-	MOVQ  $0xaaaaaaaaaaaaaaaa, R11
-	MOVQ  R9, R12
-	ANDQ  R10, R12
-	ANDQ  R11, R9
-	MOVQ  SI, R14
-	NOTQ  R14
-	ADDQ  SI, R12
-	ANDQ  R14, R12
-	ADDQ  SI, R9
-	ANDQ  R14, R9
-	ANDQ  R11, R12
-	ANDQ  R10, R9
-	ORQ   R12, R8
-	ORQ   R9, R8
+	ANDNQ DI, BX, DI
+	MOVQ  BX, R10
+	MOVQ  DI, R11
+	SHLQ  $0x01, R11
+	NOTQ  R11
+	ANDQ  DI, R11
+	MOVQ  $0x5555555555555555, R12
+	MOVQ  $0xaaaaaaaaaaaaaaaa, R13
+	MOVQ  R11, R14
+	ANDQ  R12, R14
+	ANDQ  R13, R11
+	MOVQ  DI, R15
+	NOTQ  R15
+	ADDQ  DI, R14
+	ANDQ  R15, R14
+	ADDQ  DI, R11
+	ANDQ  R15, R11
+	ANDQ  R13, R14
+	ANDQ  R12, R11
+	ORQ   R14, R10
+	ORQ   R11, R10
 
 	// The escape pending after the block: an odd run at its end.
-	XORQ SI, SI
-	BSRQ R14, R13
+	XORQ DI, DI
+	BSRQ R15, R8
 	JZ   plain_even
-	NOTQ R13
-	ANDQ $0x00000001, R13
-	MOVQ R13, SI
+	NOTQ R8
+	ANDQ $0x00000001, R8
+	MOVQ R8, DI
 
 plain_even:
 	// Every quote escaped.
-	ANDNQ DI, R8, DI
+	ANDNQ R9, R10, R9
 	JNZ   plain_done
 
 	// Every escape a one-letter one.
-	VMOVDQU   (AX), Y7
-	VPAND     Y3, Y7, Y8
-	VPSRLW    $0x04, Y7, Y7
-	VPAND     Y3, Y7, Y7
-	VPSHUFB   Y8, Y4, Y8
-	VPSHUFB   Y7, Y5, Y7
-	VPAND     Y8, Y7, Y8
-	VPCMPEQB  Y6, Y8, Y8
-	VPMOVMSKB Y8, DI
-	NOTL      DI
-	VMOVDQU   32(AX), Y7
-	VPAND     Y3, Y7, Y8
-	VPSRLW    $0x04, Y7, Y7
-	VPAND     Y3, Y7, Y7
-	VPSHUFB   Y8, Y4, Y8
-	VPSHUFB   Y7, Y5, Y7
-	VPAND     Y8, Y7, Y8
-	VPCMPEQB  Y6, Y8, Y8
-	VPMOVMSKB Y8, R9
+	VPXOR     Y4, Y4, Y4
+	VMOVDQU   (AX), Y5
+	VPAND     Y3, Y5, Y6
+	VPSRLW    $0x04, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VMOVDQU   plainEscLo<>+0(SB), Y7
+	VPSHUFB   Y6, Y7, Y6
+	VMOVDQU   plainEscHi<>+0(SB), Y7
+	VPSHUFB   Y5, Y7, Y5
+	VPAND     Y6, Y5, Y6
+	VPCMPEQB  Y4, Y6, Y6
+	VPMOVMSKB Y6, R9
 	NOTL      R9
-	SHLQ      $0x20, R9
-	ORQ       R9, DI
-	ANDNQ     R8, DI, R8
+	VMOVDQU   32(AX), Y5
+	VPAND     Y3, Y5, Y6
+	VPSRLW    $0x04, Y5, Y5
+	VPAND     Y3, Y5, Y5
+	VMOVDQU   plainEscLo<>+0(SB), Y7
+	VPSHUFB   Y6, Y7, Y6
+	VMOVDQU   plainEscHi<>+0(SB), Y7
+	VPSHUFB   Y5, Y7, Y5
+	VPAND     Y6, Y5, Y6
+	VPCMPEQB  Y4, Y6, Y6
+	VPMOVMSKB Y6, R11
+	NOTL      R11
+	SHLQ      $0x20, R11
+	ORQ       R11, R9
+	ANDNQ     R10, R9, R10
 	JNZ       plain_done
-	MOVQ      SI, BX
+	MOVQ      DI, BX
 
 plain_next:
 	ADDQ $0x00000040, AX

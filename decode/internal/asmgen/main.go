@@ -300,36 +300,7 @@ func main() {
 	Label("utf8")
 	for h := 0; h < 2; h++ {
 		Comment(fmt.Sprintf("UTF-8, bytes %d to %d", 32*h, 32*h+31))
-		v, p1, p2, p3 := YMM(), YMM(), YMM(), YMM()
-		VMOVDQU(Mem{Base: p, Disp: 32 * h}, v)
-		VMOVDQU(Mem{Base: p, Disp: 32*h - 1}, p1)
-		VMOVDQU(Mem{Base: p, Disp: 32*h - 2}, p2)
-		VMOVDQU(Mem{Base: p, Disp: 32*h - 3}, p3)
-		t1, t2, t3 := YMM(), YMM(), YMM()
-		VPSRLW(U8(4), p1, t1)
-		VPAND(mask, t1, t1)
-		tab := YMM()
-		VMOVDQU(tB1H, tab)
-		VPSHUFB(t1, tab, t1)
-		VPAND(mask, p1, t2)
-		VMOVDQU(tB1L, tab)
-		VPSHUFB(t2, tab, t2)
-		VPSRLW(U8(4), v, t3)
-		VPAND(mask, t3, t3)
-		VMOVDQU(tB2H, tab)
-		VPSHUFB(t3, tab, t3)
-		VPAND(t1, t2, t1)
-		VPAND(t1, t3, t1) // special cases
-		VPSUBUSB(c60, p2, p2)
-		VPSUBUSB(c70, p3, p3)
-		VPOR(p2, p3, p2)
-		VPAND(c80, p2, p2) // must be a third or fourth byte
-		VPXOR(p2, t1, t1)
-		VPSUBUSB(cF4, v, t2) // F5..FF
-		VPOR(t2, t1, t1)
-		VPAND(cFE, v, t3)
-		VPCMPEQB(cC0, t3, t3) // C0, C1
-		VPOR(t3, t1, t1)
+		t1 := utf8Check{tB1H, tB1L, tB2H, c60, c70, c80, cF4, cFE, cC0, nib}.errors(p, 32*h, mask)
 		VPCMPEQB(zero, t1, t1)
 		r := GP32()
 		VPMOVMSKB(t1, r)
@@ -347,6 +318,49 @@ func main() {
 
 	stage1AVX512(pairs, place)
 	stage2()
-	plain()
+	plain(utf8Check{tB1H, tB1L, tB2H, c60, c70, c80, cF4, cFE, cC0, nib})
 	Generate()
+}
+
+// utf8Check holds the constants of the UTF-8 check (Keiser and Lemire's
+// three lookups, plus the bytes that never occur in UTF-8).
+type utf8Check struct {
+	b1High, b1Low, b2High, third, fourth, high, f4, fe, c0, nibble Mem
+}
+
+// errors returns a vector whose byte i is not zero where the UTF-8 of the
+// 32 bytes at p+disp breaks at byte i, reading from p+disp-3; mask holds
+// 0x0F in every byte.
+func (u utf8Check) errors(p Register, disp int, mask VecVirtual) VecVirtual {
+	v, p1, p2, p3 := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(Mem{Base: p, Disp: disp}, v)
+	VMOVDQU(Mem{Base: p, Disp: disp - 1}, p1)
+	VMOVDQU(Mem{Base: p, Disp: disp - 2}, p2)
+	VMOVDQU(Mem{Base: p, Disp: disp - 3}, p3)
+	t1, t2, t3 := YMM(), YMM(), YMM()
+	VPSRLW(U8(4), p1, t1)
+	VPAND(mask, t1, t1)
+	tab := YMM()
+	VMOVDQU(u.b1High, tab)
+	VPSHUFB(t1, tab, t1)
+	VPAND(mask, p1, t2)
+	VMOVDQU(u.b1Low, tab)
+	VPSHUFB(t2, tab, t2)
+	VPSRLW(U8(4), v, t3)
+	VPAND(mask, t3, t3)
+	VMOVDQU(u.b2High, tab)
+	VPSHUFB(t3, tab, t3)
+	VPAND(t1, t2, t1)
+	VPAND(t1, t3, t1) // special cases
+	VPSUBUSB(u.third, p2, p2)
+	VPSUBUSB(u.fourth, p3, p3)
+	VPOR(p2, p3, p2)
+	VPAND(u.high, p2, p2) // must be a third or fourth byte
+	VPXOR(p2, t1, t1)
+	VPSUBUSB(u.f4, v, t2) // F5..FF
+	VPOR(t2, t1, t1)
+	VPAND(u.fe, v, t3)
+	VPCMPEQB(u.c0, t3, t3) // C0, C1
+	VPOR(t3, t1, t1)
+	return t1
 }

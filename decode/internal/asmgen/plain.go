@@ -9,15 +9,17 @@ import (
 // plain generates plainAVX2, the string-run skip of decode's SIMD stage
 // (decode/simd.go, plainGeneric is its twin): it counts the leading
 // 64-byte blocks that are "plain" string content, entered with no escape
-// pending — every byte 0x20 to 0x7F, every quote escaped, every escape
+// pending — no control character, valid UTF-8 (stage 1's check, reading
+// the three bytes before each block), every quote escaped, every escape
 // one of \" \\ \/ \b \f \n \r \t (an escape pending at a block's end
 // carries into the next) — and reports whether one is pending after
-// them. Per 32 bytes, one signed compare finds the control and non-ASCII
-// bytes, two compares the quotes and backslashes, and two nibble lookups
-// the escape letters; a block with backslashes, or entered with an escape
+// them. Per 32 bytes, a min and a compare find the control characters,
+// two compares the quotes and backslashes, stage 1's lookups the broken
+// UTF-8 (only where a byte from 0x80 is near), and two nibble lookups the
+// escape letters; a block with backslashes, or entered with an escape
 // pending, then gets the odd-run algebra of stage 2 on its 64-bit masks.
-func plain() {
-	c20, cQ, cB := splat("plainSpace", 0x20), splat("plainQuote", '"'), splat("plainBslash", '\\')
+func plain(u utf8Check) {
+	c1F, cQ, cB := splat("plainCtrl", 0x1F), splat("plainQuote", '"'), splat("plainBslash", '\\')
 	// The escape letters " / \ b f n r t by nibbles: a bit per high nibble
 	// (2, 5, 6, 7), set in the low nibble's entry where the pair is one.
 	var lo, hi [16]byte
@@ -35,7 +37,7 @@ func plain() {
 			panic("plain: escape table misclassifies a byte")
 		}
 	}
-	tLo, tHi, nib := vec("plainEscLo", lo), vec("plainEscHi", hi), splat("plainNibble", 0x0F)
+	tLo, tHi := vec("plainEscLo", lo), vec("plainEscHi", hi)
 
 	TEXT("plainAVX2", NOSPLIT, "func(p *byte, nb int) int")
 	Doc(
@@ -49,31 +51,67 @@ func plain() {
 	cnt, cy := GP64(), GP64()
 	XORQ(cnt, cnt)
 	XORQ(cy, cy)
-	space, quote, bslash, mask, escLo, escHi, zero := YMM(), YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
-	VMOVDQU(c20, space)
+	ctrl, quote, bslash, mask := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(c1F, ctrl)
 	VMOVDQU(cQ, quote)
 	VMOVDQU(cB, bslash)
-	VMOVDQU(nib, mask)
-	VMOVDQU(tLo, escLo)
-	VMOVDQU(tHi, escHi)
-	VPXOR(zero, zero, zero)
+	VMOVDQU(u.nibble, mask)
+	Comment("prev: whether the 3 bytes before the block are ASCII (0) or not.")
+	prev := GP64()
+	{
+		t := GP64()
+		MOVBQZX(Mem{Base: p, Disp: -1}, prev)
+		MOVBQZX(Mem{Base: p, Disp: -2}, t)
+		ORQ(t, prev)
+		MOVBQZX(Mem{Base: p, Disp: -3}, t)
+		ORQ(t, prev)
+		ANDQ(U32(0x80), prev)
+	}
 	TESTQ(n, n)
 	JZ(LabelRef("plain_done"))
 
 	Label("plain_block")
-	var bad, qv, bv [2]VecVirtual
-	for h := 0; h < 2; h++ {
-		v := YMM()
-		VMOVDQU(Mem{Base: p, Disp: 32 * h}, v)
-		b, q, s := YMM(), YMM(), YMM()
-		VPCMPGTB(v, space, b) // 0x20 > v, signed: controls and 0x80..0xFF
+	v0, v1 := YMM(), YMM()
+	VMOVDQU(Mem{Base: p}, v0)
+	VMOVDQU(Mem{Base: p, Disp: 32}, v1)
+	Comment("No control character.")
+	{
+		b0, b1 := YMM(), YMM()
+		VPMINUB(ctrl, v0, b0)
+		VPCMPEQB(v0, b0, b0) // v <= 0x1F
+		VPMINUB(ctrl, v1, b1)
+		VPCMPEQB(v1, b1, b1)
+		VPOR(b0, b1, b0)
+		VPTEST(b0, b0)
+		JNZ(LabelRef("plain_done"))
+	}
+	Comment("UTF-8, unless the block and the 3 bytes before it are ASCII.")
+	{
+		a := YMM()
+		VPOR(v0, v1, a)
+		r, last := GP64(), GP64()
+		VPMOVMSKB(a, r.As32())
+		VPMOVMSKB(v1, last.As32())
+		SHRL(U8(29), last.As32()) // the block's last 3 bytes
+		ORQ(prev, r)
+		MOVQ(last, prev)
+		TESTQ(r, r)
+		JZ(LabelRef("plain_ascii"))
+		e0 := u.errors(p, 0, mask)
+		e1 := u.errors(p, 32, mask)
+		VPOR(e0, e1, e0)
+		VPTEST(e0, e0)
+		JNZ(LabelRef("plain_done"))
+		Label("plain_ascii")
+	}
+	Comment("Quotes and backslashes.")
+	var qv, bv [2]VecVirtual
+	for h, v := range []VecVirtual{v0, v1} {
+		q, s := YMM(), YMM()
 		VPCMPEQB(quote, v, q)
 		VPCMPEQB(bslash, v, s)
-		bad[h], qv[h], bv[h] = b, q, s
+		qv[h], bv[h] = q, s
 	}
-	VPOR(bad[0], bad[1], bad[0])
-	VPTEST(bad[0], bad[0])
-	JNZ(LabelRef("plain_done"))
 	bs, q := GP64(), GP64()
 	{
 		b0, b1 := YMM(), YMM()
@@ -144,14 +182,18 @@ func plain() {
 	Comment("Every escape a one-letter one.")
 	{
 		okm := GP64()
+		zero := YMM()
+		VPXOR(zero, zero, zero)
 		for h := 0; h < 2; h++ {
-			v, l, t := YMM(), YMM(), YMM()
+			v, l, t, tab := YMM(), YMM(), YMM(), YMM()
 			VMOVDQU(Mem{Base: p, Disp: 32 * h}, v)
 			VPAND(mask, v, l)
 			VPSRLW(U8(4), v, t)
 			VPAND(mask, t, t)
-			VPSHUFB(l, escLo, l)
-			VPSHUFB(t, escHi, t)
+			VMOVDQU(tLo, tab)
+			VPSHUFB(l, tab, l)
+			VMOVDQU(tHi, tab)
+			VPSHUFB(t, tab, t)
 			VPAND(l, t, l)
 			VPCMPEQB(zero, l, l)
 			r := GP64()
