@@ -334,7 +334,12 @@ func SkipValue(v []byte, i int) int {
 // (vector instructions), for the closing quote and then for backslashes
 // before it, each byte at most once for each, so that skipping stays
 // linear whatever the escapes.
-func skipString(v []byte, i int) (int, bool) {
+func skipString(v []byte, i int) (int, bool) { return skipStringHead(v, i, true) }
+
+// skipStringHead is skipString; past the first 16 bytes it hands over to
+// skipLongString when the caller wants the escape flag, to skipLongEnd
+// otherwise (then the flag reports only the escapes of the first bytes).
+func skipStringHead(v []byte, i int, wantEsc bool) (int, bool) {
 	esc := false
 	i++
 	for n := 0; n < 2; n++ {
@@ -364,40 +369,19 @@ func skipString(v []byte, i int) (int, bool) {
 		esc = true
 		i += 2
 	}
+	if !wantEsc {
+		return skipLongEnd(v, i), esc
+	}
 	return skipLongString(v, i, esc)
 }
 
-// skipStringEnd is skipString for a caller that needs only the end. Past
+// skipStringEnd is skipString for a caller that needs only the end: past
 // the first 16 bytes it searches for quotes alone and counts the
-// backslashes right before each one it finds (skipLongEnd): one vector
-// search over a string with no escaped quote, where skipString makes two.
+// backslashes right before each one it finds (skipLongEnd), one vector
+// search over a string with no escaped quote where skipString makes two.
 func skipStringEnd(v []byte, i int) int {
-	i++
-	for n := 0; n < 2; n++ {
-		if i+8 > len(v) {
-			for ; i < len(v); i++ {
-				switch v[i] {
-				case '"':
-					return i + 1
-				case '\\':
-					i++
-				}
-			}
-			return len(v)
-		}
-		x := binary.LittleEndian.Uint64(v[i:])
-		m := (((x ^ lo8*'"') - lo8) | ((x ^ lo8*'\\') - lo8)) &^ x & hi8
-		if m == 0 {
-			i += 8
-			continue
-		}
-		i += bits.TrailingZeros64(m) >> 3
-		if v[i] == '"' {
-			return i + 1
-		}
-		i += 2
-	}
-	return skipLongEnd(v, i)
+	end, _ := skipStringHead(v, i, false)
+	return end
 }
 
 // skipLongEnd returns the index just past the first unescaped quote at

@@ -366,6 +366,13 @@ func buildRequest(tb testing.TB, in serverInput) (raw []byte, method, path strin
 	case in.flags&flagHugeLength != 0:
 		fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n", decode.DefaultMaxBytes+1)
 		b.Write(wireBody) // the rest never comes: the server must not wait for it
+		if len(wireBody) == 0 {
+			// fasthttp calls the handler once the first body byte is in
+			// (contract §3: rows 1–6 are decided after a prefetch of at
+			// least one byte), so a request that sends none is cut by the
+			// read timeout, as the contract has it, instead of answered.
+			b.WriteByte(' ')
+		}
 	case in.flags&flagChunked != 0:
 		b.WriteString("Transfer-Encoding: chunked\r\n\r\n")
 		for rest := wireBody; len(rest) > 0; {
