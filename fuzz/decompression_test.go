@@ -25,7 +25,9 @@ package fuzz
 // an empty gzip or deflate input is an empty body (gzip: a stream of zero
 // members, RFC 1952; the Go readers call it EOF); bytes after the end of a
 // zlib stream are refused (compress/zlib ignores them, so the reference
-// checks that its input was consumed); a zstd frame declaring more than
+// checks that its input was consumed); a gzip member whose header sets a
+// reserved flag bit is refused (RFC 1952 §2.3.1.2; compress/gzip ignores
+// them, so the reference checks them, refGzip); a zstd frame declaring more than
 // 8 MiB of content is ErrTooLarge (the reference, capped the same way,
 // fails with zstd.ErrDecoderSizeExceeded).
 
@@ -131,11 +133,7 @@ func refStage(coding string, in []byte, limit int64) (out []byte, err error, ove
 	var r io.Reader
 	switch coding {
 	case "gzip":
-		zr, err := gzip.NewReader(src)
-		if err != nil {
-			return nil, err, false
-		}
-		r = zr
+		return refGzip(in, limit)
 	case "deflate":
 		zr, err := zlib.NewReader(src)
 		if err != nil {
@@ -157,6 +155,33 @@ func refStage(coding string, in []byte, limit int64) (out []byte, err error, ove
 		err = errors.New("bytes after the end of the zlib stream")
 	}
 	return out, err, false
+}
+
+// refGzip undoes gzip with compress/gzip member by member, as its
+// multistream reading does, but refuses a member whose header sets a
+// reserved FLG bit (RFC 1952 §2.3.1.2: a compliant decompressor must;
+// compress/gzip does not check them, decode's gzip does).
+func refGzip(in []byte, limit int64) (out []byte, err error, over bool) {
+	src := bytes.NewReader(in)
+	var zr gzip.Reader
+	for first := true; first || src.Len() > 0; first = false {
+		if at := len(in) - src.Len(); src.Len() >= 4 && in[at+3]>>5 != 0 {
+			return out, errors.New("gzip: reserved FLG bits set"), false
+		}
+		if err := zr.Reset(src); err != nil {
+			return out, err, false
+		}
+		zr.Multistream(false)
+		part, err := io.ReadAll(io.LimitReader(&zr, limit+1-int64(len(out))))
+		out = append(out, part...)
+		if int64(len(out)) > limit {
+			return out[:limit], nil, true
+		}
+		if err != nil {
+			return out, err, false
+		}
+	}
+	return out, nil, false
 }
 
 // refBody undoes the codings of header on wire as BodyReader should.
