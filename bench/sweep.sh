@@ -15,7 +15,9 @@
 #   bench/sweep.sh   # about 5 minutes at the defaults
 #
 # Environment: REPS (3), DUR (3), CONNS (16), ONLY (a subset of the
-# servers), OUT (results/<UTC date>-sweep), PORT_BASE (18570).
+# servers), OUT (results/<UTC date>-sweep), PORT_BASE (18570), TEXT
+# (sentence: the small fixture's sentence; code: a line of Go source as
+# JSON, a \n, \t, \" or \\ every few bytes).
 set -euo pipefail
 
 REPS=${REPS:-3}
@@ -46,8 +48,13 @@ log "building"
 go build -o "$tmp/benchserver" ./servers/cmd/benchserver
 go build -o "$tmp/plot" ./plot
 
-# The bodies: the small fixture's sentence repeated, cut to the text size.
-sentence='The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!! '
+# The bodies: the small fixture's sentence (or a line of code) repeated
+# whole and padded with x to the text size, so that no escape is cut.
+case ${TEXT:-sentence} in
+sentence) unit='The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!! ' ;;
+code) unit='func f(x int) string {\n\tif x > 0 {\n\t\treturn \"pos\\n\"\n\t}\n\treturn fmt.Sprint(x)\n}\n' ;;
+*) echo "sweep.sh: TEXT must be sentence or code" >&2; exit 2 ;;
+esac
 for size in "${SIZES[@]}"; do
 	head='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
 	tail='"}}}'
@@ -57,7 +64,15 @@ for size in "${SIZES[@]}"; do
 	[ "$size" = 1048576 ] && n=$((size - ${#head} - ${#tail} - 64))
 	{
 		printf '%s' "$head"
-		awk -v n="$n" -v s="$sentence" 'BEGIN { t = s; while (length(t) < n) t = t t; printf "%s", substr(t, 1, n) }'
+		# awk -v would read the backslashes as escapes: the unit comes
+		# through the environment.
+		UNIT=$unit awk -v n="$n" 'BEGIN {
+			s = ENVIRON["UNIT"]; u = length(s); t = s
+			while (2 * length(t) <= n) t = t t
+			t = t substr(t, 1, int((n - length(t)) / u) * u)
+			while (length(t) < n) t = t "x"
+			printf "%s", t
+		}'
 		printf '%s' "$tail"
 	} >"$tmp/body-$size.json"
 done
