@@ -383,19 +383,8 @@ func stage2Generic(ms []blockMasks, data []byte, c *s2carry, lastValid uint64) i
 // stage2Block is stage 2 for one block of bytes blk.
 func stage2Block(m *blockMasks, blk []byte, c *s2carry, valid uint64) {
 	// Escapes: esc marks the bytes that follow an odd run of backslashes.
-	bs := m.bslash &^ c.esc
-	esc := c.esc
-	if bs != 0 {
-		starts := bs &^ (bs << 1)
-		evenStarts := starts & evenBits
-		oddStarts := starts & oddBits
-		evenEnds := (bs + evenStarts) &^ bs
-		oddEnds := (bs + oddStarts) &^ bs
-		esc |= evenEnds&oddBits | oddEnds&evenBits
-		c.esc = uint64(bits.LeadingZeros64(^bs)) & 1
-	} else {
-		c.esc = 0
-	}
+	var esc uint64
+	esc, c.esc = escapes(m.bslash, c.esc)
 	rq := m.quote &^ esc
 	x := prefixXor(rq) ^ c.inStr
 	c.inStr = -(x >> 63)
@@ -630,8 +619,8 @@ func plainGeneric(buf []byte, start, nb int) int {
 				ok |= bit
 			}
 		}
-		next, good := plainEscapes(q, bs, ok, carry)
-		if !good {
+		esc, next := escapes(bs, carry)
+		if q&^esc != 0 || esc&^ok != 0 {
 			return j<<1 | int(carry)
 		}
 		carry = next
@@ -639,24 +628,24 @@ func plainGeneric(buf []byte, start, nb int) int {
 	return nb<<1 | int(carry)
 }
 
-// plainEscapes runs stage 2's escape algebra over an ASCII block whose
-// quotes, backslashes and escape letters are q, bs and ok, its first byte
-// escaped when carry is 1: it reports whether every quote is escaped and
-// every escape is one of ok, and whether an escape is pending after it.
-func plainEscapes(q, bs, ok, carry uint64) (uint64, bool) {
+// escapes returns, for a block whose backslashes are bs and whose first
+// byte is escaped when carry is 1, the bytes escaped (those after an odd
+// run of backslashes, and the first when carry is 1) and the carry for
+// the next block (the block ends in an odd run).
+func escapes(bs, carry uint64) (esc, next uint64) {
 	bs &^= carry
-	esc := carry
+	esc = carry
 	if bs != 0 {
 		starts := bs &^ (bs << 1)
 		evenEnds := (bs + starts&evenBits) &^ bs
 		oddEnds := (bs + starts&oddBits) &^ bs
 		esc |= evenEnds&oddBits | oddEnds&evenBits
 	}
-	return uint64(bits.LeadingZeros64(^bs)) & 1, q&^esc == 0 && esc&^ok == 0
+	return esc, uint64(bits.LeadingZeros64(^bs)) & 1
 }
 
-// plainReady reports whether c is a carry that a plain block leaves as it
-// is, but for the \u masks it clears: inside a string, no escape pending,
+// plainReady reports whether c is a carry that a run of plain blocks
+// leaves as it is, but for esc and the \u masks: inside a string, no escape pending,
 // no \u in the last four bytes of the block before (c.u from bit 60) and
 // no high surrogate in its last six (c.hs from bit 58), whose digits or
 // low half would fall in the next block, and no byte class or fill
