@@ -90,8 +90,13 @@ func TestTLSReload(t *testing.T) {
 		}
 		calls++
 	}
-	if !strings.Contains(b.logs.String(), "TLS certificate reloaded") {
-		t.Errorf("no reload logged")
+	// The server logs the reload after it swaps the certificate, and its
+	// standard error reaches b.logs through a pipe: wait for the line.
+	for logDeadline := time.Now().Add(5 * time.Second); !strings.Contains(b.logs.String(), "TLS certificate reloaded"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(logDeadline) {
+			t.Errorf("no reload logged 5 s after the new certificate was served; log:\n%s", b.logs.String())
+			break
+		}
 	}
 	if old, err := dial(&tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}); err == nil {
 		old.Close()
