@@ -225,6 +225,7 @@ func main() {
 	tB1H, tB1L, tB2H := vec("utf8B1High", b1High), vec("utf8B1Low", b1Low), vec("utf8B2High", b2High)
 	c60, c70, c80 := splat("utf8Third", 0x60), splat("utf8Fourth", 0x70), splat("utf8High", 0x80)
 	cF4, cFE, cC0 := splat("utf8F4", 0xF4), splat("utf8FE", 0xFE), splat("utf8C0", 0xC0)
+	utf8 := utf8Check{tB1H, tB1L, tB2H, c60, c70, c80, cF4, cFE, cC0, nib}
 
 	TEXT("stage1AVX2", NOSPLIT, "func(p *byte, nb int, out *uint64)")
 	Doc(
@@ -300,7 +301,7 @@ func main() {
 	Label("utf8")
 	for h := 0; h < 2; h++ {
 		Comment(fmt.Sprintf("UTF-8, bytes %d to %d", 32*h, 32*h+31))
-		t1 := utf8Check{tB1H, tB1L, tB2H, c60, c70, c80, cF4, cFE, cC0, nib}.errors(p, 32*h, mask)
+		t1 := utf8.errors(p, 32*h, mask)
 		VPCMPEQB(zero, t1, t1)
 		r := GP32()
 		VPMOVMSKB(t1, r)
@@ -318,7 +319,7 @@ func main() {
 
 	stage1AVX512(pairs, place)
 	stage2()
-	plain(utf8Check{tB1H, tB1L, tB2H, c60, c70, c80, cF4, cFE, cC0, nib})
+	plain(utf8)
 	Generate()
 }
 
