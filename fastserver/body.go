@@ -19,9 +19,10 @@ import (
 //
 //   - an identity body is charged the decoder's buffer as the bytes
 //     arrive: the buffer starts at firstStep and doubles when full, and
-//     its next size is charged before the byte that fills it is handed
-//     over, so the decoder never allocates what the budget has not
-//     granted; the charge never passes what arrived plus as much again,
+//     its next size is charged once the bytes that fill it have arrived,
+//     before they are handed over, so the decoder never allocates what
+//     the budget has not granted, and reads each step whole; the charge
+//     never passes what arrived plus as much again,
 //     so a stalled upload holds at most twice what it sent (and at least
 //     firstStep);
 //   - a declared length of at most budgetStep is reserved whole and read
@@ -144,22 +145,12 @@ type bodyReader struct {
 }
 
 func (b *bodyReader) Read(p []byte) (int, error) {
+	// p is the free end of the decoder's buffer, which doubles when full.
+	size := b.n + int64(cap(p))
 	if b.steps {
-		// p is the free end of the decoder's buffer, which doubles when
-		// full: charge the buffer, and charge its next size before
-		// handing over the byte that fills it, so that the decoder never
-		// allocates what the budget has not granted. Never more than
-		// what arrived plus as much again (and at least firstStep).
-		size := b.n + int64(cap(p))
-		need := min(size, b.n+max(b.n, firstStep))
-		if len(p) == cap(p) && size < b.wire.limit {
-			if len(p) > 1 {
-				p = p[:len(p)-1] // stop one byte short of full
-			} else {
-				need = 2 * size
-			}
-		}
-		if err := b.wire.cover(min(need, b.wire.limit)); err != nil {
+		// Charge the buffer, never more than what arrived plus as much
+		// again (and at least firstStep).
+		if err := b.wire.cover(min(size, b.n+max(b.n, firstStep), b.wire.limit)); err != nil {
 			return 0, err
 		}
 		if room := b.wire.reserved - b.n; int64(len(p)) > room {
@@ -181,6 +172,16 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	b.inRead = false
 	b.n += int64(n)
 	b.wire.units += int64(n)
+	if b.steps && b.n == size && size < b.wire.limit && err == nil {
+		// The buffer is full and the decoder doubles it next: charge the
+		// next size now, before the read hands over the bytes that filled
+		// it, so that the decoder never allocates what the budget has
+		// not granted. That is twice what arrived. (Stopping one byte
+		// short of full instead, to charge before that byte, cost each
+		// step a one-byte read and the system call that refills
+		// fasthttp's buffer for it.)
+		err = b.wire.cover(min(2*size, b.wire.limit))
+	}
 	if b.dl != nil && n > 0 {
 		b.dl.bodyBytes.Store(b.n)
 	}

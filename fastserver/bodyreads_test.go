@@ -1,0 +1,82 @@
+package fastserver
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"math/bits"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// countConn is a net.Conn over two buffers that counts the reads fasthttp
+// makes of it (each a system call on a real connection).
+type countConn struct {
+	r, w  bytes.Buffer
+	reads int
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	c.reads++
+	return c.r.Read(p)
+}
+func (c *countConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+func (c *countConn) Close() error                { return nil }
+func (c *countConn) LocalAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
+}
+func (c *countConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40002}
+}
+func (c *countConn) SetDeadline(t time.Time) error      { return nil }
+func (c *countConn) SetReadDeadline(t time.Time) error  { return nil }
+func (c *countConn) SetWriteDeadline(t time.Time) error { return nil }
+
+// A body charged as it arrives is read a step at a time: when the bytes
+// are there, one read of the connection per doubling of the decoder's
+// buffer, not two (charging each step before the byte that fills the
+// buffer once cost a one-byte read, which refilled fasthttp's buffer with
+// a system call of its own). The budget still never holds more than twice
+// what arrived (TestBudgetChargedAsBytesArrive) and is all given back.
+func TestBodyReadsPerStep(t *testing.T) {
+	s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, size := range []int{budgetStep + 1, 100_000, 300 << 10, 1<<20 - 4096} {
+		{
+			text := strings.Repeat("step "+strconv.Itoa(i)+" ", size/7+1)
+			body := `{"jsonrpc":"2.0","id":"reads-` + strconv.Itoa(i) + `","method":"echo","params":{"t":"`
+			body += text[:size-len(body)-4] + `"}}`
+			c := &countConn{}
+			c.r.WriteString(post(pathRPC, body))
+			if err := s.ServeConn(c); err != nil {
+				t.Fatalf("size %d: ServeConn: %v", size, err)
+			}
+			hr, err := http.ReadResponse(bufio.NewReader(&c.w), nil)
+			if err != nil {
+				t.Fatalf("size %d: %v", size, err)
+			}
+			got, _ := io.ReadAll(hr.Body)
+			if hr.StatusCode != 200 || !bytes.Contains(got, []byte(`"reads-`+strconv.Itoa(i)+`"`)) || !bytes.Contains(got, []byte(text[:64])) {
+				t.Fatalf("size %d: %d %.200s", size, hr.StatusCode, got)
+			}
+			// Buffers of firstStep, doubled until the body fits: a read
+			// per buffer, and the header block's (whose bytes of the body
+			// leave the first buffer short of full).
+			steps := bits.Len(uint(size/firstStep)) + 1
+			if want := steps + 1; c.reads > want {
+				t.Errorf("a %d-byte body: %d reads of the connection, want at most %d (%d buffer steps)", size, c.reads, want, steps)
+			} else {
+				t.Logf("a %d-byte body: %d reads of the connection (%d buffer steps)", size, c.reads, steps)
+			}
+			if used := s.budget.used.Load(); used != 0 {
+				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
+			}
+		}
+	}
+}
