@@ -48,6 +48,15 @@ type Buffers interface {
 	Put(b []byte)
 }
 
+// IdleBuffers is a Buffers that can also lend a buffer only if it holds
+// one idle (Decoder.GrowIdle).
+type IdleBuffers interface {
+	Buffers
+	// Idle returns a buffer with a capacity of at least n that it holds
+	// idle, or nil when it holds none; it never allocates one.
+	Idle(n int) []byte
+}
+
 // MaxCeiling is the largest MaxBytes a Decoder takes: 1 TiB.
 const MaxCeiling = 1 << 40
 
@@ -144,15 +153,48 @@ func (d *Decoder) Grow(n int64) {
 	}
 }
 
-// regrow moves the body to a buffer of capacity size (at least), taken
-// from Options.Buffers when set, and gives the old one back.
-func (d *Decoder) regrow(size int) {
-	var nb []byte
-	if b := d.opts.Buffers; b != nil {
-		nb = b.Get(size)[:len(d.buf)]
-	} else {
-		nb = make([]byte, len(d.buf), size)
+// GrowIdle is Grow from a buffer Options.Buffers holds idle: when it is
+// an IdleBuffers with an idle buffer of at least n bytes (at most the
+// ceiling plus one), d takes it; otherwise d is left as it is. It never
+// allocates, and reports whether d has room for n bytes. A server that
+// charges a body's memory as its bytes arrive, rather than its declared
+// length up front, can so read a large body of known length into one
+// buffer that an earlier body left idle, without the copies of a buffer
+// that doubles, and without allocating what it has not charged.
+func (d *Decoder) GrowIdle(n int64) bool {
+	n = min(n, d.opts.maxBytes()+1)
+	if int64(cap(d.buf)) >= n {
+		return true
 	}
+	ib, ok := d.opts.Buffers.(IdleBuffers)
+	if !ok {
+		return false
+	}
+	nb := ib.Idle(int(n))
+	if int64(cap(nb)) < n {
+		if nb != nil {
+			ib.Put(nb[:0]) // not as asked: given back
+		}
+		return false
+	}
+	d.adopt(nb)
+	return true
+}
+
+// regrow moves the body to a buffer of capacity size (at least), taken
+// from Options.Buffers when set.
+func (d *Decoder) regrow(size int) {
+	if b := d.opts.Buffers; b != nil {
+		d.adopt(b.Get(size))
+	} else {
+		d.adopt(make([]byte, 0, size))
+	}
+}
+
+// adopt moves the body to nb and gives the old buffer back to
+// Options.Buffers.
+func (d *Decoder) adopt(nb []byte) {
+	nb = nb[:len(d.buf)]
 	copy(nb, d.buf)
 	if b := d.opts.Buffers; b != nil && cap(d.buf) > 0 {
 		b.Put(d.buf[:0])

@@ -94,3 +94,91 @@ func TestBuffers(t *testing.T) {
 		}
 	}
 }
+
+// idleBuffers is countingBuffers that also lends only what it holds idle.
+type idleBuffers struct {
+	countingBuffers
+	idles []int
+}
+
+func (c *idleBuffers) Idle(n int) []byte {
+	c.idles = append(c.idles, n)
+	for i, b := range c.free {
+		if cap(b) >= n {
+			c.free = append(c.free[:i], c.free[i+1:]...)
+			return b[:len(b)/3] // a length that must not matter
+		}
+	}
+	return nil
+}
+
+// TestGrowIdle: GrowIdle takes a buffer only from an IdleBuffers that has
+// one idle, never allocates, keeps what the body holds so far, never asks
+// past the ceiling plus one, and a body of that size is then read into it
+// without a step of growth.
+func TestGrowIdle(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":"idle","method":"m","params":{"s":"` + strings.Repeat("é", 60000) + `"}}`)
+	n := int64(len(body)) + 1
+
+	// Without Buffers, or with Buffers that cannot lend idle ones: no.
+	var plain Decoder
+	if plain.GrowIdle(n) || cap(plain.buf) != 0 {
+		t.Errorf("GrowIdle without Buffers: grew to %d", cap(plain.buf))
+	}
+	var cb countingBuffers
+	plain.SetOptions(Options{Buffers: &cb})
+	if plain.GrowIdle(n) || cap(plain.buf) != 0 || len(cb.gets) != 0 {
+		t.Errorf("GrowIdle with plain Buffers: grew to %d, gets %v", cap(plain.buf), cb.gets)
+	}
+
+	var ib idleBuffers
+	var d Decoder
+	if err := d.SetOptions(Options{MaxBytes: 1 << 20, Buffers: &ib}); err != nil {
+		t.Fatal(err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() {
+		if d.GrowIdle(n) {
+			t.Fatal("GrowIdle with nothing idle reported room")
+		}
+	}); allocs != 0 || cap(d.buf) != 0 || len(ib.gets) != 0 {
+		t.Errorf("GrowIdle with nothing idle: %v allocations, cap %d, gets %v", allocs, cap(d.buf), ib.gets)
+	}
+
+	// A buffer too small idle: left there.
+	ib.free = append(ib.free, make([]byte, 0, n-1))
+	if d.GrowIdle(n) || len(ib.free) != 1 {
+		t.Errorf("GrowIdle took a buffer too small for %d bytes", n)
+	}
+	// One large enough: taken, what the body held moves with it, and the
+	// buffer it held goes back.
+	ib.free = append(ib.free, make([]byte, 0, 2*n))
+	d.buf = append(d.buf[:0], "kept"...)
+	old := cap(d.buf)
+	if !d.GrowIdle(n) || cap(d.buf) != int(2*n) || string(d.buf) != "kept" {
+		t.Fatalf("GrowIdle with a buffer idle: cap %d, holds %q", cap(d.buf), d.buf)
+	}
+	if len(ib.free) != 2 || len(ib.puts) != 1 || ib.puts[0] != old {
+		t.Errorf("GrowIdle: %d idle after, puts %v, want the too small one and the old one (%d)", len(ib.free), ib.puts, old)
+	}
+	// Room already: true, nothing asked.
+	asked := len(ib.idles)
+	if !d.GrowIdle(n) || len(ib.idles) != asked {
+		t.Error("GrowIdle with room already asked for a buffer")
+	}
+	gets := len(ib.gets)
+	var m Message
+	if err := d.DecodeReader(iotest.OneByteReader(bytes.NewReader(body)), &m); err != nil || string(m.ID) != `"idle"` {
+		t.Fatalf("DecodeReader into the idle buffer: %v, id %s", err, m.ID)
+	}
+	if len(ib.gets) != gets || cap(d.buf) != int(2*n) {
+		t.Errorf("the body did not stay in the idle buffer: gets %v, cap %d", ib.gets[gets:], cap(d.buf))
+	}
+
+	// Never past the ceiling plus one.
+	var small Decoder
+	small.SetOptions(Options{MaxBytes: 100, Buffers: &ib})
+	small.GrowIdle(1 << 30)
+	if last := ib.idles[len(ib.idles)-1]; last != 101 {
+		t.Errorf("GrowIdle over the ceiling asked for %d bytes, want 101", last)
+	}
+}

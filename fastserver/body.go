@@ -25,6 +25,11 @@ import (
 //     never passes what arrived plus as much again,
 //     so a stalled upload holds at most twice what it sent (and at least
 //     firstStep);
+//   - a larger declared length is charged the same way, but read into
+//     one buffer when the pool holds one idle that takes the whole body
+//     (bodyBuffers.Idle, decode.Decoder.GrowIdle): no doubling buffer's
+//     copies; the memory is an earlier body's, already there, and the
+//     charge still follows the bytes; with none idle, the buffer doubles;
 //   - a declared length of at most budgetStep is reserved whole and read
 //     into one buffer (the step is then its length);
 //   - a compressed body is charged codingState for each of its (at most
@@ -49,10 +54,11 @@ import (
 // The buffers a body outgrew are garbage until the next collection: the
 // heap that bodies hold stays within about three times the budget (live
 // buffers, outgrown ones, the collector's headroom;
-// reliability.TestInflightBudget measures it). Under overload, bodies
-// charged as they arrive share the budget: more of them start and fewer
-// finish than when each reserved its whole length, which is the price of
-// not letting a stalled one hold what it never sent.
+// reliability.TestInflightBudget measures it); a buffer the pool holds
+// idle is lent to an upload only as it is, never made for one. Under
+// overload, bodies charged as they arrive share the budget: more of them
+// start and fewer finish than when each reserved its whole length, which
+// is the price of not letting a stalled one hold what it never sent.
 //
 // The data rate. A body that arrives slower than Config.MinBodyRate
 // (averaged since the request began) once Config.MinBodyRateGrace has
@@ -261,6 +267,12 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 	if enc.IsIdentity() {
 		if whole {
 			c.dec.Grow(length + 1) // one buffer: the declared size and the byte that finds EOF
+		} else if length >= 0 {
+			// A larger declared length is still charged as its bytes
+			// arrive, but it is read into one buffer when an earlier
+			// body left one idle in the pool: no doubling buffer's
+			// copies, and no memory taken that was not there already.
+			c.dec.GrowIdle(length + 1)
 		}
 		return c.dec.DecodeReader(&c.body, m)
 	}
@@ -321,9 +333,10 @@ var layers = func() map[decode.Encoding]int {
 // at the end of their request, so that large bodies stop allocating,
 // zeroing and collecting a new buffer at every step of every request.
 // It pools exactly the sizes a decoder grows into (firstStep
-// doubled, and the ceiling plus one): a buffer lent is as large as the
-// step the budget charged for it, never larger. Other sizes are
-// allocated as before. A sync.Pool per size, so the collector empties
+// doubled, and the ceiling plus one): a buffer Get lends is as large as
+// the step the budget charged for it, never larger; Idle lends one only
+// if it holds it idle, to a body of that declared size (see the NOTE
+// above). Other sizes are allocated as before. A sync.Pool per size, so the collector empties
 // it when it goes unused.
 type bodyBuffers struct {
 	sizes []int
@@ -363,6 +376,26 @@ func (b *bodyBuffers) Get(n int) []byte {
 	return make([]byte, 0, n)
 }
 
+// Idle returns a pooled buffer of the smallest of the sizes that holds n
+// bytes, or nil when none is idle: it never allocates
+// (decode.IdleBuffers).
+func (b *bodyBuffers) Idle(n int) []byte {
+	for i, s := range b.sizes {
+		if s < n {
+			continue
+		}
+		h, _ := b.full[i].Get().(*[]byte)
+		if h == nil {
+			return nil
+		}
+		buf := *h
+		*h = nil
+		b.empty.Put(h)
+		return buf[:0]
+	}
+	return nil
+}
+
 // Put takes back a buffer of one of the sizes; others are left to the
 // collector.
 func (b *bodyBuffers) Put(buf []byte) {
@@ -378,7 +411,7 @@ func (b *bodyBuffers) Put(buf []byte) {
 	b.full[i].Put(h)
 }
 
-var _ decode.Buffers = (*bodyBuffers)(nil)
+var _ decode.IdleBuffers = (*bodyBuffers)(nil)
 
 // releaseBody gives back what c holds of the budget.
 func (s *Server) releaseBody(c *call) {

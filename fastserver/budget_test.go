@@ -14,38 +14,68 @@ import (
 )
 
 // A stalled upload with a large declared length holds at most what it sent
-// plus as much again (at least the first step), never its declared length.
+// plus as much again (at least the first step), never its declared length:
+// also when an earlier body of that size left its buffer idle in the pool
+// and the upload is read into it (decode.Decoder.GrowIdle): the buffer
+// was there already, and the charge still follows the bytes.
 func TestBudgetChargedAsBytesArrive(t *testing.T) {
 	const max = 1 << 20
-	s, addr := serve(t, Config{MaxBodyBytes: max, DrainTimeout: 100 * time.Millisecond})
-	body := `{"jsonrpc":"2.0","id":"big","method":"echo","params":{"s":"` + strings.Repeat("b", max-200) + `"}}`
-	raw := post(pathRPC, body)
-	head := len(raw) - len(body)
-	c := dial(t, addr)
-	sent := head + 1
-	c.send(raw[:sent])
-	waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == 1 })
-	time.Sleep(50 * time.Millisecond)
-	if used := s.budget.used.Load(); used > firstStep {
-		t.Errorf("declared %d bytes, sent 1: holds %d bytes of the budget, want at most %d", len(body), used, firstStep)
-	}
-	for _, more := range []int{10 << 10, 100 << 10, 500 << 10} {
-		c.send(raw[sent : head+more])
-		sent = head + more
-		time.Sleep(50 * time.Millisecond)
-		got := int64(sent - head)
-		if used := s.budget.used.Load(); used > 2*got+firstStep {
-			t.Errorf("sent %d body bytes: holds %d, want at most %d", got, used, 2*got+firstStep)
-		} else {
-			t.Logf("sent %7d body bytes of %d: holds %7d bytes of the budget", got, len(body), used)
+	for _, warm := range []bool{false, true} {
+		s, addr := serve(t, Config{MaxBodyBytes: max, DrainTimeout: 100 * time.Millisecond})
+		body := `{"jsonrpc":"2.0","id":"big","method":"echo","params":{"s":"` + strings.Repeat("b", max-200) + `"}}`
+		raw := post(pathRPC, body)
+		head := len(raw) - len(body)
+		if warm {
+			if r := dial(t, addr).do(raw); r.Status != 200 {
+				t.Fatalf("the first upload: %s", r.StatusLine)
+			}
+			waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
+			// The first body's buffer is idle in the pool.
+			idle := s.bufs.Idle(len(body) + 1)
+			if idle == nil {
+				t.Fatal("no buffer idle in the pool after a body of the same size")
+			}
+			s.bufs.Put(idle)
 		}
+		c := dial(t, addr)
+		sent := head + 1
+		c.send(raw[:sent])
+		waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == 1+b2i(warm) })
+		time.Sleep(50 * time.Millisecond)
+		if warm {
+			if idle := s.bufs.Idle(len(body) + 1); idle != nil {
+				s.bufs.Put(idle)
+				t.Error("the stalled upload was not read into the idle buffer")
+			}
+		}
+		if used := s.budget.used.Load(); used > firstStep {
+			t.Errorf("warm %v: declared %d bytes, sent 1: holds %d bytes of the budget, want at most %d", warm, len(body), used, firstStep)
+		}
+		for _, more := range []int{10 << 10, 100 << 10, 500 << 10} {
+			c.send(raw[sent : head+more])
+			sent = head + more
+			time.Sleep(50 * time.Millisecond)
+			got := int64(sent - head)
+			if used := s.budget.used.Load(); used > 2*got+firstStep {
+				t.Errorf("warm %v: sent %d body bytes: holds %d, want at most %d", warm, got, used, 2*got+firstStep)
+			} else {
+				t.Logf("warm %v: sent %7d body bytes of %d: holds %7d bytes of the budget", warm, got, len(body), used)
+			}
+		}
+		c.send(raw[sent:])
+		r := c.read()
+		if r.Status != 200 {
+			t.Fatalf("the upload, finished: %s", r.StatusLine)
+		}
+		waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
 	}
-	c.send(raw[sent:])
-	r := c.read()
-	if r.Status != 200 {
-		t.Fatalf("the upload, finished: %s", r.StatusLine)
+}
+
+func b2i(b bool) uint64 {
+	if b {
+		return 1
 	}
-	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
+	return 0
 }
 
 // A body slower than MinBodyRate once the grace has passed is cut off:
