@@ -5,6 +5,8 @@ package fastserver
 
 import (
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,23 +28,32 @@ func TestBudgetChargedAsBytesArrive(t *testing.T) {
 		raw := post(pathRPC, body)
 		head := len(raw) - len(body)
 		if warm {
+			// One P, and no collection until the end of the test: a
+			// sync.Pool lends a buffer given back on one P only to
+			// goroutines on that P, and a collection empties it; the
+			// upload would find no idle buffer (and be read into a
+			// doubling one, which the cold run checks).
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			if r := dial(t, addr).do(raw); r.Status != 200 {
 				t.Fatalf("the first upload: %s", r.StatusLine)
 			}
 			waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
-			// The first body's buffer is idle in the pool.
-			idle := s.bufs.Idle(len(body) + 1)
-			if idle == nil {
+			// The first body's buffer is idle in the pool (with the race
+			// detector, sync.Pool may drop it: the charge is checked all
+			// the same).
+			if idle := s.bufs.Idle(len(body) + 1); idle != nil {
+				s.bufs.Put(idle)
+			} else if !raceOn {
 				t.Fatal("no buffer idle in the pool after a body of the same size")
 			}
-			s.bufs.Put(idle)
 		}
 		c := dial(t, addr)
 		sent := head + 1
 		c.send(raw[:sent])
 		waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == 1+b2i(warm) })
 		time.Sleep(50 * time.Millisecond)
-		if warm {
+		if warm && !raceOn {
 			if idle := s.bufs.Idle(len(body) + 1); idle != nil {
 				s.bufs.Put(idle)
 				t.Error("the stalled upload was not read into the idle buffer")
