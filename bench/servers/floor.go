@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -186,6 +187,38 @@ func newFloorSpin() (Server, error) {
 		serveFloorStream(ctx)
 	})
 }
+
+// newFloorWrap is a diagnostic: floor-stream, each accepted connection
+// wrapped in a struct that only embeds it, as fastserver's Serve wraps
+// them for its connection cap and timeouts. fasthttp v1.79 sends an
+// answer larger than its write buffer (4 KiB) with one writev only to a
+// bare *net.TCPConn or *net.UnixConn; behind any wrapper it makes two
+// writes. floor-wrap against floor-stream is the cost of that alone.
+func newFloorWrap() (Server, error) {
+	s, err := newFloorStream()
+	if err != nil {
+		return nil, err
+	}
+	return wrapServer{s.(fastServer)}, nil
+}
+
+// wrapServer serves a listener whose connections it wraps.
+type wrapServer struct{ fastServer }
+
+func (w wrapServer) Serve(ln net.Listener) error { return w.fastServer.Serve(wrapListener{ln}) }
+
+type wrapListener struct{ net.Listener }
+
+func (l wrapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return wrappedConn{c}, nil
+}
+
+// wrappedConn changes nothing of the connection it holds.
+type wrappedConn struct{ net.Conn }
 
 // FloorSpinNanos is floor-spin's default burn per request, in ns; the
 // environment variable BENCH_FLOOR_SPIN_NS overrides it.

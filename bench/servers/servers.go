@@ -37,6 +37,8 @@ const (
 	FloorStream = "floor-stream"
 	// FloorSpin is a diagnostic (see Diagnostics).
 	FloorSpin = "floor-spin"
+	// FloorWrap is a diagnostic (see Diagnostics).
+	FloorWrap = "floor-wrap"
 )
 
 var constructors = map[string]func() (Server, error){
@@ -48,6 +50,7 @@ var constructors = map[string]func() (Server, error){
 	Floor:        newFloor,
 	FloorStream:  newFloorStream,
 	FloorSpin:    newFloorSpin,
+	FloorWrap:    newFloorWrap,
 }
 
 // Names returns the candidate names in the order the reports list them.
@@ -59,8 +62,10 @@ func Names() []string {
 // the differences between them: BenchmarkServe runs them, the load matrix
 // does not. floor-stream is the floor behind fasthttp configured as
 // rpcedge's fastserver configures it; floor-spin is floor-stream burning
-// rpcedge's in-process pipeline cost per request (newFloorSpin).
-func Diagnostics() []string { return []string{FloorStream, FloorSpin} }
+// rpcedge's in-process pipeline cost per request (newFloorSpin);
+// floor-wrap is floor-stream with each connection in a wrapper that
+// changes nothing, as fastserver's Serve wraps them (newFloorWrap).
+func Diagnostics() []string { return []string{FloorStream, FloorSpin, FloorWrap} }
 
 // New returns the candidate or diagnostic called name.
 func New(name string) (Server, error) {
