@@ -215,6 +215,12 @@ func connState(nc net.Conn, st fasthttp.ConnState) {
 	}
 	switch st {
 	case fasthttp.StateActive:
+		if c.hold == holdArmed {
+			// Armed, yet the last answer made no write: nothing to hold
+			// now (conns.go). Held bytes wait for fasthttp's next
+			// flush, which sends them.
+			c.hold = holdNone
+		}
 		// A connection's first request is timed from its acceptance
 		// (the phase add began), as fasthttp times it; a keep-alive
 		// request from its first byte.

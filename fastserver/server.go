@@ -153,7 +153,7 @@ func (s *Server) newHTTP() *fasthttp.Server {
 		Name:            "rpcedge",
 		Concurrency:     s.cfg.MaxConns,
 		ReadBufferSize:  s.cfg.MaxHeaderBytes,
-		WriteBufferSize: 16 << 10,
+		WriteBufferSize: writeBuffer,
 		// ReadTimeout, WriteTimeout and IdleTimeout are the watchdog's
 		// (conntime.go): fasthttp's would cost three deadlines a request.
 		ConnState:                     connState,
@@ -280,6 +280,7 @@ func (s *Server) ServeConn(c net.Conn) error {
 	cc.closed.Store(false)
 	cc.hijacked.Store(false)
 	cc.cutReading.Store(false)
+	cc.dropHeld()
 	cc.list.add(cc)
 	err := s.http.ServeConn(cc)
 	if !cc.hijacked.Load() {
@@ -305,9 +306,22 @@ func (s *Server) serveTimed(ctx *fasthttp.RequestCtx) {
 	s.serve(ctx)
 	if ctx.Response.IsBodyStream() {
 		markConn(ctx, connFree)
-	} else {
-		markConn(ctx, connWriting)
+		return
 	}
+	markConn(ctx, connWriting)
+	if len(ctx.Response.Body()) >= writeBuffer && !ctx.Hijacked() && !ctx.Response.SkipBody && !ctx.IsHead() && sendsBody(ctx.Response.StatusCode()) {
+		// An answer the write buffer cannot hold: its two writes go out
+		// as one (conns.go). Over TLS ctx.Conn is the tls.Conn.
+		if c, ok := ctx.Conn().(*capConn); ok {
+			c.holdNext()
+		}
+	}
+}
+
+// sendsBody reports whether an answer with status code sends its body
+// (RFC 9112 §6.3: not 1xx, 204 or 304).
+func sendsBody(code int) bool {
+	return code >= 200 && code != fasthttp.StatusNoContent && code != fasthttp.StatusNotModified
 }
 
 // FastHTTPServer returns a new fasthttp.Server configured exactly as s
