@@ -34,6 +34,9 @@
 //	floor-spin     floor-stream burning, per request, the CPU time
 //	               rpcedge's pipeline adds in process (BENCH_FLOOR_SPIN_NS,
 //	               default FloorSpinNanos), without system calls
+//	floor-wrap     floor-stream with each accepted connection in a
+//	               wrapper that changes nothing, as fastserver's Serve
+//	               wraps them (fasthttp then loses its writev)
 //
 // None of them pins a core or sets GOMAXPROCS: the caller does
 // (taskset, the GOMAXPROCS variable, b.RunParallel).
