@@ -169,7 +169,11 @@ func (c *capConn) dropHeld() {
 }
 
 func (c *capConn) Close() error {
-	c.dropHeld()
+	if c.held != nil {
+		// Closed between an answer's two writes (a write failed): what
+		// fasthttp's buffer keeps of it is lost too.
+		c.dropHeld()
+	}
 	if c.closed.CompareAndSwap(false, true) {
 		if c.open != nil {
 			c.open.Add(-1)
