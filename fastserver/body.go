@@ -29,7 +29,10 @@ import (
 //     one buffer when the pool holds one idle that takes the whole body
 //     (bodyBuffers.Idle, decode.Decoder.GrowIdle): no doubling buffer's
 //     copies; the memory is an earlier body's, already there, and the
-//     charge still follows the bytes; with none idle, the buffer doubles;
+//     charge still follows the bytes; with none idle, the buffer doubles.
+//     A stalled upload so keeps from the collector a buffer it did not
+//     pay for: the buffers lent add up to at most a quarter of the
+//     budget (budget.lend), and past that bodies double as before;
 //   - a declared length of at most budgetStep is reserved whole and read
 //     into one buffer (the step is then its length);
 //   - a compressed body is charged codingState for each of its (at most
@@ -54,8 +57,8 @@ import (
 // The buffers a body outgrew are garbage until the next collection: the
 // heap that bodies hold stays within about three times the budget (live
 // buffers, outgrown ones, the collector's headroom;
-// reliability.TestInflightBudget measures it); a buffer the pool holds
-// idle is lent to an upload only as it is, never made for one. Under
+// reliability.TestInflightBudget measures it), and the idle buffers lent
+// to bodies a quarter of it more at most (never made for a body). Under
 // overload, bodies charged as they arrive share the budget: more of them
 // start and fewer finish than when each reserved its whole length, which
 // is the price of not letting a stalled one hold what it never sent.
@@ -72,8 +75,9 @@ import (
 // whole request, headers and body. No per-peer bound on concurrent
 // uploads is added: with the budget charged as above, even MaxConns
 // stalled uploads hold at most MaxConns × firstStep (40 MiB at the
-// defaults), and a per-peer bound would refuse clients behind one NAT or
-// proxy.
+// defaults) of the budget, besides the idle buffers lent (at most a
+// quarter of the budget), and a per-peer bound would refuse clients
+// behind one NAT or proxy.
 
 const (
 	// keepBodyBuffer is the largest body buffer a pooled call keeps:
@@ -178,6 +182,11 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	b.inRead = false
 	b.n += int64(n)
 	b.wire.units += int64(n)
+	if b.dl != nil && n > 0 {
+		// Before a charge that may wait: the data-rate watchdog counts
+		// these bytes as arrived.
+		b.dl.bodyBytes.Store(b.n)
+	}
 	if b.steps && b.n == size && size < b.wire.limit && err == nil {
 		// The buffer is full and the decoder doubles it next: charge the
 		// next size now, before the read hands over the bytes that filled
@@ -187,9 +196,6 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// step a one-byte read and the system call that refills
 		// fasthttp's buffer for it.)
 		err = b.wire.cover(min(2*size, b.wire.limit))
-	}
-	if b.dl != nil && n > 0 {
-		b.dl.bodyBytes.Store(b.n)
 	}
 	if err == io.EOF {
 		if b.length >= 0 && b.n < b.length {
@@ -272,7 +278,16 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 			// arrive, but it is read into one buffer when an earlier
 			// body left one idle in the pool: no doubling buffer's
 			// copies, and no memory taken that was not there already.
-			c.dec.GrowIdle(length + 1)
+			// What such buffers hold beyond their bodies' charges is
+			// bounded (budget.lend): stalled uploads cannot keep more
+			// of the pool from the collector than that.
+			if n := int64(s.bufs.classFor(int(length + 1))); n > 0 && s.budget.lend(n) {
+				if c.dec.GrowIdle(length + 1) {
+					c.lent = n
+				} else {
+					s.budget.unlend(n)
+				}
+			}
 		}
 		return c.dec.DecodeReader(&c.body, m)
 	}
@@ -354,6 +369,16 @@ func newBodyBuffers(ceiling int64) *bodyBuffers {
 	return b
 }
 
+// classFor returns the smallest of the sizes that holds n bytes, or 0.
+func (b *bodyBuffers) classFor(n int) int {
+	for _, s := range b.sizes {
+		if s >= n {
+			return s
+		}
+	}
+	return 0
+}
+
 func (b *bodyBuffers) class(n int) int {
 	for i, s := range b.sizes {
 		if s == n {
@@ -423,4 +448,6 @@ func (s *Server) releaseBody(c *call) {
 	s.budget.release(c.body.wire.reserved + c.dz.ch.reserved)
 	s.budget.releaseState(c.dz.held)
 	c.dz.held = 0
+	s.budget.unlend(c.lent)
+	c.lent = 0
 }

@@ -220,3 +220,58 @@ func TestBudgetZstdHistory(t *testing.T) {
 	want{200, 0, `"z"`, "", ""}.check(t, dial(t, addr2).do(post(pathRPC, body, "Content-Encoding: zstd")))
 	waitFor(t, "the budget released", func() bool { return s2.budget.state.Load() == 0 })
 }
+
+// The idle buffers lent to stalled uploads beyond their charges add up to
+// at most a quarter of the budget: past it an upload is read into a
+// doubling buffer, and the pool keeps its idle buffers for the collector
+// to take. Given back when the upload ends.
+func TestIdleBuffersLentBounded(t *testing.T) {
+	if raceOn {
+		t.Skip("with the race detector sync.Pool drops buffers given back: what is lent is left to chance")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // see TestBudgetChargedAsBytesArrive
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	const max = 1 << 20
+	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 4 * max, DrainTimeout: 100 * time.Millisecond})
+	body := `{"jsonrpc":"2.0","id":"lent","method":"echo","params":{"s":"` + strings.Repeat("l", max-200) + `"}}`
+	raw := post(pathRPC, body)
+	head := len(raw) - len(body)
+	class := s.bufs.classFor(len(body) + 1)
+	if class != max || s.budget.lentLimit != max {
+		t.Fatalf("class %d, lent limit %d: the test wants both at %d", class, s.budget.lentLimit, max)
+	}
+	for range 2 {
+		s.bufs.Put(make([]byte, 0, class))
+	}
+	idle := func() bool {
+		b := s.bufs.Idle(class)
+		if b != nil {
+			s.bufs.Put(b)
+		}
+		return b != nil
+	}
+	var ups []*conn
+	for i, wantLent := range []int64{max, max} {
+		c := dial(t, addr)
+		c.send(raw[:head+1])
+		ups = append(ups, c)
+		waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == uint64(i+1) })
+		time.Sleep(30 * time.Millisecond)
+		if lent := s.budget.lent.Load(); lent != wantLent {
+			t.Errorf("%d stalled uploads: %d bytes of idle buffers lent, want %d", i+1, lent, wantLent)
+		}
+		if !idle() {
+			t.Errorf("%d stalled uploads: no buffer left idle, want one", i+1)
+		}
+		if used := s.budget.used.Load(); used > int64(i+1)*firstStep {
+			t.Errorf("%d stalled uploads: the budget holds %d", i+1, used)
+		}
+	}
+	for _, c := range ups {
+		c.send(raw[head+1:])
+		if r := c.read(); r.Status != 200 {
+			t.Fatalf("the upload, finished: %s", r.StatusLine)
+		}
+	}
+	waitFor(t, "the lent buffers to be given back", func() bool { return s.budget.lent.Load() == 0 && s.budget.used.Load() == 0 })
+}

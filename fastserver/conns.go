@@ -100,14 +100,19 @@ type capConn struct {
 // without a wrapper that changes nothing (bench/servers floor-wrap), 16
 // KiB answers cost 18.9 against 23.0 µs of server CPU a request. So
 // serveTimed arms a connection whose answer will not fit the buffer
-// (holdNext): capConn copies the first write aside and sends it with the
-// next in one writev. The next write always comes: an answer of at least
-// the buffer's size leaves bytes after the first write, and fasthttp's
-// writer sends them at once or keeps them until its next Flush, which
-// sends the held bytes with them; the held bytes never wait longer than
-// fasthttp's own buffer would have. Only plain TCP and Unix connections
-// are armed (their writev is one system call); over TLS or ServeConn's
-// other connections the answer is written as before.
+// (holdNext): capConn copies the first write (the full buffer, exactly
+// writeBuffer bytes; any other write disarms it) aside and sends it with
+// the next in one writev. The next write always comes: an answer of at
+// least the buffer's size leaves bytes after the first write, and
+// fasthttp's writer sends them at once or keeps them until its next
+// Flush, which sends the held bytes with them; the held bytes never wait
+// longer than fasthttp's own buffer would have. While bytes are held (a
+// pipelined answer's rest waits in fasthttp's buffer) the next answer
+// does not arm the connection, and an answer fasthttp replaces (a
+// handler's timeout answer) or leaves unsent (hijacked) never arms it.
+// Only plain TCP and Unix connections are armed (their writev is one
+// system call); over TLS or ServeConn's other connections the answer is
+// written as before.
 
 // writeBuffer is fasthttp's write buffer size (Server.WriteBufferSize).
 const writeBuffer = 16 << 10
@@ -127,6 +132,12 @@ var heldBufs = sync.Pool{New: func() any { b := make([]byte, writeBuffer); retur
 // holdNext arms c: its next write is an answer's first, of at least the
 // write buffer (see the NOTE above).
 func (c *capConn) holdNext() {
+	if c.hold != holdNone {
+		// A pipelined answer's first write is still held, waiting for
+		// the flush that sends the rest of it: that flush sends it, and
+		// this answer is written as it comes.
+		return
+	}
 	switch c.Conn.(type) {
 	case *net.TCPConn, *net.UnixConn:
 		c.hold = holdArmed
@@ -136,7 +147,9 @@ func (c *capConn) holdNext() {
 func (c *capConn) Write(p []byte) (int, error) {
 	switch c.hold {
 	case holdArmed:
-		if len(p) > writeBuffer {
+		if len(p) != writeBuffer {
+			// Not the full buffer a large answer's first flush always
+			// is: some other answer (fasthttp's timeout answer, say).
 			c.hold = holdNone
 			return c.Conn.Write(p)
 		}

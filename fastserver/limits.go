@@ -15,13 +15,34 @@ import (
 // budget bounds the body bytes held across all requests (row 6). The
 // state of decompressors, charged up front for every compressed body
 // whatever it has sent, may hold at most a quarter of it, so that stalled
-// compressed uploads can never lock out bodies without a coding.
+// compressed uploads can never lock out bodies without a coding. Apart
+// from it, the idle buffers lent to bodies beyond what they are charged
+// (bodyBuffers.Idle) may add up to at most another quarter (lend).
 type budget struct {
 	limit      int64
 	used       atomic.Int64
 	stateLimit int64
 	state      atomic.Int64
+	lentLimit  int64
+	lent       atomic.Int64
 }
+
+// lend reserves n bytes of idle buffer lent to a body, within lentLimit;
+// it never waits, and takes nothing from the budget itself.
+func (b *budget) lend(n int64) bool {
+	for {
+		u := b.lent.Load()
+		if u+n > b.lentLimit {
+			return false
+		}
+		if b.lent.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+// unlend gives back what lend reserved.
+func (b *budget) unlend(n int64) { b.lent.Add(-n) }
 
 func (b *budget) try(n int64) bool {
 	for {

@@ -46,7 +46,7 @@ func tcpPair(t *testing.T) (server, client net.Conn) {
 func TestHoldNext(t *testing.T) {
 	srv, cli := tcpPair(t)
 	c := &capConn{Conn: srv}
-	first := bytes.Repeat([]byte("first "), writeBuffer/6)
+	first := bytes.Repeat([]byte("first "), writeBuffer/6+1)[:writeBuffer] // a full buffer
 	second := []byte(strings.Repeat("second ", 3000))
 	third := []byte("third")
 
@@ -75,15 +75,33 @@ func TestHoldNext(t *testing.T) {
 		t.Errorf("after the writes: hold %d, held %v", c.hold, c.held != nil)
 	}
 
-	// A first write larger than the buffer is not held.
-	c.holdNext()
-	big := bytes.Repeat([]byte("b"), writeBuffer+1)
-	if n, err := c.Write(big); n != len(big) || err != nil || c.hold != holdNone {
-		t.Fatalf("a write over the buffer: %d, %v, hold %d", n, err, c.hold)
+	// A first write that is not a full buffer is not held, and disarms.
+	for _, n := range []int{writeBuffer + 1, writeBuffer - 1, 300} {
+		c.holdNext()
+		other := bytes.Repeat([]byte("o"), n)
+		if w, err := c.Write(other); w != n || err != nil || c.hold != holdNone {
+			t.Fatalf("a first write of %d bytes: %d, %v, hold %d", n, w, err, c.hold)
+		}
+		got = make([]byte, n)
+		if _, err := io.ReadFull(cli, got); err != nil || !bytes.Equal(got, other) {
+			t.Fatalf("a first write of %d bytes did not go through: %v", n, err)
+		}
 	}
-	got = make([]byte, len(big))
-	if _, err := io.ReadFull(cli, got); err != nil || !bytes.Equal(got, big) {
-		t.Fatalf("a write over the buffer did not go through: %v", err)
+
+	// Armed again while a write is held (a pipelined answer's rest still
+	// in fasthttp's buffer): what is held is kept, and goes out first.
+	c.holdNext()
+	c.Write(first)
+	c.holdNext()
+	if c.hold != holdFull {
+		t.Fatalf("holdNext while holding: hold %d", c.hold)
+	}
+	if _, err := c.Write(third); err != nil {
+		t.Fatal(err)
+	}
+	got = make([]byte, len(first)+len(third))
+	if _, err := io.ReadFull(cli, got); err != nil || !bytes.Equal(got, append(append([]byte(nil), first...), third...)) {
+		t.Fatalf("holdNext while holding lost or reordered bytes: %v", err)
 	}
 
 	// Close gives back what it holds.
@@ -176,5 +194,58 @@ func TestLargeAnswersOneWrite(t *testing.T) {
 	if r := c.do(request("GET", "/big", "")); r.Status != 200 || string(r.Body) != big {
 		t.Fatalf("GET /big: %s, %d bytes", r.StatusLine, len(r.Body))
 	}
+	// Pipelined small requests whose answers are between one and two
+	// buffers: the rest of each stays in fasthttp's buffer while the next
+	// request is served (its first write held meanwhile), and the next
+	// answer, as large, must not replace what is held.
+	for _, n := range []int{writeBuffer + 10, 20000, 2*writeBuffer - 500, 3 * writeBuffer} {
+		var all strings.Builder
+		for i := range 4 {
+			all.WriteString(post(pathRPC, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"big","params":{"n":`+strconv.Itoa(n+i)+`}}`))
+			all.WriteString(request("GET", "/big", ""))
+		}
+		c.send(all.String())
+		for i := range 4 {
+			want := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"result":"` + strings.Repeat("x", n+i) + `"}`
+			if r := c.read(); r.Status != 200 || string(r.Body) != want {
+				t.Fatalf("pipelined, %d bytes: answer %d: %s, %d bytes", n, i, r.StatusLine, len(r.Body))
+			}
+			if r := c.read(); r.Status != 200 || string(r.Body) != big {
+				t.Fatalf("pipelined, %d bytes: GET %d: %s, %d bytes", n, i, r.StatusLine, len(r.Body))
+			}
+		}
+	}
 	c.expectOpen()
+}
+
+// A route behind fasthttp.TimeoutHandler whose handler set a large body
+// before its time ran out: fasthttp writes its small timeout answer
+// instead, which must go out at once (it would be held for a next write
+// that never comes if the large body had armed the connection).
+func TestTimeoutAnswerNotHeld(t *testing.T) {
+	s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	inner := func(ctx *fasthttp.RequestCtx) {
+		ctx.SetBodyString(strings.Repeat("y", 3*writeBuffer))
+		<-release
+	}
+	if err := s.HandleGET("/slow", fasthttp.TimeoutHandler(inner, 50*time.Millisecond, "timed out")); err != nil {
+		t.Fatal(err)
+	}
+	defer close(release)
+	ln := listen(t)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	serveDone.Store(s, done)
+	t.Cleanup(func() { stopServer(t, s) })
+	c := dial(t, ln.Addr().String())
+	c.send(request("GET", "/slow", ""))
+	c.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	r, err := c.tryReadFor("")
+	if err != nil || r.Status != fasthttp.StatusRequestTimeout || string(r.Body) != "timed out" {
+		t.Fatalf("the timeout answer: %v %+v", err, r)
+	}
 }

@@ -129,6 +129,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.bufs = newBodyBuffers(cfg.MaxBodyBytes)
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
+	s.budget.lentLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
 	s.metrics = newServerMetrics(s.endpoints, s.inflight)
@@ -309,7 +310,8 @@ func (s *Server) serveTimed(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	markConn(ctx, connWriting)
-	if len(ctx.Response.Body()) >= writeBuffer && !ctx.Hijacked() && !ctx.Response.SkipBody && !ctx.IsHead() && sendsBody(ctx.Response.StatusCode()) {
+	if ctx.LastTimeoutErrorResponse() == nil && !ctx.Hijacked() && // else fasthttp writes another answer, or none
+		len(ctx.Response.Body()) >= writeBuffer && !ctx.Response.SkipBody && !ctx.IsHead() && sendsBody(ctx.Response.StatusCode()) {
 		// An answer the write buffer cannot hold: its two writes go out
 		// as one (conns.go). Over TLS ctx.Conn is the tls.Conn.
 		if c, ok := ctx.Conn().(*capConn); ok {
@@ -403,6 +405,7 @@ type call struct {
 	body  bodyReader
 	dz    decodedReader // the decoding layer of a compressed body
 	first int64         // the first reservation of the body budget
+	lent  int64         // the idle buffer lent to the body (budget.lend)
 	state bool          // first is decompressor state
 	start int64         // when the request's handler was entered (monoNow)
 	end   int64         // when its RPC handler returned (monoNow), or 0
