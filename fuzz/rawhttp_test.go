@@ -326,6 +326,23 @@ func rawSeeds() []string {
 		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+chunked(call)[:half]+rawPause+chunked(call)[half:],
 		"POST /mcp HTTP/1.1\r\n"+zh+cl(zf(0x68, call, true))+"\r\n"+zf(0x68, call, true)[:7]+rawPause+zf(0x68, call, true)[7:],
 	)
+	// Answers larger than the server's 16 KiB write buffer (whose first
+	// write is held to go out with the next, fastserver conns.go): alone,
+	// pipelined with answers between one and two buffers (the rest of
+	// each waits in fasthttp's buffer while the next is served), with a
+	// small call and a card between them, and with a slow body.
+	bigCall := func(id, n int) string {
+		b := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("w", n) + `"}}}`
+		return "POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMCP-Protocol-Version: 2025-11-25\r\nContent-Type: application/json\r\n" + cl(b) + "\r\n" + b
+	}
+	card := "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: fuzz\r\n\r\n"
+	small := "POST /mcp HTTP/1.1\r\nHost: fuzz\r\nContent-Type: application/json\r\n" + cl(call) + "\r\n" + call
+	seeds = append(seeds,
+		bigCall(1, 20000),
+		bigCall(1, 17000)+bigCall(2, 20000)+bigCall(3, 40000),
+		bigCall(1, 24000)+small+bigCall(2, 24000)+card+bigCall(3, 16500),
+		bigCall(1, 30000)[:200]+rawPause+bigCall(1, 30000)[200:]+bigCall(2, 30000),
+	)
 	seeds = append(seeds,
 		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMcp-Method: tools/call\r\nMcp-Method: tools/list\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Type: application/json\r\n"+cl(call)+"\r\n"+call,
 		"POST /mcp HTTP/1.1\r\nHost: fuzz\r\nMCP-Protocol-Version: 2025-11-25\r\nMCP-Protocol-Version: 2025-11-25\r\n"+cl(call)+"\r\n"+call,
