@@ -391,14 +391,23 @@ func (b *bodyBuffers) class(n int) int {
 // Get returns a buffer of capacity n, pooled when n is one of the sizes.
 func (b *bodyBuffers) Get(n int) []byte {
 	if i := b.class(n); i >= 0 {
-		if h, _ := b.full[i].Get().(*[]byte); h != nil {
-			buf := *h
-			*h = nil
-			b.empty.Put(h)
-			return buf[:0]
+		if buf := b.take(i); buf != nil {
+			return buf
 		}
 	}
 	return make([]byte, 0, n)
+}
+
+// take returns an idle buffer of sizes[i], or nil.
+func (b *bodyBuffers) take(i int) []byte {
+	h, _ := b.full[i].Get().(*[]byte)
+	if h == nil {
+		return nil
+	}
+	buf := *h
+	*h = nil
+	b.empty.Put(h)
+	return buf[:0]
 }
 
 // Idle returns a pooled buffer of the smallest of the sizes that holds n
@@ -406,17 +415,9 @@ func (b *bodyBuffers) Get(n int) []byte {
 // (decode.IdleBuffers).
 func (b *bodyBuffers) Idle(n int) []byte {
 	for i, s := range b.sizes {
-		if s < n {
-			continue
+		if s >= n {
+			return b.take(i)
 		}
-		h, _ := b.full[i].Get().(*[]byte)
-		if h == nil {
-			return nil
-		}
-		buf := *h
-		*h = nil
-		b.empty.Put(h)
-		return buf[:0]
 	}
 	return nil
 }

@@ -387,12 +387,8 @@ func TestConnTimeoutSlowGET(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ln := listen(t)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	serveDone.Store(s, done)
-	t.Cleanup(func() { stopServer(t, s) })
-	c := dial(t, ln.Addr().String())
+	addr := serveBuilt(t, s)
+	c := dial(t, addr)
 	for i := range 2 {
 		if r := c.do(request("GET", "/slow", "")); r.Status != 200 || string(r.Body) != "slow" {
 			t.Fatalf("GET %d: %s %q", i, r.StatusLine, r.Body)

@@ -103,12 +103,7 @@ func TestHandleGET(t *testing.T) {
 	if err := s.HandleGET("/x", nil); err == nil {
 		t.Errorf("HandleGET with a nil handler: want an error")
 	}
-	ln := listen(t)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	serveDone.Store(s, done)
-	t.Cleanup(func() { stopServer(t, s) })
-	addr := ln.Addr().String()
+	addr := serveBuilt(t, s)
 
 	r := roundTrip(t, addr, request("GET", "/.well-known/agent-card.json", ""))
 	if r.Status != 200 || string(r.Body) != `{"name":"test"}` || r.Header.Get("Content-Type") != "application/json" {

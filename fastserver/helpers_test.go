@@ -268,6 +268,18 @@ func serveNoCleanup(t testing.TB, cfg Config, eps ...*Endpoint) (*Server, string
 	return s, ln.Addr().String()
 }
 
+// serveBuilt serves s, built and configured by the caller, on a loopback
+// port until the test ends, and returns the address.
+func serveBuilt(t testing.TB, s *Server) string {
+	t.Helper()
+	ln := listen(t)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	serveDone.Store(s, done)
+	t.Cleanup(func() { stopServer(t, s) })
+	return ln.Addr().String()
+}
+
 // stopServer shuts s down and checks that Serve returned nil.
 func stopServer(t testing.TB, s *Server) {
 	t.Helper()

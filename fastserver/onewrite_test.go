@@ -141,12 +141,8 @@ func TestLargeAnswersOneWrite(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ln := listen(t)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	serveDone.Store(s, done)
-	t.Cleanup(func() { stopServer(t, s) })
-	c := dial(t, ln.Addr().String())
+	addr := serveBuilt(t, s)
+	c := dial(t, addr)
 
 	call := func(id, n int) (string, string) {
 		text := strings.Repeat(strconv.Itoa(id%10), n)
@@ -236,12 +232,8 @@ func TestTimeoutAnswerNotHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer close(release)
-	ln := listen(t)
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	serveDone.Store(s, done)
-	t.Cleanup(func() { stopServer(t, s) })
-	c := dial(t, ln.Addr().String())
+	addr := serveBuilt(t, s)
+	c := dial(t, addr)
 	c.send(request("GET", "/slow", ""))
 	c.c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	r, err := c.tryReadFor("")
