@@ -29,13 +29,17 @@ type budget struct {
 
 // lend reserves n bytes of idle buffer lent to a body, within lentLimit;
 // it never waits, and takes nothing from the budget itself.
-func (b *budget) lend(n int64) bool {
+func (b *budget) lend(n int64) bool { return addWithin(&b.lent, n, b.lentLimit) }
+
+// addWithin adds n to v unless the sum would pass limit, and reports
+// whether it did.
+func addWithin(v *atomic.Int64, n, limit int64) bool {
 	for {
-		u := b.lent.Load()
-		if u+n > b.lentLimit {
+		u := v.Load()
+		if u+n > limit {
 			return false
 		}
-		if b.lent.CompareAndSwap(u, u+n) {
+		if v.CompareAndSwap(u, u+n) {
 			return true
 		}
 	}
@@ -44,29 +48,14 @@ func (b *budget) lend(n int64) bool {
 // unlend gives back what lend reserved.
 func (b *budget) unlend(n int64) { b.lent.Add(-n) }
 
-func (b *budget) try(n int64) bool {
-	for {
-		u := b.used.Load()
-		if u+n > b.limit {
-			return false
-		}
-		if b.used.CompareAndSwap(u, u+n) {
-			return true
-		}
-	}
-}
+// try reserves n bytes of the budget if it has room, without waiting.
+func (b *budget) try(n int64) bool { return addWithin(&b.used, n, b.limit) }
 
 // tryState reserves n bytes for decompressor state: within the state
 // quarter and within the whole budget.
 func (b *budget) tryState(n int64) bool {
-	for {
-		u := b.state.Load()
-		if u+n > b.stateLimit {
-			return false
-		}
-		if b.state.CompareAndSwap(u, u+n) {
-			break
-		}
+	if !addWithin(&b.state, n, b.stateLimit) {
+		return false
 	}
 	if !b.try(n) {
 		b.state.Add(-n)
