@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"net"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,37 +77,6 @@ func TestBodyReadsPerStep(t *testing.T) {
 			if used := s.budget.used.Load(); used != 0 {
 				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
 			}
-		}
-	}
-}
-
-// A pooled call does not keep the buffers of a large answer for the next
-// request it serves (a stalled upload, say), as it does not keep a large
-// body's buffer (keepBodyBuffer).
-func TestCallKeepsNoLargeAnswer(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the call comes back from the pool it went to
-	s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []int{keepBodyBuffer + 1000, 3 * keepBodyBuffer} {
-		for range 2 { // the answer buffers rotate with the connection's
-			c := &countConn{}
-			c.r.WriteString(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"big","params":{"n":`+strconv.Itoa(n)+`}}`))
-			if err := s.ServeConn(c); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Contains(c.w.Bytes(), []byte("HTTP/1.1 200")) || c.w.Len() < n {
-				t.Fatalf("the answer: %.100s (%d bytes)", c.w.Bytes(), c.w.Len())
-			}
-		}
-		ep := s.endpoints[pathRPC]
-		for range 4 {
-			call := ep.calls.Get().(*call)
-			if cap(call.out) > keepBodyBuffer || cap(call.zbuf) > keepBodyBuffer {
-				t.Errorf("after %d-byte answers a pooled call keeps answer buffers of %d and %d bytes", n, cap(call.out), cap(call.zbuf))
-			}
-			defer ep.calls.Put(call)
 		}
 	}
 }

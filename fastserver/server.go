@@ -623,11 +623,6 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	c.mem.Reset(nil)
 	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
-	if cap(c.out) > keepBodyBuffer || cap(c.zbuf) > keepBodyBuffer {
-		// Nor the memory of the largest answer it ever wrote (the
-		// buffers rotate with the connections' answers, SwapBody).
-		c.out, c.zbuf = nil, nil
-	}
 	c.rctx, c.ep = nil, nil
 	s.running.unlink(&c.dl)
 	ep.calls.Put(c)
