@@ -50,13 +50,21 @@ type countingBuffers struct {
 
 func (c *countingBuffers) Get(n int) []byte {
 	c.gets = append(c.gets, n)
+	if b := c.take(n); b != nil {
+		return b
+	}
+	return make([]byte, 7, n)
+}
+
+// take returns a buffer taken back earlier that holds n bytes, or nil.
+func (c *countingBuffers) take(n int) []byte {
 	for i, b := range c.free {
 		if cap(b) >= n {
 			c.free = append(c.free[:i], c.free[i+1:]...)
 			return b[:len(b)/2] // a length that must not matter
 		}
 	}
-	return make([]byte, 7, n)
+	return nil
 }
 
 func (c *countingBuffers) Put(b []byte) {
@@ -103,13 +111,7 @@ type idleBuffers struct {
 
 func (c *idleBuffers) Idle(n int) []byte {
 	c.idles = append(c.idles, n)
-	for i, b := range c.free {
-		if cap(b) >= n {
-			c.free = append(c.free[:i], c.free[i+1:]...)
-			return b[:len(b)/3] // a length that must not matter
-		}
-	}
-	return nil
+	return c.take(n)
 }
 
 // TestGrowIdle: GrowIdle takes a buffer only from an IdleBuffers that has

@@ -278,16 +278,7 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 			// arrive, but it is read into one buffer when an earlier
 			// body left one idle in the pool: no doubling buffer's
 			// copies, and no memory taken that was not there already.
-			// What such buffers hold beyond their bodies' charges is
-			// bounded (budget.lend): stalled uploads cannot keep more
-			// of the pool from the collector than that.
-			if n := int64(s.bufs.classFor(int(length + 1))); n > 0 && s.budget.lend(n) {
-				if c.dec.GrowIdle(length + 1) {
-					c.lent = n
-				} else {
-					s.budget.unlend(n)
-				}
-			}
+			s.lendIdle(c, length)
 		}
 		return c.dec.DecodeReader(&c.body, m)
 	}
@@ -305,6 +296,26 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 		return refusal(m, err)
 	}
 	return err
+}
+
+// lendIdle has c's decoder take a buffer the pool holds idle for a body
+// of the declared length, if there is one and budget.lend allows it: what
+// such buffers hold beyond their bodies' charges is bounded, so that
+// stalled uploads cannot keep more of the pool from the collector.
+func (s *Server) lendIdle(c *call, length int64) {
+	i := s.bufs.atLeast(int(length + 1))
+	if i < 0 {
+		return
+	}
+	n := int64(s.bufs.sizes[i])
+	if !s.budget.lend(n) {
+		return
+	}
+	if c.dec.GrowIdle(length + 1) {
+		c.lent = n
+		return
+	}
+	s.budget.unlend(n)
 }
 
 // refusal records a refusal of the decoding layer in m, as
@@ -351,8 +362,8 @@ var layers = func() map[decode.Encoding]int {
 // doubled, and the ceiling plus one): a buffer Get lends is as large as
 // the step the budget charged for it, never larger; Idle lends one only
 // if it holds it idle, to a body of that declared size (see the NOTE
-// above). Other sizes are allocated as before. A sync.Pool per size, so the collector empties
-// it when it goes unused.
+// above). Other sizes are allocated as before. A sync.Pool per size, so
+// the collector empties it when it goes unused.
 type bodyBuffers struct {
 	sizes []int
 	full  []sync.Pool // *[]byte holding a buffer of sizes[i]
@@ -369,14 +380,15 @@ func newBodyBuffers(ceiling int64) *bodyBuffers {
 	return b
 }
 
-// classFor returns the smallest of the sizes that holds n bytes, or 0.
-func (b *bodyBuffers) classFor(n int) int {
-	for _, s := range b.sizes {
+// atLeast returns the index of the smallest of the sizes that holds n
+// bytes, or -1.
+func (b *bodyBuffers) atLeast(n int) int {
+	for i, s := range b.sizes {
 		if s >= n {
-			return s
+			return i
 		}
 	}
-	return 0
+	return -1
 }
 
 func (b *bodyBuffers) class(n int) int {
@@ -414,10 +426,8 @@ func (b *bodyBuffers) take(i int) []byte {
 // bytes, or nil when none is idle: it never allocates
 // (decode.IdleBuffers).
 func (b *bodyBuffers) Idle(n int) []byte {
-	for i, s := range b.sizes {
-		if s >= n {
-			return b.take(i)
-		}
+	if i := b.atLeast(n); i >= 0 {
+		return b.take(i)
 	}
 	return nil
 }

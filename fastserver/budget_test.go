@@ -236,7 +236,7 @@ func TestIdleBuffersLentBounded(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":"lent","method":"echo","params":{"s":"` + strings.Repeat("l", max-200) + `"}}`
 	raw := post(pathRPC, body)
 	head := len(raw) - len(body)
-	class := s.bufs.classFor(len(body) + 1)
+	class := s.bufs.sizes[s.bufs.atLeast(len(body)+1)]
 	if class != max || s.budget.lentLimit != max {
 		t.Fatalf("class %d, lent limit %d: the test wants both at %d", class, s.budget.lentLimit, max)
 	}
