@@ -14,28 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/valyala/fasthttp"
 )
-
-// memConn is a net.Conn over two buffers: ServeConn reads pipelined
-// requests from r until it is empty and writes the answers to w.
-type memConn struct {
-	r bytes.Buffer
-	w bytes.Buffer
-}
-
-var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
-
-func (c *memConn) Read(p []byte) (int, error)         { return c.r.Read(p) }
-func (c *memConn) Write(p []byte) (int, error)        { return c.w.Write(p) }
-func (c *memConn) Close() error                       { return nil }
-func (c *memConn) LocalAddr() net.Addr                { return memAddr }
-func (c *memConn) RemoteAddr() net.Addr               { return memAddr }
-func (c *memConn) SetDeadline(t time.Time) error      { return nil }
-func (c *memConn) SetReadDeadline(t time.Time) error  { return nil }
-func (c *memConn) SetWriteDeadline(t time.Time) error { return nil }
 
 // allocBatch is the number of pipelined requests per ServeConn call.
 const allocBatch = 16

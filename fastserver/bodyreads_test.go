@@ -5,36 +5,23 @@ import (
 	"bytes"
 	"io"
 	"math/bits"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
-// countConn is a net.Conn over two buffers that counts the reads fasthttp
-// makes of it (each a system call on a real connection).
+// countConn is a memConn that counts the reads fasthttp makes of it
+// (each a system call on a real connection).
 type countConn struct {
-	r, w  bytes.Buffer
+	memConn
 	reads int
 }
 
 func (c *countConn) Read(p []byte) (int, error) {
 	c.reads++
-	return c.r.Read(p)
+	return c.memConn.Read(p)
 }
-func (c *countConn) Write(p []byte) (int, error) { return c.w.Write(p) }
-func (c *countConn) Close() error                { return nil }
-func (c *countConn) LocalAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
-}
-func (c *countConn) RemoteAddr() net.Addr {
-	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40002}
-}
-func (c *countConn) SetDeadline(t time.Time) error      { return nil }
-func (c *countConn) SetReadDeadline(t time.Time) error  { return nil }
-func (c *countConn) SetWriteDeadline(t time.Time) error { return nil }
 
 // A body charged as it arrives is read a step at a time: when the bytes
 // are there, one read of the connection per doubling of the decoder's
