@@ -3,6 +3,7 @@ package decode
 import (
 	"errors"
 	"io"
+	"math/bits"
 )
 
 // Defaults of Options.
@@ -308,8 +309,8 @@ func (d *Decoder) Finish(m *Message) error {
 // into m. It stops reading as soon as the verdict is known (a leading '[',
 // a syntax error, depth overflow or a ceiling crossing), so r may hold
 // unread bytes after a refusal. It reads straight into d's buffer, which
-// grows by doubling up to the ceiling plus one byte and is kept for the
-// next body.
+// grows by doubling (to 4 KiB times a power of two, at most twice what it
+// held) up to the ceiling plus one byte and is kept for the next body.
 //
 // An error from r other than io.EOF is returned as is (not an *Error),
 // and m is left invalid; a reader that returns no bytes and no error 100
@@ -393,11 +394,18 @@ func (d *Decoder) refuse(m *Message, err error) error {
 	return err
 }
 
+// growStep is the smallest buffer DecodeReader grows into; it grows into
+// growStep times a power of two.
+const growStep = 4096
+
+// grow moves the body to the next buffer size: growStep times the least
+// power of two over the capacity (twice the capacity when it is one of
+// those sizes, less when Grow left it between two), at most the ceiling
+// plus one. Keeping to those sizes lets Options.Buffers pool them: a
+// buffer grown from an exact size Grow asked for would otherwise double
+// into sizes no other body asks for.
 func (d *Decoder) grow(max int64) {
-	size := 2 * cap(d.buf)
-	if size < 4096 {
-		size = 4096
-	}
+	size := growStep << bits.Len(uint(cap(d.buf)/growStep))
 	if int64(size) > max+1 {
 		size = int(max + 1)
 	}

@@ -2,6 +2,8 @@ package decode
 
 import (
 	"bytes"
+	"math/bits"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -182,5 +184,57 @@ func TestGrowIdle(t *testing.T) {
 	small.GrowIdle(1 << 30)
 	if last := ib.idles[len(ib.idles)-1]; last != 101 {
 		t.Errorf("GrowIdle over the ceiling asked for %d bytes, want 101", last)
+	}
+}
+
+// exactBuffers lends buffers of exactly the capacity asked for and
+// records the sizes.
+type exactBuffers struct{ gets []int }
+
+func (e *exactBuffers) Get(n int) []byte { e.gets = append(e.gets, n); return make([]byte, 0, n) }
+func (e *exactBuffers) Put([]byte)       {}
+
+// TestGrowSizes: whatever size Grow left the buffer at, DecodeReader grows
+// it into 4 KiB times a power of two (or the ceiling plus one), each step
+// larger than the last and at most twice it, so that Options.Buffers can
+// pool the sizes; before, a buffer Grow sized for a body of known length
+// doubled into sizes no other body asks for.
+func TestGrowSizes(t *testing.T) {
+	const max = 1 << 20
+	for _, start := range []int64{0, 100, 4095, 4096, 5000, 20001, 65537, 100_000, 262_145} {
+		for _, n := range []int{3000, 70_000, 300_000, max - 100} {
+			var eb exactBuffers
+			var d Decoder
+			if err := d.SetOptions(Options{MaxBytes: max, Buffers: &eb}); err != nil {
+				t.Fatal(err)
+			}
+			d.Grow(start)
+			eb.gets = nil
+			text := strings.Repeat("g", n)
+			body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(start, 10) + `,"method":"m","params":{"s":"` + text + `"}}`)
+			if len(body) > max {
+				body = body[:0]
+				body = append(body, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"s":"`...)
+				body = append(body, text[:max-len(body)-3]...)
+				body = append(body, `"}}`...)
+			}
+			var m Message
+			if err := d.DecodeReader(iotest.HalfReader(bytes.NewReader(body)), &m); err != nil {
+				t.Fatalf("start %d, body %d: %v", start, len(body), err)
+			}
+			prev := int(start)
+			for _, g := range eb.gets {
+				if g != max+1 && (g%4096 != 0 || bits.OnesCount(uint(g/4096)) != 1) {
+					t.Errorf("start %d, body %d: grew into %d bytes, not 4 KiB times a power of two (gets %v)", start, len(body), g, eb.gets)
+				}
+				if g <= prev || (prev >= 4096 && g > 2*prev) {
+					t.Errorf("start %d, body %d: grew from %d to %d bytes (gets %v)", start, len(body), prev, g, eb.gets)
+				}
+				prev = g
+			}
+			if prev < len(body) {
+				t.Errorf("start %d: the last buffer, %d bytes, cannot hold the %d-byte body", start, prev, len(body))
+			}
+		}
 	}
 }
