@@ -25,14 +25,18 @@ import (
 //     never passes what arrived plus as much again,
 //     so a stalled upload holds at most twice what it sent (and at least
 //     firstStep);
-//   - a larger declared length is charged the same way, but read into
-//     one buffer when the pool holds one idle that takes the whole body
-//     (bodyBuffers.Idle, decode.Decoder.GrowIdle): no doubling buffer's
-//     copies; the memory is an earlier body's, already there, and the
-//     charge still follows the bytes; with none idle, the buffer doubles.
-//     A stalled upload so keeps from the collector a buffer it did not
-//     pay for: the buffers lent add up to at most a quarter of the
-//     budget (budget.lend), and past that bodies double as before;
+//   - a larger declared length is read into one buffer when one that
+//     takes the whole body is there already: the decoder's own, kept
+//     from an earlier body (at most keepBodyBuffer), or one the pool
+//     holds idle (bodyBuffers.Idle, decode.Decoder.GrowIdle). No doubling
+//     buffer's copies, and no steps: the memory is an earlier body's, so
+//     each read takes what has arrived and is charged exactly that once
+//     it is in, before the decoder sees it (a body that is all there is
+//     read in one system call, not one per step). With none there, the
+//     buffer doubles and is charged in steps as above. A stalled upload
+//     so keeps from the collector an idle buffer it did not pay for: the
+//     buffers lent add up to at most a quarter of the budget
+//     (budget.lend), and past that bodies double as before;
 //   - a declared length of at most budgetStep is reserved whole and read
 //     into one buffer (the step is then its length);
 //   - a compressed body is charged codingState for each of its (at most
@@ -147,7 +151,11 @@ type bodyReader struct {
 	inRead bool  // inside r.Read, for the panic guard
 	n      int64 // wire bytes read
 	steps  bool  // charge the wire bytes in steps
-	wire   charge
+	// ready says the whole body fits a buffer that was there already
+	// (Server.lendIdle), so each read takes what has arrived, up to the
+	// whole body, and is charged once it is in.
+	ready bool
+	wire  charge
 	// length is the declared Content-Length, or -1: a body that ends
 	// before it is incomplete (RFC 9112 §8), never a shorter message.
 	length int64
@@ -157,7 +165,7 @@ type bodyReader struct {
 func (b *bodyReader) Read(p []byte) (int, error) {
 	// p is the free end of the decoder's buffer, which doubles when full.
 	size := b.n + int64(cap(p))
-	if b.steps {
+	if b.steps && !b.ready {
 		// Charge the buffer, never more than what arrived plus as much
 		// again (and at least firstStep).
 		if err := b.wire.cover(min(size, b.n+max(b.n, firstStep), b.wire.limit)); err != nil {
@@ -186,6 +194,14 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// Before a charge that may wait: the data-rate watchdog counts
 		// these bytes as arrived.
 		b.dl.bodyBytes.Store(b.n)
+	}
+	if b.steps && b.ready && n > 0 {
+		// Into a buffer that was there: charge what arrived, before the
+		// decoder sees it. A read is not held to the steps here, so a body that
+		// arrives at once is read in as few system calls as the floor's.
+		if cerr := b.wire.cover(min(b.n, b.wire.limit)); cerr != nil {
+			err = cerr
+		}
 	}
 	if b.steps && b.n == size && size < b.wire.limit && err == nil {
 		// The buffer is full and the decoder doubles it next: charge the
@@ -275,10 +291,11 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 			c.dec.Grow(length + 1) // one buffer: the declared size and the byte that finds EOF
 		} else if length >= 0 {
 			// A larger declared length is still charged as its bytes
-			// arrive, but it is read into one buffer when an earlier
-			// body left one idle in the pool: no doubling buffer's
-			// copies, and no memory taken that was not there already.
-			s.lendIdle(c, length)
+			// arrive, but it is read into one buffer when one is there
+			// already (the decoder's own, or one an earlier body left
+			// idle in the pool): no doubling buffer's copies, no steps,
+			// and no memory taken that was not there.
+			c.body.ready = s.lendIdle(c, length)
 		}
 		return c.dec.DecodeReader(&c.body, m)
 	}
@@ -298,24 +315,30 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 	return err
 }
 
-// lendIdle has c's decoder take a buffer the pool holds idle for a body
-// of the declared length, if there is one and budget.lend allows it: what
-// such buffers hold beyond their bodies' charges is bounded, so that
-// stalled uploads cannot keep more of the pool from the collector.
-func (s *Server) lendIdle(c *call, length int64) {
+// lendIdle reports whether c's decoder has a buffer for a body of the
+// declared length in memory that is there already: its own, kept from an
+// earlier body (at most keepBodyBuffer), or one the pool holds idle, which
+// it then takes if budget.lend allows it (what such buffers hold beyond
+// their bodies' charges is bounded, so that stalled uploads cannot keep
+// more of the pool from the collector).
+func (s *Server) lendIdle(c *call, length int64) bool {
+	if int64(cap(c.dec.Body())) > length {
+		return true // the decoder's own, kept from an earlier body
+	}
 	i := s.bufs.atLeast(int(length + 1))
 	if i < 0 {
-		return
+		return false
 	}
 	n := int64(s.bufs.sizes[i])
 	if !s.budget.lend(n) {
-		return
+		return false
 	}
 	if c.dec.GrowIdle(length + 1) {
 		c.lent = n
-		return
+		return true
 	}
 	s.budget.unlend(n)
+	return false
 }
 
 // refusal records a refusal of the decoding layer in m, as

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/bits"
 	"net/http"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,6 +66,57 @@ func TestBodyReadsPerStep(t *testing.T) {
 			if used := s.budget.used.Load(); used != 0 {
 				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
 			}
+		}
+	}
+}
+
+// A body read into memory that is there already (Server.lendIdle: the
+// decoder's own buffer, kept from an earlier body up to keepBodyBuffer,
+// or one the pool holds idle) is read as it arrives, not a step at a
+// time, and each read is charged once its bytes are in. A body that is
+// all there then takes the reads the floor's takes: the header block's,
+// the rest of the body's, and the one that finds the connection ended.
+// The first run of each size reads into a doubling buffer and leaves it
+// to the second: kept by the pooled call (the two smaller sizes) or
+// given back to the pool (the largest).
+func TestLentBodyReads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // sync.Pool is per P
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, size := range []int{budgetStep + 1, 200_000, 1<<20 - 4096} { // body bytes
+		var reads [2]int
+		for run := range reads {
+			id := "lent-" + strconv.Itoa(i) + "-" + strconv.Itoa(run)
+			text := strings.Repeat(id+" ", size/len(id)+1)
+			body := `{"jsonrpc":"2.0","id":"` + id + `","method":"echo","params":{"t":"`
+			body += text[:size-len(body)-3] + `"}}`
+			c := &countConn{}
+			c.r.WriteString(post(pathRPC, body))
+			if err := s.ServeConn(c); err != nil {
+				t.Fatalf("size %d: ServeConn: %v", size, err)
+			}
+			hr, err := http.ReadResponse(bufio.NewReader(&c.w), nil)
+			if err != nil {
+				t.Fatalf("size %d: %v", size, err)
+			}
+			got, _ := io.ReadAll(hr.Body)
+			if hr.StatusCode != 200 || !bytes.Contains(got, []byte(`"`+id+`"`)) || !bytes.Contains(got, []byte(text[len(text)/2:][:64])) {
+				t.Fatalf("size %d, run %d: %d %.200s", size, run, hr.StatusCode, got)
+			}
+			if used := s.budget.used.Load(); used != 0 {
+				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
+			}
+			if lent := s.budget.lent.Load(); lent != 0 {
+				t.Errorf("size %d: %d bytes still counted as lent after the request", size, lent)
+			}
+			reads[run] = c.reads
+		}
+		t.Logf("a %d-byte body: %d reads of the connection into a doubling buffer, %d into one already there", size, reads[0], reads[1])
+		if !raceOn && reads[1] > 3 {
+			t.Errorf("a %d-byte body read into a buffer already there: %d reads of the connection, want at most 3", size, reads[1])
 		}
 	}
 }
