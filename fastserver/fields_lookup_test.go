@@ -40,3 +40,33 @@ func TestLookupEmptyName(t *testing.T) {
 		t.Errorf(`lookup("x-a"): %q, want "1"`, v)
 	}
 }
+
+// TestLookupFieldEveryByte: changing any one byte of a table name to any
+// other value finds the field only when the byte is a letter and the new
+// value is the same letter in the other case: a compare that ignores the
+// case bit (0x20) must do so at letters only, so that '-' (0x2d) never
+// matches '\r' (0x0d), nor a digit anything but itself.
+func TestLookupFieldEveryByte(t *testing.T) {
+	for f := field(0); f < numFields; f++ {
+		name := []byte(fieldNames[f])
+		for i := range name {
+			orig := name[i]
+			lower := orig | 0x20
+			letter := lower >= 'a' && lower <= 'z'
+			for v := range 256 {
+				name[i] = byte(v)
+				want := numFields
+				if byte(v) == orig || (letter && byte(v)|0x20 == lower) {
+					want = f
+				}
+				if g := lookupField(name); g != want {
+					t.Errorf("%q (byte %d of %s set to %#x): %d, want %d", name, i, fieldNames[f], v, g, want)
+				}
+				if g := lookupField(string(name)); g != want {
+					t.Errorf("string %q: %d, want %d", name, g, want)
+				}
+			}
+			name[i] = orig
+		}
+	}
+}
