@@ -195,12 +195,16 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// these bytes as arrived.
 		b.dl.bodyBytes.Store(b.n)
 	}
-	if b.steps && b.ready && n > 0 {
+	if b.steps && b.ready && n > 0 && (err == nil || err == io.EOF) {
 		// Into a buffer that was there: charge what arrived, before the
-		// decoder sees it. A read is not held to the steps here, so a body that
-		// arrives at once is read in as few system calls as the floor's.
+		// decoder sees it. A read is not held to the steps here, so a
+		// body that arrives at once is read in as few system calls as
+		// the floor's. Bytes whose charge fails are not handed over: the
+		// decoder must not judge them (row 6 comes before rows 7 to 10).
+		// A read that failed is answered for its error, without waiting
+		// for budget.
 		if cerr := b.wire.cover(min(b.n, b.wire.limit)); cerr != nil {
-			err = cerr
+			n, err = 0, cerr
 		}
 	}
 	if b.steps && b.n == size && size < b.wire.limit && err == nil {

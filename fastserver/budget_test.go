@@ -284,3 +284,43 @@ func TestIdleBuffersLentBounded(t *testing.T) {
 	}
 	waitFor(t, "the lent buffers to be given back", func() bool { return s.budget.lent.Load() == 0 && s.budget.used.Load() == 0 })
 }
+
+// A body read into a buffer that was there already is charged after each
+// read; when that charge fails, the bytes are not handed to the decoder:
+// the budget's 503 (row 6) comes before any verdict on them (rows 7 to
+// 10), as it does for a body read in steps, whose charge comes before the
+// read. Before, a syntax error in the uncharged bytes was answered 400.
+func TestReadyChargeFailsFirst(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // sync.Pool is per P
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	s, addr := serve(t, Config{BudgetWait: 20 * time.Millisecond, DrainTimeout: 50 * time.Millisecond})
+	const size = 200_000
+	body := func(id, text string, bad int) string {
+		b := `{"jsonrpc":"2.0","id":"` + id + `","method":"echo","params":{"t":"`
+		b += strings.Repeat(text, size/len(text))[:size-len(b)-3] + `"}}`
+		if bad > 0 {
+			b = b[:bad] + `"!` + b[bad+2:] // a string closed early, then a stray byte
+		}
+		return b
+	}
+	// Warm: the pooled call keeps a buffer that holds the next bodies.
+	if r := dial(t, addr).do(post(pathRPC, body("warm", "warm up ", 0))); r.Status != 200 {
+		t.Fatalf("warm: %s", r.StatusLine)
+	}
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
+	hog := s.budget.limit - firstStep // room for the first reservation only
+	if !s.budget.try(hog) {
+		t.Fatal("could not take the budget")
+	}
+	for i, bad := range []int{4500, 9001, 150_000} {
+		id := "spent-" + strconv.Itoa(i)
+		r := dial(t, addr).do(post(pathRPC, body(id, "text "+strconv.Itoa(i)+" ", bad)))
+		want{503, -32603, "null", "", ""}.check(t, r)
+		waitFor(t, "the body's budget to be released", func() bool { return s.budget.used.Load() == hog })
+	}
+	s.budget.release(hog)
+	// With room, the same bodies get their verdicts.
+	r := dial(t, addr).do(post(pathRPC, body("ok", "room ", 4500)))
+	want{400, -32700, "null", "", ""}.check(t, r)
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
+}
