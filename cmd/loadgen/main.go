@@ -114,6 +114,7 @@ func run(ctx context.Context, args []string, e env) int {
 		rate       = fs.Float64("rate", 0, "open loop at this many `requests/s` on a fixed schedule (default 0: closed loop)")
 		mixFlag    = fs.String("mix", loadgen.DefaultMix.String(), "request shapes and their `weights`, e.g. call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1")
 		bodyFile   = fs.String("body", "", "send this `file`'s JSON-RPC request instead of -mix; its id is rewritten per request and the answer checked as a call's (200, result, same id)")
+		gzipBody   = fs.Bool("gzip", false, "with -body: send it gzip-compressed (Content-Encoding: gzip); the parts around the id are compressed once, so a request costs a CRC-32 of the body, not a compression")
 		events     = fs.Int("events", 0, "with -body: every answer must stream this many `notifications` (text/event-stream) before the response; each is checked and counted")
 		a2aStream  = fs.Bool("a2a", false, "with -body and -events: the answers are A2A streams (SendStreamingMessage, SubscribeToTask) of exactly -events events, each a response to the request with a stream response checked for its kind and order (task first, a final status last)")
 		mcpVersion = fs.String("mcp-version", "", "send the MCP headers of this `version` ("+strings.Join(loadgen.MCPVersions, ", ")+"); 2026-07-28 also adds params._meta (default: none)")
@@ -158,6 +159,7 @@ func run(ctx context.Context, args []string, e env) int {
 		MCPVersion:  *mcpVersion,
 		Events:      *events,
 		A2A:         *a2aStream,
+		BodyGzip:    *gzipBody,
 		Timeout:     *timeout,
 		MaxExamples: *examples,
 		Engine:      *engineName,

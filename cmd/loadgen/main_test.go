@@ -143,6 +143,7 @@ func TestBadFlags(t *testing.T) {
 		{"timeout", []string{"-timeout", "0s"}, "-timeout 0s"},
 		{"body missing", []string{"-body", filepath.Join(dir, "nope.json")}, "-body: open"},
 		{"body and mix", []string{"-body", body, "-mix", "call=1"}, "-body and -mix cannot be used together"},
+		{"gzip without body", []string{"-gzip"}, "-gzip needs -body"},
 		{"hist dir", []string{"-hist", filepath.Join(dir, "no", "such", "dir.hgrm")}, "-hist:"},
 		{"self without server", []string{"-self"}, "-self is not available"},
 	} {

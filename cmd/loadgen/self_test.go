@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -40,6 +41,42 @@ func TestSelfAgainstRPCEdge(t *testing.T) {
 				t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
 			}
 		})
+	}
+}
+
+// TestSelfGzipBody runs loadgen -body -gzip against the real demo server:
+// bodies of a few hundred bytes to 200 KB (a tools/call echo whose text
+// grows), each request's id spliced into the compressed body, every answer
+// checked, also under 2026-07-28 (its _meta compressed with the rest).
+func TestSelfGzipBody(t *testing.T) {
+	dir := t.TempDir()
+	for i, size := range []int{40, 5000, 200_000} {
+		for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			meta := ""
+			if version == "2026-07-28" {
+				meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+			}
+			text := strings.Repeat(fmt.Sprintf("gzip %d of %s ", i, version), size/20+1)[:size]
+			body := filepath.Join(dir, fmt.Sprintf("b%d-%s.json", i, version))
+			req := `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}` + meta + `}}`
+			if err := os.WriteFile(body, []byte(req), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := runCmd(t, env{self: startSelf}, "-self", "-n", "300", "-c", "4", "-json", "-mcp-version", version, "-body", body, "-gzip")
+			if r.code != 0 {
+				t.Fatalf("size %d, %s: exit %d\n%s\n%s", size, version, r.code, r.stdout, r.stderr)
+			}
+			var rep struct {
+				OK, Wrong int64
+				Config    struct{ Gzip bool }
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("report: %v\n%s", err, r.stdout)
+			}
+			if rep.OK != 300 || rep.Wrong != 0 || !rep.Config.Gzip {
+				t.Errorf("size %d, %s: right %d, wrong %d, gzip %v\n%s", size, version, rep.OK, rep.Wrong, rep.Config.Gzip, r.stdout)
+			}
+		}
 	}
 }
 

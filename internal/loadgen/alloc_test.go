@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -183,5 +184,25 @@ func TestAllocsPerRun(t *testing.T) {
 				t.Errorf("%.4f allocations per request, want 0", per)
 			}
 		})
+	}
+}
+
+// TestAllocsBuildGzip: building a gzip custom request (Config.BodyGzip)
+// allocates nothing once warm: the id goes between parts compressed once.
+func TestAllocsBuildGzip(t *testing.T) {
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("gz ", 3000) + `"}}}`
+	cfg, err := Config{Body: []byte(body), BodyGzip: true}.normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPlan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newGenerator(p, 0, 1, 1)
+	var e expectation
+	wire := g.build(nil, &e)
+	if allocs := testing.AllocsPerRun(500, func() { wire = g.build(wire, &e) }); allocs != 0 {
+		t.Errorf("%.2f allocations per gzip request, want 0", allocs)
 	}
 }

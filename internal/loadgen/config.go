@@ -64,6 +64,12 @@ type Config struct {
 	Body []byte
 	// BodyName names where Body came from, for the report.
 	BodyName string
+	// BodyGzip sends Body gzip-compressed, with Content-Encoding: gzip.
+	// The parts around the id are compressed once, when the run starts;
+	// each request puts its id between them in a stored deflate block and
+	// computes the CRC-32, so that a request costs one pass over the body
+	// and not a compression. Needs Body.
+	BodyGzip bool
 	// Events, when above zero, says every answer to Body is streamed: the
 	// request is sent with Accept: application/json, text/event-stream
 	// and its answer must be 200 text/event-stream carrying exactly Events
@@ -386,6 +392,9 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.A2A && c.Events == 0 {
 		return c, errors.New("loadgen: -a2a needs -events (the number of events of each A2A stream) and -body")
+	}
+	if c.BodyGzip && c.Body == nil {
+		return c, errors.New("loadgen: -gzip needs -body (the request to send compressed)")
 	}
 	if len(c.Body) > MaxBodySize {
 		return c, fmt.Errorf("loadgen: -body %s: %d bytes; at most %d", c.BodyName, len(c.Body), MaxBodySize)

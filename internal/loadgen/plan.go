@@ -1,10 +1,14 @@
 package loadgen
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 	"strings"
 )
@@ -26,6 +30,11 @@ type plan struct {
 
 	// The custom body around its id.
 	customPre, customPost []byte
+	// With Config.BodyGzip: customPre deflated and sync-flushed (not
+	// final, byte-aligned), customPost deflated as the final blocks, and
+	// the CRC-32 of customPre (gzipBody).
+	gzPre, gzPost []byte
+	crcPre        uint32
 }
 
 const (
@@ -57,6 +66,9 @@ func newPlan(c Config) (*plan, error) {
 		if customMethod, customName, err = p.parseCustom(c.Body); err != nil {
 			return nil, err
 		}
+		if c.BodyGzip {
+			p.deflateCustom()
+		}
 	}
 	for s := Shape(0); s < numShapes; s++ {
 		var mcp []string
@@ -85,6 +97,9 @@ func newPlan(c Config) (*plan, error) {
 		}
 		if s == ShapeCustom && c.Events > 0 {
 			mcp = append(mcp, "Accept: application/json, text/event-stream")
+		}
+		if s == ShapeCustom && c.BodyGzip {
+			mcp = append(mcp, "Content-Encoding: gzip")
 		}
 		p.head[s] = p.appendHead(nil, mcp)
 	}
@@ -359,6 +374,10 @@ func (g *generator) build(wire []byte, e *expectation) []byte {
 			b = append(b, `"]}`...)
 		}
 	case ShapeCustom:
+		if p.gzPre != nil {
+			b = g.gzipBody(b, n, e)
+			break
+		}
 		b = append(b, p.customPre...)
 		b = g.appendID(b, n, e)
 		b = append(b, p.customPost...)
@@ -394,4 +413,49 @@ func (g *generator) appendText(b []byte, n uint64, e *expectation) []byte {
 	b = append(b, textVariants[g.rand()%uint64(len(textVariants))]...)
 	e.txtLen = uint8(copy(e.text[:], b[s:]))
 	return b
+}
+
+// gzipHeader is a gzip member's header: deflate, no flags, no time, no
+// operating system named (RFC 1952 §2.3).
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}
+
+// deflateCustom compresses the custom body's parts around its id once
+// (Config.BodyGzip): customPre sync-flushed, so that it ends on a byte
+// boundary and not as the last block, and customPost as a stream of its
+// own whose last block is final. A deflate stream may go on from a
+// flushed one: the blocks are read in order, and customPost's back
+// references stay within its own bytes.
+func (p *plan) deflateCustom() {
+	var pre, post bytes.Buffer
+	zw, _ := flate.NewWriter(&pre, flate.BestCompression) // the level is valid
+	zw.Write(p.customPre)
+	zw.Flush()
+	zw.Reset(&post)
+	zw.Write(p.customPost)
+	zw.Close()
+	p.gzPre, p.gzPost = pre.Bytes(), post.Bytes()
+	p.crcPre = crc32.ChecksumIEEE(p.customPre)
+}
+
+// gzipBody appends the custom body of counter n as one gzip member: the
+// header, customPre's blocks, the id in a stored block (its header byte
+// 0: not final, stored, the rest of the byte padding; then LEN and its
+// complement), customPost's blocks, and the trailer (RFC 1951 §3.2.4,
+// RFC 1952 §2.2).
+func (g *generator) gzipBody(b []byte, n uint64, e *expectation) []byte {
+	p := g.p
+	b = append(b, gzipHeader...)
+	b = append(b, p.gzPre...)
+	at := len(b)
+	b = append(b, 0, 0, 0, 0, 0)
+	b = g.appendID(b, n, e)
+	id := b[at+5:]
+	binary.LittleEndian.PutUint16(b[at+1:], uint16(len(id)))
+	binary.LittleEndian.PutUint16(b[at+3:], ^uint16(len(id)))
+	crc := crc32.Update(p.crcPre, crc32.IEEETable, id)
+	crc = crc32.Update(crc, crc32.IEEETable, p.customPost)
+	size := len(p.customPre) + len(id) + len(p.customPost)
+	b = append(b, p.gzPost...)
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	return binary.LittleEndian.AppendUint32(b, uint32(size))
 }

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -154,5 +155,47 @@ func TestBuildCustom(t *testing.T) {
 	reqs, _, _ = buildN(t, Config{MCPVersion: "2025-06-18", Body: []byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"café"}}`)}, 1)
 	if got := reqs[0].Header.Get("Mcp-Name"); got != "=?base64?Y2Fmw6k=?=" {
 		t.Errorf("Mcp-Name %q", got)
+	}
+}
+
+// TestBuildGzip: with BodyGzip every custom request carries
+// Content-Encoding: gzip and a body that gunzips (CRC-32 and size checked)
+// to the identity body with that request's id, for bodies whose parts
+// around the id are empty, short and long, and ids of both kinds.
+func TestBuildGzip(t *testing.T) {
+	long := strings.Repeat("a fairly long text, compressible ", 4000)
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","method":"ping"}`,
+		`{"id":7,"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"` + long + `"}}}`,
+	} {
+		plain, plainBodies, _ := buildN(t, Config{Body: []byte(in)}, 5)
+		reqs, bodies, exps := buildN(t, Config{Body: []byte(in), BodyGzip: true}, 5)
+		for i, req := range reqs {
+			if got := req.Header.Get("Content-Encoding"); got != "gzip" {
+				t.Fatalf("Content-Encoding %q", got)
+			}
+			if plain[i].Header.Get("Content-Encoding") != "" {
+				t.Fatalf("an identity body with Content-Encoding %q", plain[i].Header.Get("Content-Encoding"))
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(bodies[i]))
+			if err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
+			got, err := io.ReadAll(zr) // checks the CRC-32 and the size
+			if err != nil {
+				t.Fatalf("request %d (%d bytes): %v", i, len(bodies[i]), err)
+			}
+			// The same counters, so the same ids: the identity body.
+			if want := plainBodies[i]; !bytes.Equal(got, want) {
+				t.Errorf("request %d: gunzips to %.80q, want %.80q", i, got, want)
+			}
+			if !bytes.Contains(got, exps[i].idBytes()) {
+				t.Errorf("request %d: id %s not in %.80q", i, exps[i].idBytes(), got)
+			}
+			if len(in) > 1000 && len(bodies[i]) > len(in)/10 {
+				t.Errorf("request %d: %d bytes compressed of %d", i, len(bodies[i]), len(in))
+			}
+		}
 	}
 }

@@ -78,6 +78,7 @@ type ReportConfig struct {
 	Rate        float64  `json:"rate"`       // requests/s; 0 in a closed loop
 	Mix         string   `json:"mix"`        // "" when body is set
 	Body        string   `json:"body"`       // the -body file, if any
+	Gzip        bool     `json:"gzip"`       // the body sent gzip-compressed
 	Headers     []string `json:"headers"`
 	MCPVersion  string   `json:"mcp_version"`
 	TimeoutS    float64  `json:"timeout_s"`
@@ -153,7 +154,7 @@ func (r *runner) report(end int64) *Report {
 		rep.Config.Mode = "open"
 	}
 	if c.Body != nil {
-		rep.Config.Body = c.BodyName
+		rep.Config.Body, rep.Config.Gzip = c.BodyName, c.BodyGzip
 	} else {
 		rep.Config.Mix = c.Mix.String()
 	}
@@ -228,6 +229,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "loadgen: %s, %s loop, %d connections, engine %s\n", c.URL, c.Mode, c.Connections, c.Engine)
 	if c.Body != "" {
 		fmt.Fprintf(&b, "  body %s", c.Body)
+		if c.Gzip {
+			b.WriteString(" (gzip)")
+		}
 	} else {
 		fmt.Fprintf(&b, "  mix %s", c.Mix)
 	}
