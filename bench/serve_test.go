@@ -27,6 +27,7 @@ package bench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -423,4 +424,48 @@ func serveCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestServeGzipBodies: the size sweep's candidates (sweep.sh with GZIP=1)
+// answer gzip request bodies right, small and large, as they answer the
+// same bodies uncompressed.
+func TestServeGzipBodies(t *testing.T) {
+	version := serveVersion
+	reqs := serveRequests(version)
+	for _, name := range []string{servers.Rpcedge, servers.Floor, servers.FastHTTPJSON, servers.NetHTTPJSON, servers.SDK} {
+		t.Run(name, func(t *testing.T) {
+			h, err := startServe(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := h.close(); err != nil {
+					t.Error("close:", err)
+				}
+			}()
+			for i, r := range reqs[:8] {
+				if i%2 == 1 {
+					// A large text: 100 KB of the request's own text.
+					text := strings.Repeat(r.text+" ", 100_000/(len(r.text)+1)+1)
+					r = serveRequest{body: smallBody(strconv.Itoa(i+1), strings.ReplaceAll(strings.ReplaceAll(text, `\`, `\\`), `"`, `\"`), ""), id: json.Number(strconv.Itoa(i + 1)), text: text}
+				}
+				var z bytes.Buffer
+				zw := gzip.NewWriter(&z)
+				zw.Write(r.body)
+				zw.Close()
+				req := newRequest(version)
+				req.Header.Set("Content-Encoding", "gzip")
+				req.SetBodyRaw(z.Bytes())
+				resp := fasthttp.AcquireResponse()
+				if err := h.client.DoTimeout(req, resp, 10*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				if err := checkEchoAnswer(resp.StatusCode(), string(resp.Header.ContentType()), resp.Body(), r, false); err != nil {
+					t.Errorf("request %d (%d bytes, %d gzip): %v\nanswer: %d %.200s", i, len(r.body), z.Len(), err, resp.StatusCode(), resp.Body())
+				}
+				fasthttp.ReleaseRequest(req)
+				fasthttp.ReleaseResponse(resp)
+			}
+		})
+	}
 }

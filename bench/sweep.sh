@@ -2,7 +2,7 @@
 # sweep.sh: how the cost of a request grows with its body. tools/call
 # echo with texts of 1 KiB, 16 KiB, 256 KiB and 1 MiB minus the envelope
 # and 64 bytes (the body then is just under the default ceiling, 1 MiB,
-# whatever id loadgen writes), identity encoding, sent
+# whatever id loadgen writes), identity encoding (GZIP=1: gzip), sent
 # by cmd/loadgen (-body: the id rewritten per request, every answer
 # checked) to rpcedge (cmd/rpcedge), fasthttp + encoding/json, net/http +
 # encoding/json, the MCP Go SDK and the floor (fasthttp reading the body
@@ -15,9 +15,11 @@
 #   bench/sweep.sh   # about 5 minutes at the defaults
 #
 # Environment: REPS (3), DUR (3), CONNS (16), ONLY (a subset of the
-# servers), OUT (results/<UTC date>-sweep), PORT_BASE (18570), TEXT
-# (sentence: the small fixture's sentence; code: a line of Go source as
-# JSON, a \n, \t, \" or \\ every few bytes).
+# servers), OUT (results/<UTC date>-sweep, -sweep-gzip with GZIP=1),
+# PORT_BASE (18570), TEXT (sentence: the small fixture's sentence; code:
+# a line of Go source as JSON, a \n, \t, \" or \\ every few bytes), GZIP
+# (1: every body sent gzip-compressed, loadgen -gzip; each server undoes
+# it with the klauspost reader rpcedge uses, pooled).
 set -euo pipefail
 
 REPS=${REPS:-3}
@@ -30,7 +32,10 @@ SERVERS=(rpcedge fasthttp-json nethttp-json mcp-go-sdk floor)
 SIZES=(1024 16384 262144 1048576) # text bytes; the last is the whole body
 
 cd "$(dirname "$0")" # bench/
-OUT=${OUT:-results/$(date -u +%Y-%m-%d)-sweep}
+GZIP_FLAG=()
+SUFFIX=
+if [ "${GZIP:-0}" = 1 ]; then GZIP_FLAG=(-gzip); SUFFIX=-gzip; fi
+OUT=${OUT:-results/$(date -u +%Y-%m-%d)-sweep$SUFFIX}
 mkdir -p "$OUT"
 tmp=$(mktemp -d)
 declare -A PID PORT
@@ -107,7 +112,7 @@ for size in "${SIZES[@]}"; do
 			t0=$(ticks "$pid")
 			timeout $((DUR + 30)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:${PORT[$name]}/mcp" \
 				-c "$CONNS" -d "${DUR}s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
-				-body "$tmp/body-$size.json" -timeout 30s -json >"$raw" 2>&1 || true
+				-body "$tmp/body-$size.json" ${GZIP_FLAG[@]+"${GZIP_FLAG[@]}"} -timeout 30s -json >"$raw" 2>&1 || true
 			t1=$(ticks "$pid")
 			awk -v size="$size" -v rep="$rep" -v srv="$name" -v cpu="$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')" '
 				/^  "rps": /     { gsub(/[,]/, "", $2); rps = $2 }
@@ -119,7 +124,7 @@ for size in "${SIZES[@]}"; do
 	done
 done
 {
-	echo "Run of \`bench/sweep.sh\` (REPS=$REPS DUR=$DUR CONNS=$CONNS), $(date -u '+%Y-%m-%d %H:%M UTC'),"
+	echo "Run of \`bench/sweep.sh\` (REPS=$REPS DUR=$DUR CONNS=$CONNS TEXT=${TEXT:-sentence} GZIP=${GZIP:-0}), $(date -u '+%Y-%m-%d %H:%M UTC'),"
 	echo "$(go version | cut -d' ' -f3-4), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'). Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 } >"$OUT/sweep-info.md"
 "$tmp/plot" -sweep "$OUT"

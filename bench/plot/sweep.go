@@ -183,7 +183,11 @@ func (w *sweep) chart(file, title, ylabel string, perKiB bool) error {
 func (w *sweep) markdown(info string) string {
 	var b strings.Builder
 	f := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	f("# Size sweep: tools/call echo, identity\n\n")
+	enc := "identity"
+	if strings.Contains(info, "GZIP=1") {
+		enc = "gzip"
+	}
+	f("# Size sweep: tools/call echo, %s\n\n", enc)
 	if info != "" {
 		f("%s\n", info)
 	}
