@@ -39,6 +39,10 @@ import (
 //     (budget.lend), and past that bodies double as before;
 //   - a declared length of at most budgetStep is reserved whole and read
 //     into one buffer (the step is then its length);
+//   - a compressed body, whose decoded size is not declared, is read
+//     into an idle buffer of the last compressed body's decoded size
+//     when the pool holds one (within the same quarter of the budget),
+//     else into one that doubles; either way it is charged as below;
 //   - a compressed body is charged codingState for each of its (at most
 //     two) decompressors up front, and, with a zstd layer, the history
 //     ring of each frame's window when its header arrives, before the
@@ -309,8 +313,21 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 		*m = decode.Message{Kind: decode.KindInvalid}
 		return refusal(m, err)
 	}
+	if size := s.decoded.Load(); size > budgetStep {
+		// A compressed body does not declare its decoded size: it is
+		// read into an idle buffer of the last one's, if the pool holds
+		// one (the bodies an endpoint gets are often alike), rather than
+		// into one that doubles and copies what it holds each time. The
+		// charge is unchanged: the decoded bytes, as they are produced.
+		// A wrong guess costs nothing: a smaller body leaves the rest of
+		// the buffer idle, a larger one grows it.
+		s.lendIdle(c, size)
+	}
 	err := c.dec.DecodeReader(&c.dz, m)
 	c.dz.zr.Close()
+	if err == nil {
+		s.decoded.Store(int64(len(c.dec.Body())))
+	}
 	if e, ok := err.(*decode.Error); ok && e != &m.Error {
 		// A refusal of the decoding layer (wire ceiling, corrupt stream,
 		// decoded ceiling): decode.Decoder.DecodeBody's rule.

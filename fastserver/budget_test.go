@@ -324,3 +324,42 @@ func TestReadyChargeFailsFirst(t *testing.T) {
 	want{400, -32700, "null", "", ""}.check(t, r)
 	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
 }
+
+// A compressed body, whose decoded size is not declared, is read into an
+// idle buffer of the last compressed body's decoded size when the pool
+// holds one (counted as lent, within the quarter of the budget), instead
+// of a buffer that doubles; its charge still follows the decoded bytes.
+func TestCompressedBodyLentLastSize(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // sync.Pool is per P
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	s, addr := serve(t, Config{DrainTimeout: 100 * time.Millisecond})
+	body := func(id string) []byte {
+		b := `{"jsonrpc":"2.0","id":"` + id + `","method":"echo","params":{"t":"`
+		return []byte(b + strings.Repeat(id+" ", 300_000/(len(id)+1)) + `"}}`)
+	}
+	first := body("first-gzip")
+	if r := dial(t, addr).do(post(pathRPC, string(gzipped(t, first)), "Content-Encoding: gzip")); r.Status != 200 {
+		t.Fatalf("the first body: %s", r.StatusLine)
+	}
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 && s.budget.lent.Load() == 0 })
+	if got := s.decoded.Load(); got != int64(len(first)) {
+		t.Fatalf("decoded size noted %d, want %d", got, len(first))
+	}
+	// The second stalls after half its compressed bytes: it holds an idle
+	// buffer for the whole decoded body, lent.
+	second := gzipped(t, body("second-gzip"))
+	raw := post(pathRPC, string(second), "Content-Encoding: gzip")
+	head := len(raw) - len(second)
+	c := dial(t, addr)
+	c.send(raw[:head+len(second)/2])
+	waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == 2 })
+	time.Sleep(50 * time.Millisecond)
+	if lent := s.budget.lent.Load(); !raceOn && lent < int64(len(first)) {
+		t.Errorf("the stalled compressed body holds %d bytes lent, want an idle buffer of at least %d", lent, len(first))
+	}
+	c.send(raw[head+len(second)/2:])
+	if r := c.read(); r.Status != 200 || !strings.Contains(string(r.Body), `"second-gzip"`) {
+		t.Fatalf("the second body: %s %.100s", r.StatusLine, r.Body)
+	}
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 && s.budget.lent.Load() == 0 })
+}

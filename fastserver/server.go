@@ -42,6 +42,9 @@ type Server struct {
 	net      []*http.Server // ServeNetHTTP's servers
 	entered  atomic.Uint64  // POST requests whose handler was entered
 	answered atomic.Uint64  // of those, the ones answered
+	// decoded is the decoded size of the last compressed body read to its
+	// end: the size of the idle buffer the next one is lent (readBody).
+	decoded  atomic.Int64
 	serving  atomic.Bool
 	running  *watchdog    // handlers running: deadlines and Shutdown
 	streams  atomic.Int64 // stream slots held (stream.go)
