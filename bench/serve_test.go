@@ -174,6 +174,21 @@ func startServe(name string) (*serveHarness, error) {
 	return h, nil
 }
 
+// serveFor starts the candidate for the test and stops it when the test
+// ends.
+func serveFor(t *testing.T, name string) *serveHarness {
+	h, err := startServe(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.close(); err != nil {
+			t.Error("close:", err)
+		}
+	})
+	return h
+}
+
 // memListener hands out fasthttputil's in-memory connections with their
 // timeout error made a net.Error. fasthttputil's ErrTimeout has Timeout
 // but not Temporary, so net/http does not recognise the timeout it
@@ -319,15 +334,7 @@ func TestServeCandidates(t *testing.T) {
 		reqs := serveRequests(version)
 		for _, name := range serveNames() {
 			t.Run(version+"/"+name, func(t *testing.T) {
-				h, err := startServe(name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					if err := h.close(); err != nil {
-						t.Error("close:", err)
-					}
-				}()
+				h := serveFor(t, name)
 				var wg sync.WaitGroup
 				errs := make([]error, len(reqs))
 				for w := range 8 {
@@ -434,15 +441,7 @@ func TestServeGzipBodies(t *testing.T) {
 	reqs := serveRequests(version)
 	for _, name := range []string{servers.Rpcedge, servers.Floor, servers.FastHTTPJSON, servers.NetHTTPJSON, servers.SDK} {
 		t.Run(name, func(t *testing.T) {
-			h, err := startServe(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := h.close(); err != nil {
-					t.Error("close:", err)
-				}
-			}()
+			h := serveFor(t, name)
 			for i, r := range reqs[:8] {
 				if i%2 == 1 {
 					// A large text: 100 KB of the request's own text.

@@ -32,40 +32,25 @@ func (c *countConn) Read(p []byte) (int, error) {
 // a system call of its own). The budget still never holds more than twice
 // what arrived (TestBudgetChargedAsBytesArrive) and is all given back.
 func TestBodyReadsPerStep(t *testing.T) {
-	s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, size := range []int{budgetStep + 1, 100_000, 300 << 10, 1<<20 - 4096} {
-		{
-			text := strings.Repeat("step "+strconv.Itoa(i)+" ", size/7+1)
-			body := `{"jsonrpc":"2.0","id":"reads-` + strconv.Itoa(i) + `","method":"echo","params":{"t":"`
-			body += text[:size-len(body)-4] + `"}}`
-			c := &countConn{}
-			c.r.WriteString(post(pathRPC, body))
-			if err := s.ServeConn(c); err != nil {
-				t.Fatalf("size %d: ServeConn: %v", size, err)
-			}
-			hr, err := http.ReadResponse(bufio.NewReader(&c.w), nil)
-			if err != nil {
-				t.Fatalf("size %d: %v", size, err)
-			}
-			got, _ := io.ReadAll(hr.Body)
-			if hr.StatusCode != 200 || !bytes.Contains(got, []byte(`"reads-`+strconv.Itoa(i)+`"`)) || !bytes.Contains(got, []byte(text[:64])) {
-				t.Fatalf("size %d: %d %.200s", size, hr.StatusCode, got)
-			}
-			// Buffers of firstStep, doubled until the body fits: a read
-			// per buffer, and the header block's (whose bytes of the body
-			// leave the first buffer short of full).
-			steps := bits.Len(uint(size/firstStep)) + 1
-			if want := steps + 1; c.reads > want {
-				t.Errorf("a %d-byte body: %d reads of the connection, want at most %d (%d buffer steps)", size, c.reads, want, steps)
-			} else {
-				t.Logf("a %d-byte body: %d reads of the connection (%d buffer steps)", size, c.reads, steps)
-			}
-			if used := s.budget.used.Load(); used != 0 {
-				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
-			}
+		// A new server each time: no buffer of an earlier body to read
+		// into at once (TestLentBodyReads).
+		s, err := New(Config{Logger: quietLogger}, testEndpoints(nil)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads := echoCounted(t, s, "reads-"+strconv.Itoa(i), size)
+		// Buffers of firstStep, doubled until the body fits: a read per
+		// buffer, and the header block's (whose bytes of the body leave
+		// the first buffer short of full).
+		steps := bits.Len(uint(size/firstStep)) + 1
+		if want := steps + 1; reads > want {
+			t.Errorf("a %d-byte body: %d reads of the connection, want at most %d (%d buffer steps)", size, reads, want, steps)
+		} else {
+			t.Logf("a %d-byte body: %d reads of the connection (%d buffer steps)", size, reads, steps)
+		}
+		if used := s.budget.used.Load(); used != 0 {
+			t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
 		}
 	}
 }
@@ -89,34 +74,41 @@ func TestLentBodyReads(t *testing.T) {
 	for i, size := range []int{budgetStep + 1, 200_000, 1<<20 - 4096} { // body bytes
 		var reads [2]int
 		for run := range reads {
-			id := "lent-" + strconv.Itoa(i) + "-" + strconv.Itoa(run)
-			text := strings.Repeat(id+" ", size/len(id)+1)
-			body := `{"jsonrpc":"2.0","id":"` + id + `","method":"echo","params":{"t":"`
-			body += text[:size-len(body)-3] + `"}}`
-			c := &countConn{}
-			c.r.WriteString(post(pathRPC, body))
-			if err := s.ServeConn(c); err != nil {
-				t.Fatalf("size %d: ServeConn: %v", size, err)
-			}
-			hr, err := http.ReadResponse(bufio.NewReader(&c.w), nil)
-			if err != nil {
-				t.Fatalf("size %d: %v", size, err)
-			}
-			got, _ := io.ReadAll(hr.Body)
-			if hr.StatusCode != 200 || !bytes.Contains(got, []byte(`"`+id+`"`)) || !bytes.Contains(got, []byte(text[len(text)/2:][:64])) {
-				t.Fatalf("size %d, run %d: %d %.200s", size, run, hr.StatusCode, got)
-			}
+			reads[run] = echoCounted(t, s, "lent-"+strconv.Itoa(i)+"-"+strconv.Itoa(run), size)
 			if used := s.budget.used.Load(); used != 0 {
 				t.Errorf("size %d: the budget holds %d bytes after the request", size, used)
 			}
 			if lent := s.budget.lent.Load(); lent != 0 {
 				t.Errorf("size %d: %d bytes still counted as lent after the request", size, lent)
 			}
-			reads[run] = c.reads
 		}
 		t.Logf("a %d-byte body: %d reads of the connection into a doubling buffer, %d into one already there", size, reads[0], reads[1])
 		if !raceOn && reads[1] > 3 {
 			t.Errorf("a %d-byte body read into a buffer already there: %d reads of the connection, want at most 3", size, reads[1])
 		}
 	}
+}
+
+// echoCounted serves one echo request with a body of exactly size bytes
+// (its text the id, repeated) through ServeConn over a countConn, checks
+// the answer, and returns the reads fasthttp made of the connection.
+func echoCounted(t *testing.T, s *Server, id string, size int) int {
+	t.Helper()
+	text := strings.Repeat(id+" ", size/len(id)+1)
+	body := `{"jsonrpc":"2.0","id":"` + id + `","method":"echo","params":{"t":"`
+	body += text[:size-len(body)-3] + `"}}`
+	c := &countConn{}
+	c.r.WriteString(post(pathRPC, body))
+	if err := s.ServeConn(c); err != nil {
+		t.Fatalf("%s: ServeConn: %v", id, err)
+	}
+	hr, err := http.ReadResponse(bufio.NewReader(&c.w), nil)
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	got, _ := io.ReadAll(hr.Body)
+	if hr.StatusCode != 200 || !bytes.Contains(got, []byte(`"`+id+`"`)) || !bytes.Contains(got, []byte(text[len(text)/2:][:64])) {
+		t.Fatalf("%s (%d bytes): %d %.200s", id, size, hr.StatusCode, got)
+	}
+	return c.reads
 }

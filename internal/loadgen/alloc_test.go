@@ -191,15 +191,7 @@ func TestAllocsPerRun(t *testing.T) {
 // allocates nothing once warm: the id goes between parts compressed once.
 func TestAllocsBuildGzip(t *testing.T) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("gz ", 3000) + `"}}}`
-	cfg, err := Config{Body: []byte(body), BodyGzip: true}.normalized()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPlan(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newGenerator(p, 0, 1, 1)
+	g := newGenerator(testPlan(t, Config{Body: []byte(body), BodyGzip: true}), 0, 1, 1)
 	var e expectation
 	wire := g.build(nil, &e)
 	if allocs := testing.AllocsPerRun(500, func() { wire = g.build(wire, &e) }); allocs != 0 {

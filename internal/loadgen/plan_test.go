@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// buildN builds n requests of one shape and parses them with net/http.
-func buildN(t *testing.T, cfg Config, n int) ([]*http.Request, [][]byte, []expectation) {
+// testPlan returns the plan of cfg, normalized.
+func testPlan(t testing.TB, cfg Config) *plan {
 	t.Helper()
 	cfg, err := cfg.normalized()
 	if err != nil {
@@ -22,7 +22,13 @@ func buildN(t *testing.T, cfg Config, n int) ([]*http.Request, [][]byte, []expec
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGenerator(p, 0, 1, 1)
+	return p
+}
+
+// buildN builds n requests of one shape and parses them with net/http.
+func buildN(t *testing.T, cfg Config, n int) ([]*http.Request, [][]byte, []expectation) {
+	t.Helper()
+	g := newGenerator(testPlan(t, cfg), 0, 1, 1)
 	var reqs []*http.Request
 	var bodies [][]byte
 	var exps []expectation
