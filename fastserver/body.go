@@ -60,7 +60,9 @@ import (
 //
 // A step that finds no room within BudgetWait fails the read with
 // errBudget: 503 / -32603 with Retry-After. Whatever a body holds is
-// released when its request ends, however it ends.
+// released when its request ends, however it ends; the request of an
+// answer that streams ends with the stream (its handler still reads the
+// body's params, in the decoder's buffer).
 //
 // The buffers a body outgrew are garbage until the next collection: the
 // heap that bodies hold stays within about three times the budget (live
@@ -493,8 +495,12 @@ func (b *bodyBuffers) Put(buf []byte) {
 
 var _ decode.IdleBuffers = (*bodyBuffers)(nil)
 
-// releaseBody gives back what c holds of the budget.
+// releaseBody gives back what c holds of the budget, unless the answer is
+// a stream that still runs (call.held): then finishRPC does, when it ends.
 func (s *Server) releaseBody(c *call) {
+	if c.held {
+		return
+	}
 	if c.state {
 		s.budget.releaseState(c.first)
 	} else {

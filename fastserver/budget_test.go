@@ -4,6 +4,7 @@ package fastserver
 // minimum data rate are cut off (contract §3; issue #18 item 1).
 
 import (
+	"net/http"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -362,4 +363,52 @@ func TestCompressedBodyLentLastSize(t *testing.T) {
 		t.Fatalf("the second body: %s %.100s", r.StatusLine, r.Body)
 	}
 	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 && s.budget.lent.Load() == 0 })
+}
+
+// The request of an answer that streams ends with the stream: its handler
+// still reads the params, which live in the decoder's buffer, so what the
+// body holds of the budget (and of the idle buffers lent) is held until
+// the stream ends, then all given back. Before, it was released when the
+// handler's stream began: open streams held memory nothing counted (a
+// small compressed body lent a large idle buffer by the last body's size,
+// or a large body of its own).
+func TestStreamHoldsItsBody(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // sync.Pool is per P
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	// The wait method's stream ends at the handler's deadline.
+	s, addr := serve(t, Config{HandlerTimeout: 400 * time.Millisecond, ShutdownGrace: 100 * time.Millisecond}, streamMethods(t, nil).Endpoint("/rpc", decode.IDsJSONRPC))
+	pad := func(id string, n int) string {
+		return `{"jsonrpc":"2.0","id":"` + id + `","method":"wait","params":{"pad":"` + strings.Repeat(id+" ", n/(len(id)+1)) + `"}}`
+	}
+	// A compressed body of 300 KB decoded leaves its buffer idle, and
+	// its size as the next compressed body's guess.
+	if r := dial(t, addr).do(post("/rpc", string(gzipped(t, []byte(strings.Replace(pad("first", 300_000), "wait", "count", 1)))), "Content-Encoding: gzip", acceptSSE)); r.Status != 200 {
+		t.Fatalf("the first body: %s %.100s", r.StatusLine, r.Body)
+	}
+	waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 && s.budget.lent.Load() == 0 })
+	for i, tc := range []struct {
+		name string
+		raw  string
+	}{
+		{"a small compressed body", post("/rpc", string(gzipped(t, []byte(pad("small-gz", 100)))), "Content-Encoding: gzip", acceptSSE)},
+		{"a large identity body", post("/rpc", pad("large-identity", 200_000), acceptSSE)},
+	} {
+		c := dial(t, addr)
+		c.send(tc.raw)
+		c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := http.ReadResponse(c.br, nil); err != nil { // the stream's head: the handler waits
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		used, lent := s.budget.used.Load(), s.budget.lent.Load()
+		t.Logf("%s, its stream open: %d bytes of the budget, %d lent", tc.name, used, lent)
+		if used == 0 {
+			t.Errorf("%s: the open stream's body holds nothing of the budget", tc.name)
+		}
+		if i == 0 && !raceOn && lent == 0 {
+			t.Errorf("%s: lent an idle buffer by the last body's size, but nothing counted as lent while its stream is open", tc.name)
+		}
+		// The stream ends at the deadline.
+		waitFor(t, "the stream's body to be released", func() bool { return s.budget.used.Load() == 0 && s.budget.lent.Load() == 0 })
+		c.c.Close()
+	}
 }

@@ -412,8 +412,13 @@ type call struct {
 	state bool          // first is decompressor state
 	start int64         // when the request's handler was entered (monoNow)
 	end   int64         // when its RPC handler returned (monoNow), or 0
-	// streamed says the answer became a stream: it ends after end.
+	// streamed says the answer became a stream: it ends after end. held
+	// says the stream was handed to fasthttp as the answer's body: the
+	// handler still reads the body (its params borrow from the decoder's
+	// buffer), so what the body holds of the budget is released when the
+	// stream ends (finishRPC), not when runBody returns.
 	streamed bool
+	held     bool
 	counted  lastCounter  // the counter of the call's previous request
 	labels   lastLabels   // the labels of the call's previous request
 	mem      bytes.Reader // the body when fasthttp holds it in memory
@@ -540,7 +545,7 @@ func (s *Server) serveRPC(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	// reading of the monotonic clock starts it here.
 	start := monoNow()
 	c := ep.calls.Get().(*call)
-	c.stage, c.pending, c.early, c.start, c.end, c.streamed = stageHeaders, false, false, start, 0, false
+	c.stage, c.pending, c.early, c.start, c.end, c.streamed, c.held = stageHeaders, false, false, start, 0, false, false
 	c.req.at, c.req.wall = start, time.Time{} // Request.Time, for the hooks: read when asked
 	c.hdr = nil
 	defer func() {
@@ -618,6 +623,12 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 		}
 		s.log.Info("rpc", "endpoint", ep.path, "method", label, "status", status, "code", code,
 			"remote", ctx.RemoteAddr().String(), "duration", time.Duration(monoNow()-start))
+	}
+	if c.held {
+		// A stream's body was held until now: the decoder's buffer
+		// goes with it (Trim below).
+		c.held = false
+		s.releaseBody(c)
 	}
 	c.body = bodyReader{}
 	c.dz.ch = charge{}

@@ -505,6 +505,7 @@ func (s *Server) startStream(ctx *fasthttp.RequestCtx, c *call) {
 	ctx.Response.Header.SetBytesV("Cache-Control", noCache)
 	ctx.Response.Header.SetBytesV("X-Accel-Buffering", noBuffering)
 	ctx.Response.SetBodyStream(&c.st, -1)
+	c.held = true // fasthttp now ends the stream, however it goes (CloseWithError)
 }
 
 // SupportsBodyWriteTo tells fasthttp to write the body with WriteTo, one
