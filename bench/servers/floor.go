@@ -48,7 +48,8 @@ var (
 
 func serveFloor(ctx *fasthttp.RequestCtx) { floorAnswer(ctx, ctx.PostBody()) }
 
-// floorGunzip undoes a gzip body, reusing its reader and buffer.
+// floorGunzip undoes a gzip body, reusing its reader and buffer, and stops
+// one byte past maxBody (a caller refuses a body longer than that).
 type floorGunzip struct {
 	src bytes.Reader
 	zr  *gzip.Reader
@@ -69,7 +70,7 @@ func (g *floorGunzip) gunzip(body []byte) []byte {
 	} else if g.zr.Reset(&g.src) != nil {
 		return nil
 	}
-	if _, err := g.out.ReadFrom(g.zr); err != nil {
+	if _, err := g.out.ReadFrom(io.LimitReader(g.zr, maxBody+1)); err != nil {
 		return nil
 	}
 	return g.out.Bytes()
