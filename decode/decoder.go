@@ -309,8 +309,9 @@ func (d *Decoder) Finish(m *Message) error {
 // into m. It stops reading as soon as the verdict is known (a leading '[',
 // a syntax error, depth overflow or a ceiling crossing), so r may hold
 // unread bytes after a refusal. It reads straight into d's buffer, which
-// grows by doubling (to 4 KiB times a power of two, at most twice what it
-// held) up to the ceiling plus one byte and is kept for the next body.
+// grows by doubling (to 4 KiB times a power of two: at least 4 KiB, at
+// most twice what it held beyond that) up to the ceiling plus one byte and
+// is kept for the next body.
 //
 // An error from r other than io.EOF is returned as is (not an *Error),
 // and m is left invalid; a reader that returns no bytes and no error 100

@@ -159,7 +159,8 @@ type bodyReader struct {
 	steps  bool  // charge the wire bytes in steps
 	// ready says the whole body fits a buffer that was there already
 	// (Server.lendIdle), so each read takes what has arrived, up to the
-	// whole body, and is charged once it is in.
+	// whole body, and is charged once it is in. It is set only on a body
+	// charged in steps.
 	ready bool
 	wire  charge
 	// length is the declared Content-Length, or -1: a body that ends
@@ -201,7 +202,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// these bytes as arrived.
 		b.dl.bodyBytes.Store(b.n)
 	}
-	if b.steps && b.ready && n > 0 && (err == nil || err == io.EOF) {
+	if b.ready && n > 0 && (err == nil || err == io.EOF) {
 		// Into a buffer that was there: charge what arrived, before the
 		// decoder sees it. A read is not held to the steps here, so a
 		// body that arrives at once is read in as few system calls as
@@ -327,8 +328,8 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 	}
 	err := c.dec.DecodeReader(&c.dz, m)
 	c.dz.zr.Close()
-	if err == nil {
-		s.decoded.Store(int64(len(c.dec.Body())))
+	if n := int64(len(c.dec.Body())); err == nil && n != s.decoded.Load() {
+		s.decoded.Store(n) // written only when it changes: every request reads it
 	}
 	if e, ok := err.(*decode.Error); ok && e != &m.Error {
 		// A refusal of the decoding layer (wire ceiling, corrupt stream,
@@ -338,17 +339,18 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 	return err
 }
 
-// lendIdle reports whether c's decoder has a buffer for a body of the
-// declared length in memory that is there already: its own, kept from an
-// earlier body (at most keepBodyBuffer), or one the pool holds idle, which
-// it then takes if budget.lend allows it (what such buffers hold beyond
-// their bodies' charges is bounded, so that stalled uploads cannot keep
-// more of the pool from the collector).
-func (s *Server) lendIdle(c *call, length int64) bool {
-	if int64(cap(c.dec.Body())) > length {
+// lendIdle reports whether c's decoder has a buffer for a body of size
+// bytes (declared, or guessed for a compressed one) in memory that is
+// there already: its own, kept from an earlier body (at most
+// keepBodyBuffer), or one the pool holds idle, which it then takes if
+// budget.lend allows it (what such buffers hold beyond their bodies'
+// charges is bounded, so that stalled uploads cannot keep more of the pool
+// from the collector).
+func (s *Server) lendIdle(c *call, size int64) bool {
+	if int64(cap(c.dec.Body())) > size {
 		return true // the decoder's own, kept from an earlier body
 	}
-	i := s.bufs.atLeast(int(length + 1))
+	i := s.bufs.atLeast(int(size + 1))
 	if i < 0 {
 		return false
 	}
@@ -356,7 +358,7 @@ func (s *Server) lendIdle(c *call, length int64) bool {
 	if !s.budget.lend(n) {
 		return false
 	}
-	if c.dec.GrowIdle(length + 1) {
+	if c.dec.GrowIdle(size + 1) {
 		c.lent = n
 		return true
 	}
@@ -437,11 +439,10 @@ func (b *bodyBuffers) atLeast(n int) int {
 	return -1
 }
 
+// class returns the index of n among the sizes, or -1.
 func (b *bodyBuffers) class(n int) int {
-	for i, s := range b.sizes {
-		if s == n {
-			return i
-		}
+	if i := b.atLeast(n); i >= 0 && b.sizes[i] == n {
+		return i
 	}
 	return -1
 }
