@@ -1,6 +1,7 @@
 package servers
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/valyala/fasthttp"
 )
 
@@ -139,32 +138,30 @@ func newHTTPServer(h http.Handler) httpServer {
 }
 
 // gunzipBodies undoes a gzip request body before h reads it, as a net/http
-// service adds it for the size sweep's GZIP=1: with the klauspost reader
-// the floors and rpcedge use, pooled, so that the sweep compares the JSON
-// work and not two inflaters; the decoded body is bounded by maxBody.
+// service adds it for the size sweep's GZIP=1: with the pooled klauspost
+// reader the floors use (floorGunzip), like rpcedge's, so that the sweep
+// compares the JSON work and not two inflaters; a body that does not
+// inflate, or inflates past maxBody, is refused.
 func gunzipBodies(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.EqualFold(r.Header.Get("Content-Encoding"), "gzip") {
 			h.ServeHTTP(w, r)
 			return
 		}
-		zr, _ := gzipReaders.Get().(*gzip.Reader)
-		var err error
-		if zr == nil {
-			zr, err = gzip.NewReader(r.Body)
-		} else {
-			err = zr.Reset(r.Body)
+		wire, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		g := floorGunzips.Get().(*floorGunzip)
+		defer floorGunzips.Put(g)
+		var body []byte
+		if err == nil {
+			body = g.gunzip(wire)
 		}
-		if err != nil {
+		if body == nil || len(body) > maxBody {
 			w.WriteHeader(http.StatusBadRequest)
 			return
 		}
-		defer gzipReaders.Put(zr)
-		r.Body = http.MaxBytesReader(w, io.NopCloser(zr), maxBody)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.Header.Del("Content-Encoding")
-		r.ContentLength = -1
+		r.ContentLength = int64(len(body))
 		h.ServeHTTP(w, r)
 	})
 }
-
-var gzipReaders sync.Pool // *gzip.Reader
