@@ -28,13 +28,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	m3server "github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -139,7 +137,7 @@ type toolServer interface {
 // fasthttpServer drives a fasthttp handler through ServeConn.
 type fasthttpServer struct {
 	srv  *fasthttp.Server
-	conn bufConn
+	conn pipeConn
 }
 
 func (s *fasthttpServer) serve(raw []byte) error {
@@ -210,21 +208,6 @@ func (w *respWriter) Write(p []byte) (int, error) {
 	return w.body.Write(p)
 }
 func (w *respWriter) Flush() {}
-
-// bufConn is a net.Conn over two buffers: ServeConn reads what r holds
-// and writes its answers to w.
-type bufConn struct{ r, w bytes.Buffer }
-
-var bufAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
-
-func (c *bufConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *bufConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
-func (c *bufConn) Close() error                     { return nil }
-func (c *bufConn) LocalAddr() net.Addr              { return bufAddr }
-func (c *bufConn) RemoteAddr() net.Addr             { return bufAddr }
-func (c *bufConn) SetDeadline(time.Time) error      { return nil }
-func (c *bufConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *bufConn) SetWriteDeadline(time.Time) error { return nil }
 
 func newToolServer(tb testing.TB, name string) toolServer {
 	tb.Helper()
