@@ -430,13 +430,13 @@ func skipLongString(v []byte, i int, esc bool) (int, bool) {
 }
 
 func skipWS(v []byte, i int) int {
+	// Every whitespace byte is at most ' ': one compare passes the usual
+	// next byte, a name's quote or a value, without the four.
 	for i < len(v) {
-		switch v[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-			continue
+		if c := v[i]; c > ' ' || c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			break
 		}
-		break
+		i++
 	}
 	return i
 }
