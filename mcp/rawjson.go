@@ -359,8 +359,15 @@ func namesEqual(a, b []byte) bool {
 // nameIs reports whether the raw member name (no quotes, escapes kept) is
 // exactly want once unescaped.
 func nameIs(raw []byte, want []byte) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return bytes.Equal(raw, want)
+	return nameIsEsc(raw, bytes.IndexByte(raw, '\\') >= 0, want)
+}
+
+// nameIsEsc is nameIs for a name whose escapes are known: esc says raw
+// holds a backslash (decode.Members.NameEscaped), so that a plain name,
+// the usual one, is one comparison.
+func nameIsEsc(raw []byte, esc bool, want []byte) bool {
+	if !esc {
+		return string(raw) == string(want)
 	}
 	for len(raw) > 0 {
 		r, n := nextRune(raw)

@@ -592,7 +592,7 @@ func (s *schema) walkObject(v []byte, set *nameSet) (int, *fieldError) {
 		it    decode.Members
 	)
 	for it.Reset(v); it.Next(); {
-		name := it.Name()
+		name, esc := it.Name(), it.NameEscaped()
 		if set != nil && set.add(&it) {
 			return 0, dupMember
 		}
@@ -601,14 +601,14 @@ func (s *schema) walkObject(v []byte, set *nameSet) (int, *fieldError) {
 		}
 		if !many {
 			for i, r := range s.required {
-				if found&(1<<i) == 0 && nameIs(name, r) {
+				if found&(1<<i) == 0 && nameIsEsc(name, esc, r) {
 					found |= 1 << i
 				}
 			}
 		}
 		sub := s.addl
 		for i := range s.props {
-			if nameIs(name, s.props[i].name) {
+			if nameIsEsc(name, esc, s.props[i].name) {
 				sub = s.props[i].s
 				if set != nil && set.idx != nil && i < maxIndexed {
 					set.idx.vals[i] = it.Value()
