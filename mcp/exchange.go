@@ -99,7 +99,10 @@ type callExchange struct {
 
 func (x *callExchange) reset() {
 	asks, used, user, note := reuse(x.asks), reuse(x.used), reuse(x.user), reuse(x.note)
-	*x = callExchange{asks: asks, used: used, user: user, note: note}
+	// Cleared in place and the buffers put back: a literal with them
+	// would be built on the stack and copied over (twice the stores).
+	*x = callExchange{}
+	x.asks, x.used, x.user, x.note = asks, used, user, note
 }
 
 // params are the members of params that the exchange reads, found in
