@@ -137,6 +137,43 @@ func lookupField[T string | []byte](name T) field {
 	return numFields
 }
 
+// byFirst lists the table's fields by the first letter of their names
+// (folded to lower case, 'a' at 0), numFields after the last.
+var byFirst = func() (t [26][5]field) {
+	for l := range t {
+		n := 0
+		for i, name := range fieldNames {
+			if name[0]|0x20 == byte('a'+l) {
+				t[l][n] = field(i)
+				n++
+			}
+		}
+		t[l][n] = numFields
+	}
+	return t
+}()
+
+// byFirstLetter finds the table field whose name starts raw at start
+// and is followed by a colon: the field and the colon's offset, or
+// numFields and start-1 when no name of the table is there.
+func byFirstLetter(raw []byte, start int) (field, int) {
+	l := (raw[start] | 0x20) - 'a'
+	if l >= 26 {
+		return numFields, start - 1
+	}
+	for _, i := range byFirst[l] {
+		if i == numFields {
+			break
+		}
+		name := fieldNames[i]
+		e := start + len(name)
+		if e < len(raw) && raw[e] == ':' && (string(raw[start:e]) == name || equalFoldASCII(raw[start:e], name)) {
+			return i, e
+		}
+	}
+	return numFields, start - 1
+}
+
 // equalFoldASCII compares an ASCII name case-insensitively.
 func equalFoldASCII[T string | []byte](a T, b string) bool {
 	if len(a) != len(b) {
@@ -159,7 +196,10 @@ func equalFoldASCII[T string | []byte](a T, b string) bool {
 // borrow from the request's header block and from buf, and are valid
 // until the handler returns.
 type fields struct {
-	val   [numFields][]byte // nil: absent; non-nil, maybe empty: present
+	// have has bit i set when field i is present; val[i] and lines[i]
+	// hold only then (reset clears the mask, not the arrays).
+	have  uint32
+	val   [numFields][]byte // the value: non-nil, maybe empty
 	lines [numFields]uint8  // how many lines the field came in (saturating)
 	// folded says a line of the section began with a space or a tab:
 	// obsolete line folding (RFC 9112 §5.2), which the server refuses.
@@ -171,8 +211,7 @@ type fields struct {
 
 // reset forgets the previous request's fields.
 func (f *fields) reset() {
-	f.val = [numFields][]byte{}
-	f.lines = [numFields]uint8{}
+	f.have = 0
 	f.folded = false
 	f.raw = nil
 	f.hdr = nil
@@ -193,7 +232,7 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 	f.raw = raw
 	if f.walk(raw) {
 		for i := range f.val {
-			if f.lines[i] > 1 {
+			if f.count(field(i)) > 1 {
 				f.val[i] = f.combine(fieldNames[i])
 			}
 		}
@@ -213,22 +252,27 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 		if c == '\n' || (c == '\r' && (p+1 == len(raw) || raw[p+1] == '\n')) {
 			break // the empty line that ends the section
 		}
+		// A table field is found by its name and the colon right after
+		// it, without searching for the colon: the first colon of the
+		// line, since no name in the table holds one.
+		i, colon := byFirstLetter(raw, start)
 		eol := len(raw)
-		if e := bytes.IndexByte(raw[start:], '\n'); e >= 0 {
-			eol = start + e
+		if e := bytes.IndexByte(raw[colon+1:], '\n'); e >= 0 {
+			eol = colon + 1 + e
 		}
 		p = eol + 1
-		colon := bytes.IndexByte(raw[start:eol], ':')
-		if colon <= 0 || c == ' ' || c == '\t' {
-			// A continuation line (obsolete folding), or one without a
-			// colon or without a name.
-			f.folded = true
-			continue
-		}
-		colon += start
-		i := lookupField(raw[start:colon])
 		if i == numFields {
-			continue
+			colon = bytes.IndexByte(raw[start:eol], ':')
+			if colon <= 0 || c == ' ' || c == '\t' {
+				// A continuation line (obsolete folding), or one without a
+				// colon or without a name.
+				f.folded = true
+				continue
+			}
+			colon += start
+			if i = lookupField(raw[start:colon]); i == numFields {
+				continue
+			}
 		}
 		value := raw[colon+1 : eol]
 		if n := len(value); n > 0 && value[n-1] == '\r' {
@@ -241,13 +285,14 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 			value = value[:len(value)-1]
 		}
 		value = value[:len(value):len(value)]
-		if f.val[i] == nil {
-			f.val[i] = value
+		if bit := uint32(1) << i; f.have&bit == 0 {
+			f.have |= bit
+			f.val[i], f.lines[i] = value, 1
 		} else {
 			repeated = true
-		}
-		if f.lines[i] < 255 {
-			f.lines[i]++
+			if f.lines[i] < 255 {
+				f.lines[i]++
+			}
 		}
 	}
 	return repeated
@@ -261,18 +306,19 @@ func (f *fields) fromHeader(h *fasthttp.RequestHeader) {
 		if i == numFields {
 			continue
 		}
-		if f.val[i] == nil {
-			f.val[i] = v[:len(v):len(v)]
+		if bit := uint32(1) << i; f.have&bit == 0 {
+			f.have |= bit
+			f.val[i], f.lines[i] = v[:len(v):len(v)], 1
 			if v == nil {
 				f.val[i] = empty
 			}
-		} else {
-			start := len(f.buf)
-			f.buf = append(f.buf, f.val[i]...)
-			f.buf = append(f.buf, ", "...)
-			f.buf = append(f.buf, v...)
-			f.val[i] = f.buf[start:len(f.buf):len(f.buf)]
+			continue
 		}
+		start := len(f.buf)
+		f.buf = append(f.buf, f.val[i]...)
+		f.buf = append(f.buf, ", "...)
+		f.buf = append(f.buf, v...)
+		f.val[i] = f.buf[start:len(f.buf):len(f.buf)]
 		if f.lines[i] < 255 {
 			f.lines[i]++
 		}
@@ -312,15 +358,25 @@ func (f *fields) combine(name string) []byte {
 
 // get returns the combined value of field i: nil when absent, a non-nil
 // (maybe empty) slice when present.
-func (f *fields) get(i field) []byte { return f.val[i] }
+func (f *fields) get(i field) []byte {
+	if f.have&(1<<i) == 0 {
+		return nil
+	}
+	return f.val[i]
+}
 
 // count returns how many lines field i came in.
-func (f *fields) count(i field) int { return int(f.lines[i]) }
+func (f *fields) count(i field) int {
+	if f.have&(1<<i) == 0 {
+		return 0
+	}
+	return int(f.lines[i])
+}
 
 // lookup returns the combined value of any field by name.
 func (f *fields) lookup(name string) []byte {
 	if i := lookupField(name); i != numFields {
-		return f.val[i]
+		return f.get(i)
 	}
 	if f.raw == nil {
 		if f.hdr == nil {
@@ -387,3 +443,6 @@ func nextLine(b []byte) (name, value, rest []byte, ok bool) {
 	}
 	return name, value[:len(value):len(value)], rest, true
 }
+
+// have's bits must hold every field.
+var _ [32 - numFields]struct{}

@@ -65,12 +65,16 @@ func TestSnapshotWalk(t *testing.T) {
 		f.raw = raw
 		f.walk(raw)
 		wantVal, wantLines, wantFolded := snapshotByLines(raw)
-		if f.folded != wantFolded || f.lines != wantLines {
-			t.Fatalf("%q: folded %v lines %v, want %v %v", raw, f.folded, f.lines, wantFolded, wantLines)
+		var lines [numFields]uint8
+		for i := range lines {
+			lines[i] = uint8(f.count(field(i)))
+		}
+		if f.folded != wantFolded || lines != wantLines {
+			t.Fatalf("%q: folded %v lines %v, want %v %v", raw, f.folded, lines, wantFolded, wantLines)
 		}
 		for i := range wantVal {
-			if wantLines[i] == 1 && (!bytes.Equal(f.val[i], wantVal[i]) || (f.val[i] == nil) != (wantVal[i] == nil)) {
-				t.Fatalf("%q: field %s = %q, want %q", raw, fieldNames[i], f.val[i], wantVal[i])
+			if wantLines[i] == 1 && (!bytes.Equal(f.get(field(i)), wantVal[i]) || (f.get(field(i)) == nil) != (wantVal[i] == nil)) {
+				t.Fatalf("%q: field %s = %q, want %q", raw, fieldNames[i], f.get(field(i)), wantVal[i])
 			}
 		}
 	}
