@@ -41,6 +41,12 @@ func TestSnapshotWalk(t *testing.T) {
 		"Content-Type: application/json", "content-length:12", "Mcp-Name: \techo \t", "MCP-Method:",
 		"Host: x", "User-Agent: a:b", " folded", "\tfolded", "nocolon", ":novalue", "X-\r: y",
 		"Origin: http://a", "Accept-Encoding:gzip\r", "A2A-Version: 1.0", "Expect: 100-continue",
+		// Near misses of the first-letter lookup: a table name as a
+		// prefix, a longer or shorter name, another name of the same
+		// length and first letter, other cases, no letter first.
+		"CONTENT-TYPE:text/plain", "Content-Types: x", "Content-Type-X: y", "content-typ: a",
+		"Contentxtype: q", "Originx: q", "Acceptx:", "Mcp-Names: n", "aCCEPT-eNCODING: br",
+		"A: a", "Z: z", "-: dash", "~x: y", "0rigin: o",
 	}
 	ends := []string{"\r\n", "\n", "\r\n", "\r\n"}
 	var f fields
