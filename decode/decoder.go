@@ -299,6 +299,12 @@ func (d *Decoder) Finish(m *Message) error {
 		m.Error = d.err
 		return &m.Error
 	}
+	return d.final(m)
+}
+
+// final runs the scanner over the end of the body and checks the
+// envelope; m is clear.
+func (d *Decoder) final(m *Message) error {
 	if d.sc.run(d.buf, true) == scanFail {
 		return d.scanError(m)
 	}
@@ -348,6 +354,11 @@ func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 				return d.tooLarge(m, max)
 			}
 			d.buf = d.buf[:end]
+			if rerr == io.EOF {
+				// The last bytes: one final run of the scanner, not a
+				// run and then Finish's.
+				return d.final(m)
+			}
 			if d.sc.run(d.buf, false) == scanFail {
 				return d.scanError(m)
 			}
