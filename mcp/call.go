@@ -41,12 +41,8 @@ type Call struct {
 	// The walk over params of a tools/call (targetX), made by the
 	// endpoint's Check (checkHeaders) or by serveToolsCall.
 	walked bool
-	target []byte // params.name
-	wargs  []byte // params.arguments
-	xp     exchangeParams
-	dup    bool
-	werr   *fastserver.Error
-	// checked is the tool whose schema found wargs valid in the walk
+	w      walked
+	// checked is the tool whose schema found w.args valid in the walk
 	// (argsCheck), idx then filled in; nil when serveToolsCall checks.
 	checked *tool
 	// The tool findTool found last and its server, kept across calls.
@@ -63,7 +59,7 @@ type Call struct {
 // tool of s that params names, when the name comes first.
 func (c *Call) walk(m *decode.Message, s *Server) {
 	ac := argsCheck{s: s, c: c}
-	c.target, c.wargs, c.xp, c.dup, c.werr = targetX(m, "name", &ac)
+	walkTarget(m, "name", &ac, &c.w)
 	c.checked = ac.tool
 	c.walked = true
 }
@@ -107,7 +103,8 @@ func (c *Call) release() {
 	c.callExchange.reset()
 	c.tool = nil
 	c.idx = argIndex{}
-	c.walked, c.target, c.wargs, c.xp, c.dup, c.werr, c.checked = false, nil, nil, exchangeParams{}, false, nil, nil
+	c.walked, c.checked = false, nil
+	c.w = walked{}
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	if c.kept {

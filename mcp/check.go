@@ -182,7 +182,7 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 		c := getCall(r)
 		c.walk(m, s)
 		if strict || nh != nil {
-			if e := judgeParams(strict, src, hv, nh, &c.xp.seen); e != nil {
+			if e := judgeParams(strict, src, hv, nh, &c.w.xp.seen); e != nil {
 				c.release()
 				return e
 			}

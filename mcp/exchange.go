@@ -119,7 +119,7 @@ var (
 // begin prepares the exchange of a call to method on name under v, and
 // checks the members of params it reads. The tool's streaming decides
 // what Progress and Log may do.
-func (x *callExchange) begin(s *Server, v Version, method, name string, p exchangeParams, streaming bool) *fastserver.Error {
+func (x *callExchange) begin(s *Server, v Version, method, name string, p *exchangeParams, streaming bool) *fastserver.Error {
 	x.srv, x.streaming = s, streaming
 	x.meta = p.meta
 	if !v.Stateless() {

@@ -200,21 +200,45 @@ func (c *Call) findTool(s *Server, name []byte) (*tool, bool) {
 // With ac (tools/call), arguments that follow the name are checked
 // against the tool's schema in the walk (argsCheck).
 func targetX(m *decode.Message, key string, ac *argsCheck) (name, args []byte, xp exchangeParams, dup bool, err *fastserver.Error) {
+	var w walked
+	walkTarget(m, key, ac, &w)
+	return w.name, w.args, w.xp, w.dup, w.err
+}
+
+// walked is what the walk over params found (targetX's results), kept
+// in place in a pooled Call: a struct of some 200 bytes that is not
+// copied from the walk to the Call and on.
+type walked struct {
+	name, args []byte
+	xp         exchangeParams
+	dup        bool
+	err        *fastserver.Error
+}
+
+// walkTarget is targetX writing its results into w, which it clears
+// first.
+func walkTarget(m *decode.Message, key string, ac *argsCheck, w *walked) {
+	*w = walked{}
 	missing, twice, notString := errNameAbsent, errNameTwice, errNameNotString
 	if key == "uri" {
 		missing, twice, notString = errURIMissing, errURITwice, errURINotString
 	}
 	switch m.ParamsType {
 	case decode.ParamsAbsent:
-		return nil, nil, xp, false, missing
+		w.err = missing
+		return
 	case decode.ParamsOther:
-		return nil, nil, xp, false, errParamsNotObject
+		w.err = errParamsNotObject
+		return
 	}
 	n := 0
 	var (
-		set nameSet
-		it  decode.Members
+		set  nameSet
+		it   decode.Members
+		name []byte
+		dup  bool
 	)
+	xp := &w.xp
 	xp.seen.object = true
 	for it.Reset(m.Params); it.NextName(); {
 		if ac != nil && n == 1 && ac.tool == nil && it.NameIs("arguments") && isString(name) {
@@ -232,7 +256,7 @@ func targetX(m *decode.Message, key string, ac *argsCheck) (name, args []byte, x
 			n++
 			xp.seen.src, xp.seen.srcN = name, n
 		case key == "name" && it.NameIs("arguments"):
-			args = it.Value()
+			w.args = it.Value()
 		case it.NameIs("_meta"):
 			xp.meta = it.Value()
 			xp.seen.meta = xp.meta
@@ -245,16 +269,19 @@ func targetX(m *decode.Message, key string, ac *argsCheck) (name, args []byte, x
 	}
 	switch {
 	case n == 0:
-		return nil, nil, xp, false, missing
+		w.args, w.err = nil, missing
+		return
 	case n > 1:
-		return nil, nil, xp, false, twice
+		w.args, w.err = nil, twice
+		return
 	case !isString(name):
-		return nil, nil, xp, false, notString
+		w.args, w.err = nil, notString
+		return
 	}
 	if !dup && set.overflow {
 		dup = decode.DuplicateName(m.Params)
 	}
-	return name, args, xp, dup, nil
+	w.name, w.dup = name, dup
 }
 
 // duplicateIn refuses params or arguments holding a member name twice
@@ -329,7 +356,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 		c = getCall(r)
 		c.walk(m, s)
 	}
-	name, args, xp, dup, ferr := c.target, c.wargs, c.xp, c.dup, c.werr
+	name, args, dup, ferr := c.w.name, c.w.args, c.w.dup, c.w.err
 	fail := func(e error) ([]byte, error) {
 		c.release()
 		return dst, e
@@ -375,7 +402,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	if s.sessions != nil {
 		c.sess = s.sessionOf(r)
 	}
-	if e := c.begin(s, v, "tools/call", t.Name, xp, t.Streaming); e != nil {
+	if e := c.begin(s, v, "tools/call", t.Name, &c.w.xp, t.Streaming); e != nil {
 		return fail(e)
 	}
 	if t.Streaming && c.wantsStream(v) {
