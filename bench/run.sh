@@ -83,11 +83,13 @@ go build -o "$tmp/authority" ./authority
 go build -o "$tmp/plot" ./plot
 go test -c -o "$tmp/bench.test" .
 SRC_SHA=$(cd .. && cat decode/*.go fastserver/*.go mcp/*.go | sha256sum | cut -c1-16)
+DIRTY="" # said only when tracked files differ from the commit
+[ -n "$(cd .. && git status --porcelain --untracked-files=no 2>/dev/null)" ] && DIRTY="with uncommitted changes in the working tree; "
 
 {
 	echo "Run of \`bench/run.sh\` (REPS=$REPS DUR=$DUR ROUNDS=$ROUNDS), $(date -u '+%Y-%m-%d %H:%M UTC'),"
 	echo "$(go version | cut -d' ' -f3-4), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-	echo "with uncommitted changes in the working tree; sha256 of \`cat decode/*.go fastserver/*.go mcp/*.go\`"
+	echo "${DIRTY}sha256 of \`cat decode/*.go fastserver/*.go mcp/*.go\`"
 	echo "at build time: \`$SRC_SHA…\`. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
 	echo '```'
