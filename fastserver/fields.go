@@ -196,10 +196,7 @@ func equalFoldASCII[T string | []byte](a T, b string) bool {
 // borrow from the request's header block and from buf, and are valid
 // until the handler returns.
 type fields struct {
-	// have has bit i set when field i is present; val[i] and lines[i]
-	// hold only then (reset clears the mask, not the arrays).
-	have  uint32
-	val   [numFields][]byte // the value: non-nil, maybe empty
+	val   [numFields][]byte // nil: absent; non-nil, maybe empty: present
 	lines [numFields]uint8  // how many lines the field came in (saturating)
 	// folded says a line of the section began with a space or a tab:
 	// obsolete line folding (RFC 9112 §5.2), which the server refuses.
@@ -211,7 +208,8 @@ type fields struct {
 
 // reset forgets the previous request's fields.
 func (f *fields) reset() {
-	f.have = 0
+	f.val = [numFields][]byte{}
+	f.lines = [numFields]uint8{}
 	f.folded = false
 	f.raw = nil
 	f.hdr = nil
@@ -232,7 +230,7 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 	f.raw = raw
 	if f.walk(raw) {
 		for i := range f.val {
-			if f.count(field(i)) > 1 {
+			if f.lines[i] > 1 {
 				f.val[i] = f.combine(fieldNames[i])
 			}
 		}
@@ -285,14 +283,13 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 			value = value[:len(value)-1]
 		}
 		value = value[:len(value):len(value)]
-		if bit := uint32(1) << i; f.have&bit == 0 {
-			f.have |= bit
-			f.val[i], f.lines[i] = value, 1
+		if f.val[i] == nil {
+			f.val[i] = value
 		} else {
 			repeated = true
-			if f.lines[i] < 255 {
-				f.lines[i]++
-			}
+		}
+		if f.lines[i] < 255 {
+			f.lines[i]++
 		}
 	}
 	return repeated
@@ -306,19 +303,18 @@ func (f *fields) fromHeader(h *fasthttp.RequestHeader) {
 		if i == numFields {
 			continue
 		}
-		if bit := uint32(1) << i; f.have&bit == 0 {
-			f.have |= bit
-			f.val[i], f.lines[i] = v[:len(v):len(v)], 1
+		if f.val[i] == nil {
+			f.val[i] = v[:len(v):len(v)]
 			if v == nil {
 				f.val[i] = empty
 			}
-			continue
+		} else {
+			start := len(f.buf)
+			f.buf = append(f.buf, f.val[i]...)
+			f.buf = append(f.buf, ", "...)
+			f.buf = append(f.buf, v...)
+			f.val[i] = f.buf[start:len(f.buf):len(f.buf)]
 		}
-		start := len(f.buf)
-		f.buf = append(f.buf, f.val[i]...)
-		f.buf = append(f.buf, ", "...)
-		f.buf = append(f.buf, v...)
-		f.val[i] = f.buf[start:len(f.buf):len(f.buf)]
 		if f.lines[i] < 255 {
 			f.lines[i]++
 		}
@@ -358,20 +354,10 @@ func (f *fields) combine(name string) []byte {
 
 // get returns the combined value of field i: nil when absent, a non-nil
 // (maybe empty) slice when present.
-func (f *fields) get(i field) []byte {
-	if f.have&(1<<i) == 0 {
-		return nil
-	}
-	return f.val[i]
-}
+func (f *fields) get(i field) []byte { return f.val[i] }
 
 // count returns how many lines field i came in.
-func (f *fields) count(i field) int {
-	if f.have&(1<<i) == 0 {
-		return 0
-	}
-	return int(f.lines[i])
-}
+func (f *fields) count(i field) int { return int(f.lines[i]) }
 
 // lookup returns the combined value of any field by name.
 func (f *fields) lookup(name string) []byte {
@@ -443,6 +429,3 @@ func nextLine(b []byte) (name, value, rest []byte, ok bool) {
 	}
 	return name, value[:len(value):len(value)], rest, true
 }
-
-// have's bits must hold every field.
-var _ [32 - numFields]struct{}

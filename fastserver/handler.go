@@ -173,7 +173,7 @@ func (k HeaderKey) Name() string { return k.name }
 // HeaderOf returns what Header returns for k's name.
 func (r *Request) HeaderOf(k HeaderKey) []byte {
 	if k.slot != 0 && r.f != nil {
-		return r.f.get(field(k.slot - 1))
+		return r.f.val[k.slot-1]
 	}
 	return r.Header(k.name)
 }
