@@ -67,78 +67,9 @@ var fieldNames = [numFields]string{
 	fLastEventID:        "Last-Event-ID",
 }
 
-// lookupField returns the index of a field name (case-insensitive), or
-// numFields when the table does not hold it.
-func lookupField[T string | []byte](name T) field {
-	// One candidate by length (and first letter), then one compare: as
-	// spelled in the table first, else case-insensitive.
-	var f field
-	switch len(name) {
-	case 6:
-		switch name[0] | 0x20 {
-		case 'o':
-			f = fOrigin
-		case 'e':
-			f = fExpect
-		case 'a':
-			f = fAccept
-		default:
-			return numFields
-		}
-	case 8:
-		f = fMCPName
-	case 9:
-		f = fForwarded
-	case 10:
-		f = fMCPMethod
-	case 11:
-		f = fA2AVersion
-	case 12:
-		f = fContentType
-	case 13:
-		switch name[0] | 0x20 {
-		case 'a':
-			f = fAuthorization
-		case 'l':
-			f = fLastEventID
-		default:
-			return numFields
-		}
-	case 14:
-		switch name[0] | 0x20 {
-		case 'c':
-			f = fContentLength
-		case 'm':
-			f = fMCPSessionID
-		default:
-			return numFields
-		}
-	case 15:
-		switch name[0] | 0x20 {
-		case 'a':
-			f = fAcceptEncoding
-		case 'x':
-			f = fXForwardedFor
-		default:
-			return numFields
-		}
-	case 16:
-		f = fContentEncoding
-	case 17:
-		f = fTransferEncoding
-	case 20:
-		f = fMCPProtocolVersion
-	default:
-		return numFields
-	}
-	if string(name) == fieldNames[f] || equalFoldASCII(name, fieldNames[f]) {
-		return f
-	}
-	return numFields
-}
-
 // byFirst lists the table's fields by the first letter of their names
-// (folded to lower case, 'a' at 0), numFields after the last.
+// (folded to lower case, 'a' at 0), numFields after the last: the one
+// index of the table, for lookupField and byFirstLetter.
 var byFirst = func() (t [26][5]field) {
 	for l := range t {
 		n := 0
@@ -153,15 +84,41 @@ var byFirst = func() (t [26][5]field) {
 	return t
 }()
 
+// candidates returns the fields whose names begin with the letter c
+// (either case), numFields after the last; nil when c is not a letter.
+func candidates(c byte) []field {
+	l := (c | 0x20) - 'a'
+	if l >= 26 {
+		return nil
+	}
+	return byFirst[l][:]
+}
+
+// lookupField returns the index of a field name (case-insensitive), or
+// numFields when the table does not hold it.
+func lookupField[T string | []byte](name T) field {
+	if len(name) == 0 {
+		return numFields
+	}
+	for _, i := range candidates(name[0]) {
+		if i == numFields {
+			break
+		}
+		// As spelled in the table first, else case-insensitive.
+		if n := fieldNames[i]; len(name) == len(n) && (string(name) == n || equalFoldASCII(name, n)) {
+			return i
+		}
+	}
+	return numFields
+}
+
 // byFirstLetter finds the table field whose name starts raw at start
 // and is followed by a colon: the field and the colon's offset, or
-// numFields and start-1 when no name of the table is there.
+// numFields and start-1 when no name of the table is there. No name of
+// the table holds a colon, so the colon found is the line's first: a
+// line this does not match holds no field of the table.
 func byFirstLetter(raw []byte, start int) (field, int) {
-	l := (raw[start] | 0x20) - 'a'
-	if l >= 26 {
-		return numFields, start - 1
-	}
-	for _, i := range byFirst[l] {
+	for _, i := range candidates(raw[start]) {
 		if i == numFields {
 			break
 		}
@@ -241,9 +198,9 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 // field in raw, and whether a line is folded or has no colon; it reports
 // whether a field came in more than one line.
 func (f *fields) walk(raw []byte) (repeated bool) {
-	// The walk of nextLine in one pass: the line's end and its colon are
-	// each found with one vector search, and a field outside the table is
-	// skipped without trimming its value.
+	// The walk of nextLine in one pass: a table field's colon is found by
+	// its name, the line's end by one vector search, and a line outside
+	// the table is only searched for a colon, not trimmed.
 	for p := 0; p < len(raw); {
 		start := p
 		c := raw[p]
@@ -260,17 +217,14 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 		}
 		p = eol + 1
 		if i == numFields {
-			colon = bytes.IndexByte(raw[start:eol], ':')
-			if colon <= 0 || c == ' ' || c == '\t' {
+			// Not a field of the table; only whether it is a field line
+			// at all is left to see.
+			if c == ' ' || c == '\t' || bytes.IndexByte(raw[start:eol], ':') <= 0 {
 				// A continuation line (obsolete folding), or one without a
 				// colon or without a name.
 				f.folded = true
-				continue
 			}
-			colon += start
-			if i = lookupField(raw[start:colon]); i == numFields {
-				continue
-			}
+			continue
 		}
 		value := raw[colon+1 : eol]
 		if n := len(value); n > 0 && value[n-1] == '\r' {
@@ -362,7 +316,7 @@ func (f *fields) count(i field) int { return int(f.lines[i]) }
 // lookup returns the combined value of any field by name.
 func (f *fields) lookup(name string) []byte {
 	if i := lookupField(name); i != numFields {
-		return f.get(i)
+		return f.val[i]
 	}
 	if f.raw == nil {
 		if f.hdr == nil {
