@@ -356,15 +356,10 @@ func namesEqual(a, b []byte) bool {
 	return len(a) == 0 && len(b) == 0
 }
 
-// nameIs reports whether the raw member name (no quotes, escapes kept) is
-// exactly want once unescaped.
-func nameIs(raw []byte, want []byte) bool {
-	return nameIsEsc(raw, bytes.IndexByte(raw, '\\') >= 0, want)
-}
-
-// nameIsEsc is nameIs for a name whose escapes are known: esc says raw
-// holds a backslash (decode.Members.NameEscaped), so that a plain name,
-// the usual one, is one comparison.
+// nameIsEsc reports whether the raw member name (no quotes, escapes kept)
+// is exactly want once unescaped. esc says raw holds a backslash
+// (decode.Members.NameEscaped), so that a plain name, the usual one, is
+// one comparison.
 func nameIsEsc(raw []byte, esc bool, want []byte) bool {
 	if !esc {
 		return string(raw) == string(want)

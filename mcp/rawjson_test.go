@@ -90,8 +90,8 @@ func TestStrings(t *testing.T) {
 		if !stringsEqual(raw, plain) || !stringsEqual(plain, raw) || !stringsEqual(raw, raw) {
 			t.Errorf("stringsEqual(%s, %s) = false", tt.raw, plain)
 		}
-		if !nameIs(raw[1:len(raw)-1], []byte(tt.want)) {
-			t.Errorf("nameIs(%s) = false", tt.raw)
+		if name := raw[1 : len(raw)-1]; !nameIsEsc(name, strings.Contains(string(name), `\`), []byte(tt.want)) {
+			t.Errorf("nameIsEsc(%s) = false", tt.raw)
 		}
 	}
 	if stringEqual([]byte(`1`), []byte("1")) || stringsEqual([]byte(`"a"`), []byte(`1`)) {
