@@ -2,7 +2,7 @@
 # run.sh: the serving and decoding benchmarks of bench/, side by side, and
 # the loopback load matrix; results in bench/results/<UTC date>/.
 #
-#   bench/run.sh   # about 5 minutes (7-8 on a busy machine); bounded by 10
+#   bench/run.sh   # about 8 minutes (10 on a busy machine); bounded by 12
 #
 # 1. The load matrix: every server pinned to core 1 with GOMAXPROCS=1
 #    (rpcedge = cmd/rpcedge built from ../; rpcedge-auth = the same with
@@ -16,6 +16,10 @@
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
 #    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
 #    request from /proc/PID/stat, peak RSS from VmHWM.
+# 1b. The targets' comparison again, in ABBA pairs: rpcedge and the floor
+#    in runs of PAIR_DUR seconds next to each other, PAIRS pairs per
+#    client; bench/plot takes the ratio within each pair (median and a
+#    95 % bootstrap interval).
 # 2. Profiles of rpcedge and the floor under loadgen (perf, flat, summed by
 #    component).
 # 3. Go benchmarks: BenchmarkDecode (-cpu 1, -benchtime 100ms) and
@@ -30,10 +34,11 @@
 #
 # Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6), ONLY
 # (a space-separated subset of the servers), OUT (results/<UTC date>),
-# PORT_BASE (18470: ports PORT_BASE+1… must be free), BUDGET (570 s:
-# repetitions and rounds that would end after it are not started, and the
-# matrix keeps MATRIX_RESERVE, 200 s, for what follows it; every command
-# also has its own timeout). Needs taskset, two cores, and wrk (apt-get install -y wrk;
+# PORT_BASE (18470: ports PORT_BASE+1… must be free), PAIRS (12, 0 for
+# none), PAIR_DUR (2 s), BUDGET (720 s: repetitions, pairs and rounds that
+# would end after it are not started; the matrix keeps the pairs' time and
+# MATRIX_RESERVE, 200 s, for what follows them; every command also has
+# its own timeout). Needs taskset, two cores, and wrk (apt-get install -y wrk;
 # without it the wrk rows are skipped); perf is optional.
 set -euo pipefail
 
@@ -42,8 +47,11 @@ DUR=${DUR:-3}
 ROUNDS=${ROUNDS:-6}
 CONNS=64
 PORT_BASE=${PORT_BASE:-18470}
-BUDGET=${BUDGET:-570}
+BUDGET=${BUDGET:-720}
 MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
+PAIRS=${PAIRS:-12}
+PAIR_DUR=${PAIR_DUR:-2}
+PAIR_RESERVE=$((PAIRS * 2 * 2 * (PAIR_DUR + 1))) # s kept for the ABBA pairs (two clients)
 VERSION=2025-11-25
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 SERVERS=(rpcedge rpcedge-nethttp rpcedge-tls rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
@@ -204,12 +212,14 @@ run_wrk() { # PORT SECONDS OUTFILE
 	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${token#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
 }
 
-# measure REP SERVER CLIENT: one run; appends a line to matrix-raw.tsv.
+# measure REP SERVER CLIENT [TSV SECONDS TAG]: one run of SECONDS (DUR);
+# appends a line to TSV (matrix-raw.tsv).
 measure() {
-	local rep=$1 name=$2 client=$3 pid=${PID[$2]} raw="$OUT/raw/$2-$3-$1.txt"
+	local rep=$1 name=$2 client=$3 pid=${PID[$2]} tsv=${4:-$OUT/matrix-raw.tsv} secs=${5:-$DUR}
+	local raw="$OUT/raw/$2-$3-${6:-}$1.txt"
 	local t0 t1
 	t0=$(ticks "$pid")
-	"run_$client" "${PORT[$name]}" "$DUR" "$raw"
+	"run_$client" "${PORT[$name]}" "$secs" "$raw"
 	t1=$(ticks "$pid")
 	local cpu
 	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
@@ -229,16 +239,16 @@ measure() {
 			END {
 				if (rps == "") { rps = 0; n = 0; p50 = p99 = p999 = 0; wrong = 1 }
 				print rep, srv, "loadgen", rps, n, p50, p99, p999, cpu, wrong
-			}' "$raw" >>"$OUT/matrix-raw.tsv"
+			}' "$raw" >>"$tsv"
 	else
 		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
 			/^WRKSTATS / { n = $2; dur = $3 / 1e6; p50 = $4; p99 = $5; p999 = $6; errs = $7 }
 			END {
 				if (n == "" || dur == 0) { print rep, srv, "wrk", 0, 0, 0, 0, 0, cpu, 1; exit }
 				printf "%d %s wrk %.1f %d %d %d %d %s %d\n", rep, srv, n / dur, n, p50, p99, p999, cpu, errs
-			}' "$raw" >>"$OUT/matrix-raw.tsv"
+			}' "$raw" >>"$tsv"
 	fi
-	tail -1 "$OUT/matrix-raw.tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
+	tail -1 "$tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
 }
 
 log "warming up each server (1 s of loadgen)"
@@ -250,7 +260,7 @@ echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >
 CLIENTS=(loadgen)
 [ "$HAVE_WRK" = 1 ] && CLIENTS+=(wrk)
 for rep in $(seq "$REPS"); do
-	if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - ${#SERVERS[@]} * ${#CLIENTS[@]} * (DUR + 1))) ]; then
+	if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - PAIR_RESERVE - ${#SERVERS[@]} * ${#CLIENTS[@]} * (DUR + 1))) ]; then
 		log "time budget reached: stopping after $((rep - 1)) repetitions"
 		echo "The matrix stopped after $((rep - 1)) of $REPS repetitions (time budget)." >>"$tmp/run-info.md"
 		break
@@ -262,6 +272,34 @@ for rep in $(seq "$REPS"); do
 		done
 	done
 done
+# 1b. ABBA pairs for the targets: rpcedge and the floor in short runs
+# next to each other (rpcedge then the floor, then the floor then
+# rpcedge, …), PAIRS pairs of PAIR_DUR seconds per client. The load on
+# this shared machine drifts over seconds to minutes (the same server's
+# CPU per request by 30 % between two repetitions of the matrix, whose
+# runs of one repetition are spread over tens of seconds); a ratio taken
+# within each pair cancels most of the drift, and the ABBA order cancels
+# a trend within a pair. bench/plot gives the median ratio with a
+# bootstrap confidence interval.
+echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >"$OUT/paired-raw.tsv"
+if [ -n "${PID[rpcedge]:-}" ] && [ -n "${PID[floor]:-}" ] && [ "$PAIRS" -gt 0 ]; then
+	for client in "${CLIENTS[@]}"; do
+		log "ABBA pairs, $client: $PAIRS pairs of $PAIR_DUR s"
+		for pair in $(seq "$PAIRS"); do
+			if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - 2 * (PAIR_DUR + 1))) ]; then
+				log "time budget reached: $client pairs stopped after $((pair - 1))"
+				echo "The $client ABBA pairs stopped after $((pair - 1)) of $PAIRS (time budget)." >>"$tmp/run-info.md"
+				break
+			fi
+			order=(rpcedge floor)
+			[ $((pair % 2)) = 0 ] && order=(floor rpcedge)
+			for name in "${order[@]}"; do
+				measure "$pair" "$name" "$client" "$OUT/paired-raw.tsv" "$PAIR_DUR" pair
+			done
+		done
+	done
+fi
+
 echo "server vmhwm_kib" >"$OUT/rss.tsv"
 for name in "${SERVERS[@]}"; do
 	echo "$name $(awk '/^VmHWM:/ {print $2}' "/proc/${PID[$name]}/status")" >>"$OUT/rss.tsv"

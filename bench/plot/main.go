@@ -9,6 +9,8 @@
 //
 //	matrix-raw.tsv  one line per load run: rep server client rps requests
 //	                p50_us p99_us p999_us server_cpu_s wrong
+//	paired-raw.tsv  the same columns for run.sh's ABBA pairs of rpcedge and
+//	                the floor (rep is the pair)
 //	rss.tsv         server vmhwm_kib (peak RSS over the whole matrix)
 //	bench.txt       go test -bench output (BenchmarkDecode, BenchmarkServe…)
 //	run-info.md     optional: copied to the top of matrix.md
@@ -47,6 +49,9 @@ func run(dir string) error {
 	var r report
 	var err error
 	if r.matrix, err = readMatrix(filepath.Join(dir, "matrix-raw.tsv")); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if r.paired, err = readMatrix(filepath.Join(dir, "paired-raw.tsv")); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	if r.rss, err = readRSS(filepath.Join(dir, "rss.tsv")); err != nil && !os.IsNotExist(err) {

@@ -10,6 +10,7 @@ import (
 // report is everything one run produced.
 type report struct {
 	matrix []sample
+	paired []sample           // run.sh's ABBA pairs of rpcedge and the floor (paired.go)
 	rss    map[string]float64 // KiB
 	bench  *benchResults
 	info   string
@@ -191,6 +192,9 @@ func (r *report) markdown() string {
 	if len(r.matrix) > 0 {
 		r.writeMatrix(w)
 	}
+	if len(r.paired) > 0 {
+		r.writePairs(w)
+	}
 	r.writeTargets(w)
 	if r.bench != nil {
 		r.writeServe(w, "BenchmarkServe", "In-process, MCP 2025-11-25 (`BenchmarkServe`)")
@@ -275,6 +279,18 @@ func (r *report) writeTargets(w func(string, ...any)) {
 		if rs.ok() {
 			rows = append(rows, row{"≥ 10× the MCP Go SDK's requests/s (" + client + ")", fmtRatio(rs), metOrMissed(rs.Med >= 10)})
 		}
+	}
+	for _, client := range r.pairClients() {
+		rf := bootstrapMedian(r.pairRatios(client, rpsOf))
+		cf := bootstrapMedian(r.pairRatios(client, cpuOf))
+		pf := bootstrapMedian(r.pairRatios(client, p99Of))
+		if !rf.ok() {
+			continue
+		}
+		rows = append(rows,
+			row{"≥ 95 % of the floor's requests/s (" + client + ", ABBA pairs)", fmtInterval(rf), metOrMissed(rf.Med >= 0.95)},
+			row{"≤ 1.05× the floor's CPU per request (" + client + ", ABBA pairs)", fmtInterval(cf), metOrMissed(cf.Med <= 1.05)},
+			row{"p99 within 1.2× of the floor's (" + client + ", ABBA pairs)", fmtInterval(pf), metOrMissed(pf.Med <= 1.2)})
 	}
 	if r.bench != nil {
 		a := r.bench.get("BenchmarkServe/rpcedge", "allocs/op")
