@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -113,6 +114,7 @@ func run(ctx context.Context, args []string, e env) int {
 		count      = fs.Int64("n", 0, "stop after this many `requests` (default: no count limit)")
 		rate       = fs.Float64("rate", 0, "open loop at this many `requests/s` on a fixed schedule (default 0: closed loop)")
 		mixFlag    = fs.String("mix", loadgen.DefaultMix.String(), "request shapes and their `weights`, e.g. call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1")
+		textSize   = fs.Int("text-size", 0, "make every call's text exactly this many `bytes` (JSON string contents): the counter and a variant, then plain words; "+strconv.Itoa(loadgen.SmallTextSize)+" gives the small fixture's shape and size (default 0: short texts, 4 to about 60 bytes)")
 		bodyFile   = fs.String("body", "", "send this `file`'s JSON-RPC request instead of -mix; its id is rewritten per request and the answer checked as a call's (200, result, same id)")
 		gzipBody   = fs.Bool("gzip", false, "with -body: send it gzip-compressed (Content-Encoding: gzip); the parts around the id are compressed once, so a request costs a CRC-32 of the body, not a compression")
 		events     = fs.Int("events", 0, "with -body: every answer must stream this many `notifications` (text/event-stream) before the response; each is checked and counted")
@@ -155,6 +157,7 @@ func run(ctx context.Context, args []string, e env) int {
 		Requests:    *count,
 		Rate:        *rate,
 		Mix:         mix,
+		TextSize:    *textSize,
 		Headers:     headers,
 		MCPVersion:  *mcpVersion,
 		Events:      *events,

@@ -144,6 +144,9 @@ func TestBadFlags(t *testing.T) {
 		{"body missing", []string{"-body", filepath.Join(dir, "nope.json")}, "-body: open"},
 		{"body and mix", []string{"-body", body, "-mix", "call=1"}, "-body and -mix cannot be used together"},
 		{"gzip without body", []string{"-gzip"}, "-gzip needs -body"},
+		{"text size", []string{"-text-size", "-3"}, "-text-size -3: want 0 (short texts) to 65536 bytes"},
+		{"text size too big", []string{"-text-size", "65537"}, "-text-size 65537"},
+		{"text size and body", []string{"-text-size", "176", "-body", body}, "-text-size sizes the built-in calls' texts"},
 		{"hist dir", []string{"-hist", filepath.Join(dir, "no", "such", "dir.hgrm")}, "-hist:"},
 		{"self without server", []string{"-self"}, "-self is not available"},
 	} {

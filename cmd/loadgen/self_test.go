@@ -44,6 +44,37 @@ func TestSelfAgainstRPCEdge(t *testing.T) {
 	}
 }
 
+// TestSelfTextSize runs loadgen -self with texts padded to the small
+// fixture's size and to 5,000 bytes against the real demo server, with
+// the shapes that carry a text: every answer must be right (the echo
+// compared in full).
+func TestSelfTextSize(t *testing.T) {
+	for _, tc := range []struct{ version, size string }{{"", "176"}, {"2026-07-28", "176"}, {"", "5000"}} {
+		t.Run("version="+tc.version+"/size="+tc.size, func(t *testing.T) {
+			args := []string{"-self", "-n", "1500", "-c", "4", "-json", "-text-size", tc.size,
+				"-mix", "call=90,badparams=5,parse=5"}
+			if tc.version != "" {
+				args = append(args, "-mcp-version", tc.version)
+			}
+			r := runCmd(t, env{self: startSelf}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			var rep struct {
+				Sent  int64 `json:"sent"`
+				OK    int64 `json:"ok"`
+				Wrong int64 `json:"wrong"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("report: %v\n%s", err, r.stdout)
+			}
+			if rep.OK != 1500 || rep.Wrong != 0 {
+				t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
+			}
+		})
+	}
+}
+
 // TestSelfGzipBody runs loadgen -body -gzip against the real demo server:
 // bodies of a few hundred bytes to 200 KB (a tools/call echo whose text
 // grows), each request's id spliced into the compressed body, every answer

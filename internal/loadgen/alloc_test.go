@@ -93,8 +93,12 @@ func rawEchoConn(c net.Conn) {
 // answer, checking it and recording it allocate nothing once warm.
 func TestAllocsPerRequest(t *testing.T) {
 	url := rawEcho(t)
-	for _, v := range []string{"", "2026-07-28"} {
-		cfg, err := Config{URL: url, MCPVersion: v}.normalized()
+	for _, tc := range []struct {
+		v    string
+		size int
+	}{{"", 0}, {"2026-07-28", 0}, {"", SmallTextSize}, {"2026-07-28", 2000}} {
+		v := tc.v
+		cfg, err := Config{URL: url, MCPVersion: v, TextSize: tc.size}.normalized()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,10 +138,10 @@ func TestAllocsPerRequest(t *testing.T) {
 		}
 		tot := r.totals(false)
 		if tot.ok != tot.sent || tot.sent < 2000 {
-			t.Fatalf("version %q: ok %d of %d: %+v", v, tot.ok, tot.sent, r.examples)
+			t.Fatalf("version %q, text size %d: ok %d of %d: %+v", v, tc.size, tot.ok, tot.sent, r.examples)
 		}
 		if allocs != 0 {
-			t.Errorf("version %q: %.2f allocations per request, want 0", v, allocs)
+			t.Errorf("version %q, text size %d: %.2f allocations per request, want 0", v, tc.size, allocs)
 		}
 	}
 }

@@ -10,7 +10,7 @@ func expect(s Shape, id, text string) *expectation {
 	ex := expectByShape[s]
 	e := &expectation{shape: s, status: ex.status, code: ex.code, idNull: ex.idNull, echo: ex.echo}
 	e.idLen = uint8(copy(e.id[:], id))
-	e.txtLen = uint8(copy(e.text[:], text))
+	e.text = []byte(text)
 	return e
 }
 

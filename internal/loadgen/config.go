@@ -21,6 +21,12 @@ const (
 	MaxConnections = 10000
 	// MaxBodySize bounds the file given to Config.Body.
 	MaxBodySize = 1 << 20
+	// MaxTextSize bounds Config.TextSize.
+	MaxTextSize = 1 << 16
+	// SmallTextSize is the length of the text of the small fixture
+	// (testdata/bench/small.json): Config.TextSize for requests of its
+	// shape and size, as the serving targets are measured with.
+	SmallTextSize = 176
 	// SlotTolerance is how late an open-loop request may be sent and still
 	// count as on time; later ones are counted in Report.MissedSlots.
 	SlotTolerance = time.Millisecond
@@ -58,6 +64,15 @@ type Config struct {
 	// Mix weighs the built-in request shapes; the zero Mix means DefaultMix.
 	// Ignored when Body is set.
 	Mix Mix
+	// TextSize, when above zero, makes the text of every call (and of a
+	// badparams request) exactly TextSize bytes of JSON string contents:
+	// the counter and the variant, then plain words (a sentence rotated by
+	// the counter, so that no two texts are alike) up to the size, or the
+	// counter and the variant alone when they are longer. SmallTextSize
+	// gives requests of the small fixture's shape and size. Zero leaves
+	// the texts short: the counter and a variant, 4 to about 60 bytes. At
+	// most MaxTextSize; not with Body.
+	TextSize int
 	// Body, when set, is sent instead of the built-in shapes: one JSON-RPC
 	// request object whose id is rewritten per request (added if absent),
 	// and whose answer is checked as a call's (200, a result, the same id).
@@ -392,6 +407,12 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.A2A && c.Events == 0 {
 		return c, errors.New("loadgen: -a2a needs -events (the number of events of each A2A stream) and -body")
+	}
+	if c.TextSize < 0 || c.TextSize > MaxTextSize {
+		return c, fmt.Errorf("loadgen: -text-size %d: want 0 (short texts) to %d bytes", c.TextSize, MaxTextSize)
+	}
+	if c.TextSize > 0 && c.Body != nil {
+		return c, errors.New("loadgen: -text-size sizes the built-in calls' texts; -body sends its own")
 	}
 	if c.BodyGzip && c.Body == nil {
 		return c, errors.New("loadgen: -gzip needs -body (the request to send compressed)")

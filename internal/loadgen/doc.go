@@ -9,7 +9,9 @@
 // its id rewritten. Every request carries a fresh id (integers and strings
 // alternate) and every call a fresh text, so no answer can be memoised;
 // the text includes escapes and non-ASCII characters, and is compared
-// after unescaping, so any correct JSON spelling of it passes. With
+// after unescaping, so any correct JSON spelling of it passes.
+// Config.TextSize pads every text with plain words to a fixed size
+// (SmallTextSize: the small fixture's). With
 // Config.MCPVersion the MCP headers are sent (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name) and, for 2026-07-28, params._meta.
 //

@@ -234,13 +234,14 @@ type expectation struct {
 	events int  // a streamed answer of this many notifications, then the response (Config.Events)
 	a2a    bool // the events are A2A stream responses, the last one ending the stream (Config.A2A)
 	idLen  uint8
-	txtLen uint8
 	id     [32]byte // the id sent, as JSON
-	text   [64]byte // the text sent, raw JSON string contents
+	// text is the text sent, raw JSON string contents; its array is the
+	// expectation's own, reused from one request to the next.
+	text []byte
 }
 
 func (e *expectation) idBytes() []byte   { return e.id[:e.idLen] }
-func (e *expectation) textBytes() []byte { return e.text[:e.txtLen] }
+func (e *expectation) textBytes() []byte { return e.text }
 
 var expectByShape = [numShapes]struct {
 	status, code int
@@ -285,7 +286,7 @@ func newGenerator(p *plan, i, n int, seed uint64) *generator {
 	if g.rng == 0 {
 		g.rng = 1
 	}
-	g.body = make([]byte, 0, 512+len(p.customPre)+len(p.customPost))
+	g.body = make([]byte, 0, 512+p.cfg.TextSize+len(p.customPre)+len(p.customPost))
 	return g
 }
 
@@ -325,7 +326,7 @@ func (g *generator) build(wire []byte, e *expectation) []byte {
 	if s == ShapeCustom {
 		e.events, e.a2a = p.cfg.Events, p.cfg.A2A
 	}
-	e.idLen, e.txtLen = 0, 0
+	e.idLen, e.text = 0, e.text[:0]
 
 	b := g.body[:0]
 	switch s {
@@ -405,13 +406,32 @@ func (g *generator) appendID(b []byte, n uint64, e *expectation) []byte {
 	return b
 }
 
-// appendText appends the varying text of counter n and records it in e.
+// appendText appends the varying text of counter n, padded to
+// Config.TextSize, and records it in e.
 func (g *generator) appendText(b []byte, n uint64, e *expectation) []byte {
 	s := len(b)
 	b = append(b, "lg "...)
 	b = strconv.AppendUint(b, n, 16)
 	b = append(b, textVariants[g.rand()%uint64(len(textVariants))]...)
-	e.txtLen = uint8(copy(e.text[:], b[s:]))
+	if pad := g.p.cfg.TextSize - (len(b) - s); pad > 0 {
+		b = appendFiller(b, int(n%uint64(len(filler))), pad)
+	}
+	e.text = append(e.text[:0], b[s:]...)
+	return b
+}
+
+// filler pads texts to Config.TextSize: plain words (the size sweep's
+// sentence), which a JSON string holds as they are.
+const filler = " The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs!!"
+
+// appendFiller appends n bytes of filler repeated, starting at offset at.
+func appendFiller(b []byte, at, n int) []byte {
+	for n > 0 {
+		k := min(n, len(filler)-at)
+		b = append(b, filler[at:at+k]...)
+		n -= k
+		at = 0
+	}
 	return b
 }
 
