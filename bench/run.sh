@@ -12,7 +12,8 @@
 #    (-transport nethttp); rpcedge-tls = HTTPS with a P-256 certificate,
 #    wrk only; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
-#    answer) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
+#    answer; -text-size LG_TEXT_SIZE, 176: the small fixture's shape and
+#    size with the id and text fresh per request) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
 #    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
 #    request from /proc/PID/stat, peak RSS from VmHWM.
@@ -35,7 +36,8 @@
 # Environment: REPS (5), DUR (3, seconds per load run), ROUNDS (6), ONLY
 # (a space-separated subset of the servers), OUT (results/<UTC date>),
 # PORT_BASE (18470: ports PORT_BASE+1… must be free), PAIRS (12, 0 for
-# none), PAIR_DUR (2 s), BUDGET (720 s: repetitions, pairs and rounds that
+# none), PAIR_DUR (2 s), LG_TEXT_SIZE (176; 0 for loadgen's short
+# texts), BUDGET (720 s: repetitions, pairs and rounds that
 # would end after it are not started; the matrix keeps the pairs' time and
 # MATRIX_RESERVE, 200 s, for what follows them; every command also has
 # its own timeout). Needs taskset, two cores, and wrk (apt-get install -y wrk;
@@ -53,6 +55,7 @@ PAIRS=${PAIRS:-12}
 PAIR_DUR=${PAIR_DUR:-2}
 PAIR_RESERVE=$((PAIRS * 2 * 2 * (PAIR_DUR + 1))) # s kept for the ABBA pairs (two clients)
 VERSION=2025-11-25
+LG_TEXT_SIZE=${LG_TEXT_SIZE:-176} # loadgen's texts: the small fixture's size (0: loadgen's short texts)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 SERVERS=(rpcedge rpcedge-nethttp rpcedge-tls rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
 [ -n "${ONLY:-}" ] && read -r -a SERVERS <<<"$ONLY" # a subset, such as ONLY="rpcedge rpcedge-auth floor"
@@ -95,7 +98,7 @@ DIRTY="" # said only when tracked files differ from the commit
 [ -n "$(cd .. && git status --porcelain --untracked-files=no 2>/dev/null)" ] && DIRTY="with uncommitted changes in the working tree; "
 
 {
-	echo "Run of \`bench/run.sh\` (REPS=$REPS DUR=$DUR ROUNDS=$ROUNDS), $(date -u '+%Y-%m-%d %H:%M UTC'),"
+	echo "Run of \`bench/run.sh\` (REPS=$REPS DUR=$DUR ROUNDS=$ROUNDS PAIRS=$PAIRS PAIR_DUR=$PAIR_DUR LG_TEXT_SIZE=$LG_TEXT_SIZE), $(date -u '+%Y-%m-%d %H:%M UTC'),"
 	echo "$(go version | cut -d' ' -f3-4), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo "${DIRTY}sha256 of \`cat decode/*.go fastserver/*.go mcp/*.go\`"
 	echo "at build time: \`$SRC_SHA…\`. Load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)."
@@ -203,7 +206,7 @@ run_loadgen() { # PORT SECONDS OUTFILE
 	[ -n "${AUTHZ[$1]:-}" ] && auth=(-header "Authorization: ${AUTHZ[$1]}")
 	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
 		-c "$CONNS" -d "$2s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
-		"${auth[@]}" -json >"$3" 2>&1 || true
+		-text-size "$LG_TEXT_SIZE" "${auth[@]}" -json >"$3" 2>&1 || true
 }
 run_wrk() { # PORT SECONDS OUTFILE
 	local script=$tmp/post.lua

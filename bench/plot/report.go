@@ -213,6 +213,7 @@ func (r *report) writeMatrix(w func(string, ...any)) {
 	w("Medians over %d interleaved repetitions, min–max in brackets. MCP 2025-11-25 headers\n", reps)
 	w("(MCP-Protocol-Version, Mcp-Method, Mcp-Name) and Accept: application/json, text/event-stream\n")
 	w("on every request. loadgen sends tools/call echo with a fresh id and text each time\n")
+	w("(texts of run.sh's LG_TEXT_SIZE bytes, 176 = the small fixture's, unless the run's header says 0)\n")
 	w("and checks every answer; wrk posts the small fixture's shape with the id and text varied per request (a Lua script) and checks only the status.\n")
 	w("Server CPU is user+system from /proc/PID/stat over the run, divided by the answers;\n")
 	w("core use is that CPU over the run's time: well below 100 %% means the server was not\n")
