@@ -113,6 +113,29 @@ func (b *benchResults) get(name, unit string) spread {
 	return spreadOf(b.Vals[name][unit])
 }
 
+// ratioByRound returns a's samples of unit over b's, taken in order:
+// run.sh runs every benchmark once a round, so the i-th samples of two
+// benchmarks were taken close together, under the same load from the
+// machine's other tenants, which a ratio of the two medians would not
+// cancel. With a different number of samples (a round cut short) the
+// samples cannot be paired, and the result has none.
+func (b *benchResults) ratioByRound(a, other, unit string) spread {
+	if b == nil {
+		return spreadOf(nil)
+	}
+	xa, xb := b.Vals[a][unit], b.Vals[other][unit]
+	if len(xa) != len(xb) {
+		return spreadOf(nil)
+	}
+	var rs []float64
+	for i := range xa {
+		if xb[i] != 0 {
+			rs = append(rs, xa[i]/xb[i])
+		}
+	}
+	return spreadOf(rs)
+}
+
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
 // readBench parses go test -bench output: lines "BenchmarkX/… N v unit v unit …".
