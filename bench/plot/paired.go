@@ -49,13 +49,7 @@ func (r *report) pairRatios(client string, metric func(sample) float64) []float6
 
 // pairClients returns the clients of r.paired in the order they were run.
 func (r *report) pairClients() []string {
-	var out []string
-	for _, s := range r.paired {
-		if !slices.Contains(out, s.Client) {
-			out = append(out, s.Client)
-		}
-	}
-	return out
+	return distinct(r.paired, func(s sample) string { return s.Client })
 }
 
 // interval is a median with a 95 % bootstrap interval and the range.

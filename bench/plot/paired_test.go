@@ -42,24 +42,13 @@ func TestPairs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "paired-raw.tsv"), []byte(m.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(dir); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	wantInSummary(t, dir,
 		"## rpcedge and the floor in ABBA pairs",
 		"| loadgen | 9 |",
 		"≥ 95 % of the floor's requests/s (loadgen, ABBA pairs) | 0.90× (95 % interval 0.90–0.90; 0.90–0.90 over 9 pairs) | **missed**",
 		"≤ 1.05× the floor's CPU per request (loadgen, ABBA pairs) | 1.10× (95 % interval 1.10–1.10; 1.10–1.30 over 9 pairs) | **missed**",
 		"p99 within 1.2× of the floor's (loadgen, ABBA pairs) | 1.15× (95 % interval 1.15–1.15; 1.15–1.15 over 9 pairs) | met",
-	} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("matrix.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 }
 
 // TestBootstrapMedian checks the interval's bounds on known samples and

@@ -40,25 +40,14 @@ BenchmarkDecode/sonic/small           	 1000	      1100 ns/op	 249 MB/s	 320 B/o
 BenchmarkServe/rpcedge-2         	   59004	     24205 ns/op	      5709 cpu-ns/op	      24 B/op	       1 allocs/op
 BenchmarkServe/floor-2           	   99076	     17154 ns/op	      3657 cpu-ns/op	       0 B/op	       0 allocs/op
 `)
-	if err := run(dir); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
+	wantInSummary(t, dir,
 		"| rpcedge | 40,002 (40,001–40,003) |",
 		"| floor | 0.80× (0.80–0.80) |",
 		"≥ 95 % of the floor's requests/s (loadgen) | 0.80× (0.80–0.80) | **missed**",
 		"≥ 10× the MCP Go SDK's requests/s (loadgen) | 20.0× (20.0–20.0) | met",
 		"| rpcedge | 24.2 µs (24.2 µs–24.2 µs) | 5.71 µs (5.71 µs–5.71 µs) | 2.05 µs |",
 		"| rpcedge | 173 ns (171 ns–175 ns) |",
-	} {
-		if !strings.Contains(string(md), want) {
-			t.Errorf("matrix.md lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	for _, png := range []string{"throughput.png", "p99.png", "cpu-per-request.png", "decode-ns.png", "decode-mbs.png"} {
 		if fi, err := os.Stat(filepath.Join(dir, png)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", png, err)
@@ -93,6 +82,16 @@ func TestDecodeByRound(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	wantInSummary(t, dir,
+		"| decode notification ahead of jsonparser (CPU time) | 97 ns (57 ns–103 ns) vs 79 ns (75 ns–121 ns); rpcedge ÷ jsonparser by round 0.87× (0.77–1.31) | met |",
+		"| decode 16k ahead of every peer (CPU time) | 20.0 µs (10.0 µs–30.0 µs) vs sonic 19.8 µs (9.90 µs–29.7 µs); rpcedge ÷ it by round 1.01× (1.01–1.01) | **missed** |",
+	)
+}
+
+// wantInSummary runs plot on dir and checks that matrix.md holds every
+// line of wants; it returns matrix.md.
+func wantInSummary(t *testing.T, dir string, wants ...string) string {
+	t.Helper()
 	if err := run(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -100,12 +99,10 @@ func TestDecodeByRound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
-		"| decode notification ahead of jsonparser (CPU time) | 97 ns (57 ns–103 ns) vs 79 ns (75 ns–121 ns); rpcedge ÷ jsonparser by round 0.87× (0.77–1.31) | met |",
-		"| decode 16k ahead of every peer (CPU time) | 20.0 µs (10.0 µs–30.0 µs) vs sonic 19.8 µs (9.90 µs–29.7 µs); rpcedge ÷ it by round 1.01× (1.01–1.01) | **missed** |",
-	} {
+	for _, want := range wants {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("matrix.md lacks %q:\n%s", want, md)
 		}
 	}
+	return string(md)
 }

@@ -25,20 +25,21 @@ const (
 
 // servers returns the servers of the matrix in the order they were run.
 func (r *report) servers() []string {
-	var out []string
-	for _, s := range r.matrix {
-		if !slices.Contains(out, s.Server) {
-			out = append(out, s.Server)
-		}
-	}
-	return out
+	return distinct(r.matrix, func(s sample) string { return s.Server })
 }
 
+// clients returns the clients of the matrix in the order they were run.
 func (r *report) clients() []string {
+	return distinct(r.matrix, func(s sample) string { return s.Client })
+}
+
+// distinct returns key of every sample, each once, in order of first
+// appearance.
+func distinct(ss []sample, key func(sample) string) []string {
 	var out []string
-	for _, s := range r.matrix {
-		if !slices.Contains(out, s.Client) {
-			out = append(out, s.Client)
+	for _, s := range ss {
+		if k := key(s); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out

@@ -25,22 +25,29 @@ func TestSelfAgainstRPCEdge(t *testing.T) {
 			if version != "" {
 				args = append(args, "-mcp-version", version)
 			}
-			r := runCmd(t, env{self: startSelf}, args...)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-			}
-			var rep struct {
-				Sent  int64 `json:"sent"`
-				OK    int64 `json:"ok"`
-				Wrong int64 `json:"wrong"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("report: %v\n%s", err, r.stdout)
-			}
-			if rep.OK != 2000 || rep.Wrong != 0 {
-				t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
-			}
+			selfAllRight(t, 2000, args...)
 		})
+	}
+}
+
+// selfAllRight runs loadgen with args (-json among them) against the
+// in-process demo server and wants n answers, all right.
+func selfAllRight(t *testing.T, n int64, args ...string) {
+	t.Helper()
+	r := runCmd(t, env{self: startSelf}, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var rep struct {
+		Sent  int64 `json:"sent"`
+		OK    int64 `json:"ok"`
+		Wrong int64 `json:"wrong"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, r.stdout)
+	}
+	if rep.OK != n || rep.Wrong != 0 {
+		t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
 	}
 }
 
@@ -56,21 +63,7 @@ func TestSelfTextSize(t *testing.T) {
 			if tc.version != "" {
 				args = append(args, "-mcp-version", tc.version)
 			}
-			r := runCmd(t, env{self: startSelf}, args...)
-			if r.code != 0 {
-				t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-			}
-			var rep struct {
-				Sent  int64 `json:"sent"`
-				OK    int64 `json:"ok"`
-				Wrong int64 `json:"wrong"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("report: %v\n%s", err, r.stdout)
-			}
-			if rep.OK != 1500 || rep.Wrong != 0 {
-				t.Errorf("right %d wrong %d of %d\n%s", rep.OK, rep.Wrong, rep.Sent, r.stdout)
-			}
+			selfAllRight(t, 1500, args...)
 		})
 	}
 }
