@@ -136,6 +136,20 @@ func (b *benchResults) ratioByRound(a, other, unit string) spread {
 	return spreadOf(rs)
 }
 
+// versus returns a's samples of unit over other's: round by round
+// (ratioByRound) when the rounds pair up, byRound then true, else the
+// ratio of the two medians. It has no samples when either has none.
+func (b *benchResults) versus(a, other, unit string) (q spread, byRound bool) {
+	if q = b.ratioByRound(a, other, unit); q.ok() {
+		return q, true
+	}
+	x, y := b.get(a, unit), b.get(other, unit)
+	if !x.ok() || !y.ok() || y.Med == 0 {
+		return spreadOf(nil), false
+	}
+	return spreadOf([]float64{x.Med / y.Med}), false
+}
+
 var procSuffix = regexp.MustCompile(`-\d+$`)
 
 // readBench parses go test -bench output: lines "BenchmarkX/… N v unit v unit …".

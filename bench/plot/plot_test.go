@@ -79,10 +79,19 @@ func TestDecodeByRound(t *testing.T) {
 			fmt.Fprintf(&b, "BenchmarkDecode/%s/16k \t 1000 \t %.0f ns/op \t %.0f cpu-ns/op\n", c.name, v, v)
 		}
 	}
+	// 1m: sonic's last round is missing, so the rounds do not pair up and
+	// the medians decide (1,500 ÷ 700).
+	for i := range rp {
+		fmt.Fprintf(&b, "BenchmarkDecode/rpcedge/1m \t 10 \t 1 ns/op \t %d cpu-MB/s\n", 1400+100*(i%3))
+		if i < len(rp)-1 {
+			fmt.Fprintf(&b, "BenchmarkDecode/sonic-valid-search/1m \t 10 \t 1 ns/op \t %d cpu-MB/s\n", 650+50*(i%3))
+		}
+	}
 	if err := os.WriteFile(filepath.Join(dir, "bench.txt"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	wantInSummary(t, dir,
+		"| decode 1m ≥ 1.5 GB/s and ≥ 2× sonic Valid+search (CPU time) | 1,500 (1,400–1,600) MB/s, 2.14× sonic Valid+search | met |",
 		"| decode notification ahead of jsonparser (CPU time) | 97 ns (57 ns–103 ns) vs 79 ns (75 ns–121 ns); rpcedge ÷ jsonparser by round 0.87× (0.77–1.31) | met |",
 		"| decode 16k ahead of every peer (CPU time) | 20.0 µs (10.0 µs–30.0 µs) vs sonic 19.8 µs (9.90 µs–29.7 µs); rpcedge ÷ it by round 1.01× (1.01–1.01) | **missed** |",
 	)

@@ -304,69 +304,52 @@ func (r *report) writeTargets(w func(string, ...any)) {
 		if s := r.bench.get("BenchmarkDecode/rpcedge/small", "cpu-ns/op"); s.ok() {
 			rows = append(rows, row{"decode small ≤ 140 ns (CPU time)", fmtSpread(s, ns), metOrMissed(s.Med <= 140)})
 		}
-		// The relative targets are judged round by round (ratioByRound),
-		// when the rounds pair up, and on the medians otherwise.
-		if s := r.bench.get("BenchmarkDecode/rpcedge/notification", "cpu-ns/op"); s.ok() {
-			jp := r.bench.get("BenchmarkDecode/jsonparser/notification", "cpu-ns/op")
-			if jp.ok() {
-				m, ok := fmt.Sprintf("%s vs %s", fmtSpread(s, ns), fmtSpread(jp, ns)), s.Med < jp.Med
-				if q := r.bench.ratioByRound("BenchmarkDecode/rpcedge/notification", "BenchmarkDecode/jsonparser/notification", "cpu-ns/op"); q.ok() {
+		// The relative targets are judged round by round when the rounds
+		// pair up, and on the medians otherwise (versus).
+		const dec = "BenchmarkDecode/"
+		if s := r.bench.get(dec+"rpcedge/notification", "cpu-ns/op"); s.ok() {
+			if q, by := r.bench.versus(dec+"rpcedge/notification", dec+"jsonparser/notification", "cpu-ns/op"); q.ok() {
+				m := fmt.Sprintf("%s vs %s", fmtSpread(s, ns), fmtSpread(r.bench.get(dec+"jsonparser/notification", "cpu-ns/op"), ns))
+				if by {
 					m += "; rpcedge ÷ jsonparser by round " + fmtRatio(q)
-					ok = q.Med < 1
 				}
-				rows = append(rows, row{"decode notification ahead of jsonparser (CPU time)", m, metOrMissed(ok)})
+				rows = append(rows, row{"decode notification ahead of jsonparser (CPU time)", m, metOrMissed(q.Med < 1)})
 			}
 		}
-		if s := r.bench.get("BenchmarkDecode/rpcedge/16k", "cpu-ns/op"); s.ok() {
-			// The closest peer: the highest ratio round by round when every
-			// peer's rounds pair up with rpcedge's, else the fastest median.
-			type peer struct {
-				name    string
-				med, by spread
-			}
-			var peers []peer
+		if s := r.bench.get(dec+"rpcedge/16k", "cpu-ns/op"); s.ok() {
+			// The closest peer: the one rpcedge's time is the largest part of.
 			cands, _ := r.decodeGrid()
+			var (
+				closest string
+				cq      spread
+				cby     bool
+			)
 			for _, c := range cands {
 				if c == "rpcedge" || strings.HasPrefix(c, "floor") {
 					continue
 				}
-				if p := r.bench.get("BenchmarkDecode/"+c+"/16k", "cpu-ns/op"); p.ok() {
-					peers = append(peers, peer{c, p, r.bench.ratioByRound("BenchmarkDecode/rpcedge/16k", "BenchmarkDecode/"+c+"/16k", "cpu-ns/op")})
+				if q, by := r.bench.versus(dec+"rpcedge/16k", dec+c+"/16k", "cpu-ns/op"); q.ok() && (closest == "" || q.Med > cq.Med) {
+					closest, cq, cby = c, q, by
 				}
 			}
-			paired := len(peers) > 0
-			for _, p := range peers {
-				paired = paired && p.by.ok()
-			}
-			pick := -1
-			for i, p := range peers {
-				if pick < 0 || (paired && p.by.Med > peers[pick].by.Med) || (!paired && p.med.Med < peers[pick].med.Med) {
-					pick = i
+			if closest != "" {
+				m := fmt.Sprintf("%s vs %s %s", fmtSpread(s, ns), closest, fmtSpread(r.bench.get(dec+closest+"/16k", "cpu-ns/op"), ns))
+				if cby {
+					m += "; rpcedge ÷ it by round " + fmtRatio(cq)
 				}
-			}
-			if pick >= 0 {
-				p := peers[pick]
-				m := fmt.Sprintf("%s vs %s %s", fmtSpread(s, ns), p.name, fmtSpread(p.med, ns))
-				ok := s.Med < p.med.Med
-				if paired {
-					m += "; rpcedge ÷ it by round " + fmtRatio(p.by)
-					ok = p.by.Med < 1
-				}
-				rows = append(rows, row{"decode 16k ahead of every peer (CPU time)", m, metOrMissed(ok)})
+				rows = append(rows, row{"decode 16k ahead of every peer (CPU time)", m, metOrMissed(cq.Med < 1)})
 			}
 		}
-		if s := r.bench.get("BenchmarkDecode/rpcedge/1m", "cpu-MB/s"); s.ok() {
-			sv := r.bench.get("BenchmarkDecode/sonic-valid-search/1m", "cpu-MB/s")
+		if s := r.bench.get(dec+"rpcedge/1m", "cpu-MB/s"); s.ok() {
 			m := fmtSpread(s, f0) + " MB/s"
 			ok := s.Med >= 1500
-			if sv.ok() {
-				if q := r.bench.ratioByRound("BenchmarkDecode/rpcedge/1m", "BenchmarkDecode/sonic-valid-search/1m", "cpu-MB/s"); q.ok() {
+			if q, by := r.bench.versus(dec+"rpcedge/1m", dec+"sonic-valid-search/1m", "cpu-MB/s"); q.ok() {
+				if by {
 					m += ", " + fmtRatio(q) + " sonic Valid+search's, by round"
-					ok = ok && q.Med >= 2
 				} else {
-					m += fmt.Sprintf(", %.2f× sonic Valid+search", s.Med/sv.Med)
-					ok = ok && s.Med >= 2*sv.Med
+					m += fmt.Sprintf(", %.2f× sonic Valid+search", q.Med)
 				}
+				ok = ok && q.Med >= 2
 			}
 			rows = append(rows, row{"decode 1m ≥ 1.5 GB/s and ≥ 2× sonic Valid+search (CPU time)", m, metOrMissed(ok)})
 		}
