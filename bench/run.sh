@@ -53,7 +53,6 @@ BUDGET=${BUDGET:-720}
 MATRIX_RESERVE=${MATRIX_RESERVE:-200} # s kept for what follows the matrix
 PAIRS=${PAIRS:-12}
 PAIR_DUR=${PAIR_DUR:-2}
-PAIR_RESERVE=$((PAIRS * 2 * 2 * (PAIR_DUR + 1))) # s kept for the ABBA pairs (two clients)
 VERSION=2025-11-25
 LG_TEXT_SIZE=${LG_TEXT_SIZE:-176} # loadgen's texts: the small fixture's size (0: loadgen's short texts)
 BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
@@ -262,6 +261,8 @@ done
 echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >"$OUT/matrix-raw.tsv"
 CLIENTS=(loadgen)
 [ "$HAVE_WRK" = 1 ] && CLIENTS+=(wrk)
+PAIR_RESERVE=0 # s the matrix keeps for the ABBA pairs (1b), when they run
+[ -n "${PID[rpcedge]:-}" ] && [ -n "${PID[floor]:-}" ] && PAIR_RESERVE=$((PAIRS * ${#CLIENTS[@]} * 2 * (PAIR_DUR + 1)))
 for rep in $(seq "$REPS"); do
 	if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - PAIR_RESERVE - ${#SERVERS[@]} * ${#CLIENTS[@]} * (DUR + 1))) ]; then
 		log "time budget reached: stopping after $((rep - 1)) repetitions"
