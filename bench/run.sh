@@ -261,8 +261,9 @@ done
 echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >"$OUT/matrix-raw.tsv"
 CLIENTS=(loadgen)
 [ "$HAVE_WRK" = 1 ] && CLIENTS+=(wrk)
-PAIR_RESERVE=0 # s the matrix keeps for the ABBA pairs (1b), when they run
-[ -n "${PID[rpcedge]:-}" ] && [ -n "${PID[floor]:-}" ] && PAIR_RESERVE=$((PAIRS * ${#CLIENTS[@]} * 2 * (PAIR_DUR + 1)))
+RUN_PAIRS=0 # the ABBA pairs (1b) run: rpcedge and the floor are both up and PAIRS > 0
+[ -n "${PID[rpcedge]:-}" ] && [ -n "${PID[floor]:-}" ] && [ "$PAIRS" -gt 0 ] && RUN_PAIRS=1
+PAIR_RESERVE=$((RUN_PAIRS * PAIRS * ${#CLIENTS[@]} * 2 * (PAIR_DUR + 1))) # s the matrix keeps for them
 for rep in $(seq "$REPS"); do
 	if [ "$SECONDS" -gt $((BUDGET - MATRIX_RESERVE - PAIR_RESERVE - ${#SERVERS[@]} * ${#CLIENTS[@]} * (DUR + 1))) ]; then
 		log "time budget reached: stopping after $((rep - 1)) repetitions"
@@ -286,7 +287,7 @@ done
 # a trend within a pair. bench/plot gives the median ratio with a
 # bootstrap confidence interval.
 echo "rep server client rps requests p50_us p99_us p999_us server_cpu_s wrong" >"$OUT/paired-raw.tsv"
-if [ -n "${PID[rpcedge]:-}" ] && [ -n "${PID[floor]:-}" ] && [ "$PAIRS" -gt 0 ]; then
+if [ "$RUN_PAIRS" = 1 ]; then
 	for client in "${CLIENTS[@]}"; do
 		log "ABBA pairs, $client: $PAIRS pairs of $PAIR_DUR s"
 		for pair in $(seq "$PAIRS"); do

@@ -47,6 +47,14 @@ func (r *report) pairRatios(client string, metric func(sample) float64) []float6
 	return out
 }
 
+// pairIntervals returns, for client's pairs, the ratios rpcedge ÷ the
+// floor of requests/s, CPU per request and p99 as medians with their
+// bootstrap intervals: what the pairs' table and the targets both show.
+func (r *report) pairIntervals(client string) (rps, cpu, p99 interval) {
+	return bootstrapMedian(r.pairRatios(client, rpsOf)), bootstrapMedian(r.pairRatios(client, cpuOf)),
+		bootstrapMedian(r.pairRatios(client, p99Of))
+}
+
 // pairClients returns the clients of r.paired in the order they were run.
 func (r *report) pairClients() []string {
 	return distinct(r.paired, func(s sample) string { return s.Client })
@@ -123,9 +131,7 @@ func (r *report) writePairs(w func(string, ...any)) {
 				cb = append(cb, s.CPUPerRequest())
 			}
 		}
-		rf := bootstrapMedian(r.pairRatios(client, rpsOf))
-		cf := bootstrapMedian(r.pairRatios(client, cpuOf))
-		pf := bootstrapMedian(r.pairRatios(client, p99Of))
+		rf, cf, pf := r.pairIntervals(client)
 		w("| %s | %d | %s | %s | %s | %s | %s |\n", client, rf.N, fmtSpread(spreadOf(ca), f1), fmtSpread(spreadOf(cb), f1),
 			fmtInterval(rf), fmtInterval(cf), fmtInterval(pf))
 	}

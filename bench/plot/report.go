@@ -283,9 +283,7 @@ func (r *report) writeTargets(w func(string, ...any)) {
 		}
 	}
 	for _, client := range r.pairClients() {
-		rf := bootstrapMedian(r.pairRatios(client, rpsOf))
-		cf := bootstrapMedian(r.pairRatios(client, cpuOf))
-		pf := bootstrapMedian(r.pairRatios(client, p99Of))
+		rf, cf, pf := r.pairIntervals(client)
 		if !rf.ok() {
 			continue
 		}
