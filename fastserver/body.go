@@ -94,6 +94,9 @@ const (
 	// larger ones are dropped after their request, so that the pool does
 	// not hold the memory of the largest bodies ever read.
 	keepBodyBuffer = 256 << 10
+	// keepAnswerBuffer is the largest answer buffer (uncompressed or
+	// compressed) a pooled call keeps.
+	keepAnswerBuffer = 256 << 10
 	// budgetStep is the largest step, and the largest declared length
 	// reserved whole.
 	budgetStep = 64 << 10

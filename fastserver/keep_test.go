@@ -55,3 +55,67 @@ func TestRequestKeep(t *testing.T) {
 		t.Errorf("a later request found the value an earlier one kept %d times of %d", found, n-1)
 	}
 }
+
+// TestAnswerBufferTrim: a pooled call does not keep the memory of the
+// largest answers it wrote. The answer buffer rotates with fasthttp's
+// response body, so a large answer's buffer comes back into a call one
+// request later; the uncompressed answer stays behind a compressed one.
+// After large answers (identity and gzip) and small ones, every call
+// the pool holds keeps at most keepAnswerBuffer of either.
+func TestAnswerBufferTrim(t *testing.T) {
+	type mark struct{}
+	ms := &Methods{}
+	ms.HandleFunc("big", func(r *Request, dst []byte) ([]byte, error) {
+		r.Keep = mark{}
+		// Varied letters, so that gzip's answer is large too.
+		text := make([]byte, 3*keepAnswerBuffer)
+		x := uint32(r.Msg.ID[0])
+		for i := range text {
+			x = x*1664525 + 1013904223
+			text[i] = 'a' + byte(x>>27)
+		}
+		return decode.AppendString(dst, string(text)), nil
+	})
+	ms.HandleFunc("small", func(r *Request, dst []byte) ([]byte, error) {
+		r.Keep = mark{}
+		return decode.AppendString(dst, "ok"), nil
+	})
+	s, addr := serve(t, Config{}, ms.Endpoint(pathRPC, decode.IDsMCP))
+	ep := s.endpoints[pathRPC]
+	found := 0
+	for round := 0; round < 20 && found < 3; round++ {
+		c := dial(t, addr)
+		for i, m := range []string{"big", "small", "big", "small", "small"} {
+			var hdr []string
+			if i == 2 {
+				hdr = append(hdr, "Accept-Encoding: gzip")
+			}
+			r := c.do(post(pathRPC, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, round*10+i+1, m), hdr...))
+			if r.Status != 200 {
+				t.Fatalf("round %d, %s: %s %.200s", round, m, r.StatusLine, r.Body)
+			}
+		}
+		var held []*call
+		for range 4 {
+			cl, _ := ep.calls.Get().(*call)
+			if cl == nil {
+				break
+			}
+			held = append(held, cl)
+			if _, ok := cl.req.Keep.(mark); !ok {
+				continue // a call the pool made now
+			}
+			found++
+			if cap(cl.out) > keepAnswerBuffer || cap(cl.zbuf) > keepAnswerBuffer {
+				t.Errorf("round %d: a pooled call keeps answer buffers of %d and %d bytes (at most %d)",
+					round, cap(cl.out), cap(cl.zbuf), keepAnswerBuffer)
+			}
+		}
+		for _, cl := range held {
+			ep.calls.Put(cl)
+		}
+	}
+	if found == 0 {
+		t.Fatal("no pooled call that served the requests was found in the pool")
+	}
+}

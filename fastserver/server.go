@@ -440,6 +440,20 @@ type call struct {
 	st     Stream
 }
 
+// trimAnswer drops answer buffers over keepAnswerBuffer. The answer
+// buffer rotates with fasthttp's response body (SwapBody), so a buffer
+// that once held a large answer would otherwise come back into a pooled
+// call a request later and stay there; the compressed answer's buffer
+// keeps the uncompressed one the same way.
+func (c *call) trimAnswer() {
+	if cap(c.out) > keepAnswerBuffer {
+		c.out = nil
+	}
+	if cap(c.zbuf) > keepAnswerBuffer {
+		c.zbuf = nil
+	}
+}
+
 func (s *Server) newCall(ids decode.IDPolicy) *call {
 	c := &call{s: s, out: make([]byte, 0, 4096)}
 	if err := c.dec.SetOptions(decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ids, Buffers: s.bufs}); err != nil {
@@ -637,6 +651,7 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	c.mem.Reset(nil)
 	c.f.reset()
 	c.dec.Trim(keepBodyBuffer)
+	c.trimAnswer()
 	c.rctx, c.ep = nil, nil
 	s.running.unlink(&c.dl)
 	ep.calls.Put(c)
