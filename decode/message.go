@@ -20,6 +20,7 @@ const (
 	KindNotification
 )
 
+// String returns "request", "notification" or "invalid".
 func (k Kind) String() string {
 	switch k {
 	case KindRequest:
@@ -43,6 +44,8 @@ const (
 	IDOther                 // true, false, an object or an array: never accepted
 )
 
+// String names the id type: "absent", "null", "string", "integer",
+// "number" or "other".
 func (t IDType) String() string {
 	switch t {
 	case IDAbsent:
@@ -109,6 +112,7 @@ const (
 	ParamsOther                    // an array, string, number, boolean or null
 )
 
+// String names the params type: "absent", "object" or "other".
 func (t ParamsType) String() string {
 	switch t {
 	case ParamsAbsent:

@@ -139,6 +139,8 @@ type typedTool[In, Out any] struct {
 	text       bool // Out is a string: answered as the text itself
 }
 
+// CallTool decodes the call's arguments into In, runs the handler and
+// answers its Out as the tool's result.
 func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 	var in In
 	if err := decodeArguments(c.args, &in); err != nil {

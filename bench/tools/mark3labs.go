@@ -9,11 +9,14 @@ import (
 )
 
 // tools:begin
+
+// M3AddArgs are the add tool's arguments.
 type M3AddArgs struct {
 	A int64 `json:"a"`
 	B int64 `json:"b"`
 }
 
+// M3LookupArgs are the lookup tool's arguments.
 type M3LookupArgs struct {
 	Key string `json:"key"`
 }

@@ -7,15 +7,20 @@ import (
 )
 
 // tools:begin
+
+// AddArgs are the add tool's arguments.
 type AddArgs struct {
 	A int64 `json:"a"`
 	B int64 `json:"b"`
 }
 
+// LookupArgs are the lookup tool's arguments.
 type LookupArgs struct {
 	Key string `json:"key"`
 }
 
+// RpcedgeTyped registers the two tools on s as typed tools (mcp.AddTool):
+// the input schemas come from the argument types.
 func RpcedgeTyped(s *mcp.Server) error {
 	mcp.AddTool(s, mcp.Tool{Name: "add", Description: "Adds two integers."},
 		func(ctx context.Context, c *mcp.Call, in AddArgs) (int64, error) {

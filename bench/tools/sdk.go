@@ -9,15 +9,20 @@ import (
 )
 
 // tools:begin
+
+// SDKAddArgs are the add tool's arguments.
 type SDKAddArgs struct {
 	A int64 `json:"a"`
 	B int64 `json:"b"`
 }
 
+// SDKLookupArgs are the lookup tool's arguments.
 type SDKLookupArgs struct {
 	Key string `json:"key"`
 }
 
+// SDK registers the two tools on s as the official MCP Go SDK's
+// documentation shows (sdk.AddTool, schemas inferred from the types).
 func SDK(s *sdk.Server) error {
 	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Adds two integers."},
 		func(ctx context.Context, req *sdk.CallToolRequest, in SDKAddArgs) (*sdk.CallToolResult, any, error) {
