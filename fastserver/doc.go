@@ -164,13 +164,14 @@
 // enforced on the stream (fasthttp's MaxRequestBodySize does not hold for
 // streamed bodies, so fastserver keeps fasthttp's prefetch at one byte and
 // counts itself); nesting depth 1000; a 256 MiB in-flight body budget
-// across connections (chunked and compressed bodies reserve the ceiling);
+// across connections (a body charged as its bytes arrive, a compressed
+// one 128 KiB for its decompressors and then twice its decoded bytes);
 // a 10 s handler deadline; 8 KiB of headers; 10 s read and write and 60 s
 // idle timeouts; 10,000 connections. Origins are refused unless loopback or
 // configured, so a web page cannot drive a local agent server. The rate
 // limit, off by default, keys clients by peer address (IPv6 by /64) and
-// believes X-Forwarded-For only from configured proxies, in a table of
-// bounded size.
+// believes X-Forwarded-For (or RFC 7239 Forwarded, Config.ProxyHeader)
+// only from configured proxies, in a table of bounded size.
 //
 // # Allocations
 //

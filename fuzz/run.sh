@@ -6,8 +6,7 @@
 # Usage: fuzz/run.sh 10m
 #        PARALLEL=1 fuzz/run.sh 5m FuzzServer FuzzChunking   (some targets only)
 # Environment: PARALLEL (workers, default 2), MINIMIZE (-fuzzminimizetime,
-# default 30s), LOGDIR (where the full logs go, default a temporary directory),
-# FUZZ_KNOWN_BUGS (skip the checks of open bugs, see knownBug in server_test.go).
+# default 30s), LOGDIR (where the full logs go, default a temporary directory).
 set -uo pipefail
 cd "$(dirname "$0")"
 
@@ -19,7 +18,7 @@ DURATION=$1
 shift
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzSchemaDifferential)
+  TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzRawHTTP FuzzSchemaDifferential)
 fi
 PARALLEL=${PARALLEL:-2}
 MINIMIZE=${MINIMIZE:-30s}

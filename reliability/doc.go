@@ -18,8 +18,24 @@
 //   - stall_test.go: a probe, in a process of its own, of how long the
 //     machine holds processes off the CPU, so that latency checks are not
 //     judged over windows a busy machine spoilt;
+//   - stalled_test.go: hundreds of uploads stalled mid-body beside clients
+//     that must still be served;
+//   - framing_test.go: absent and unusual body framing (RFC 9112 §6),
+//     the one-packet crash of a POST without a length among them;
+//   - hostile_headers_test.go: repeated singleton fields, trailers,
+//     forwarding lines, Content-Type edge cases, draining after an early
+//     answer;
+//   - amplify_test.go: many clients sending at once the bodies whose
+//     decoded form costs most memory;
+//   - zstd_test.go: bodies framed by the reference zstd CLI;
+//   - tls_test.go: HTTPS, and the certificate reloaded on SIGHUP;
+//   - stdio_test.go, a2astream_test.go: -stdio and open A2A streams at
+//     SIGTERM and SIGINT;
+//   - prometheus_test.go: promtool lints /metrics and a real Prometheus
+//     scrapes it;
 //   - helpers_test.go, race_*_test.go: fixtures; memory and latency are
 //     logged, not judged, under -race.
+
 //
 // Every test binds 127.0.0.1 only, bounds every loop in count and time
 // and sets its own short timeouts. The default run takes about two
