@@ -35,7 +35,7 @@
 //     scrapes it;
 //   - helpers_test.go, race_*_test.go: fixtures; memory and latency are
 //     logged, not judged, under -race.
-
+//
 // Every test binds 127.0.0.1 only, bounds every loop in count and time
 // and sets its own short timeouts. The default run takes about two
 // minutes on two cores (the soak alone 30 s); -short takes well under a
