@@ -153,7 +153,7 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b.conn.local = &net.TCPAddr{}
 	}
 	ctx := &b.ctx
-	ctx.Init2(&b.conn, fasthttpLogger{s.log}, false)
+	ctx.Init2(&b.conn, s.flog, false)
 	ctx.Response.Header.SetNoDefaultContentType(true)
 	copyRequest(&ctx.Request, r)
 

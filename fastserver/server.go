@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -35,7 +37,8 @@ type Server struct {
 	bufs      *bodyBuffers // large body buffers, shared by the decoders
 	metrics   *serverMetrics
 	log       *slog.Logger
-	zstd      zstdEncoder // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
+	flog      *fasthttpLogger // fasthttp's own messages, redacted and rate-limited
+	zstd      zstdEncoder     // the answers' zstd encoder: zstdAnswers (a benchmark sets its twin)
 
 	open     atomic.Int64 // connections open, hijacked ones included
 	netMu    sync.Mutex
@@ -84,6 +87,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		endpoints: make(map[string]*endpoint),
 		gets:      make(map[string]fasthttp.RequestHandler),
 		log:       cfg.Logger,
+		flog:      &fasthttpLogger{l: cfg.Logger},
 		shutdown:  make(chan struct{}),
 	}
 	var errs []error
@@ -169,7 +173,7 @@ func (s *Server) newHTTP() *fasthttp.Server {
 		DisableHeaderNamesNormalizing: false,
 		CloseOnShutdown:               true,
 		TCPKeepalive:                  true,
-		Logger:                        fasthttpLogger{s.cfg.Logger},
+		Logger:                        s.flog,
 	}
 }
 
@@ -391,11 +395,65 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 var errShuttingDown = errors.New("fastserver: server shutting down")
 
-// fasthttpLogger sends fasthttp's own messages to slog.
-type fasthttpLogger struct{ l *slog.Logger }
+// fasthttpLogger sends fasthttp's own messages to slog, as warnings with
+// source=fasthttp. fasthttp quotes up to 400 bytes of a request it could
+// not parse into its message ("contents: ..."): a header section that may
+// carry credentials, or a body. Those bytes are not logged, a message is
+// cut at fasthttpLogMax bytes, and at most fasthttpLogBurst messages a
+// second are logged; the next one logged says how many were dropped
+// (suppressed=N). A client that writes malformed requests can neither put
+// its bytes in the log nor fill it.
+type fasthttpLogger struct {
+	l       *slog.Logger
+	mu      sync.Mutex
+	sec     int64 // the second (monoNow) messages are counted in
+	n       int   // messages in that second
+	dropped int   // messages dropped since the last one logged
+}
 
-func (f fasthttpLogger) Printf(format string, args ...any) {
-	f.l.Warn(fmt.Sprintf(format, args...), "source", "fasthttp")
+const (
+	fasthttpLogBurst = 20
+	fasthttpLogMax   = 512
+)
+
+// Printf logs one of fasthttp's messages.
+func (f *fasthttpLogger) Printf(format string, args ...any) {
+	sec := monoNow() / int64(time.Second)
+	f.mu.Lock()
+	if sec != f.sec {
+		f.sec, f.n = sec, 0
+	}
+	f.n++
+	if f.n > fasthttpLogBurst {
+		f.dropped++
+		f.mu.Unlock()
+		return
+	}
+	dropped := f.dropped
+	f.dropped = 0
+	f.mu.Unlock()
+	msg := redactFasthttp(fmt.Sprintf(format, args...))
+	if dropped > 0 {
+		f.l.Warn(msg, "source", "fasthttp", "suppressed", dropped)
+		return
+	}
+	f.l.Warn(msg, "source", "fasthttp")
+}
+
+// redactFasthttp drops the request bytes fasthttp quotes into a message
+// and cuts it at fasthttpLogMax bytes (on a UTF-8 boundary).
+func redactFasthttp(msg string) string {
+	if i := strings.Index(msg, ", contents: "); i >= 0 {
+		msg = msg[:i] + ", contents not logged"
+	}
+	if len(msg) > fasthttpLogMax {
+		cut := fasthttpLogMax
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
 }
 
 // call is the per-request state, pooled.

@@ -1,0 +1,122 @@
+package fastserver
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
+)
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestFasthttpLogRedacted: requests fasthttp cannot parse make it log a
+// message that quotes the request's bytes. None of those bytes — here a
+// bearer token, a cookie and a body — reach the log, the message still
+// says what failed, and a client sending such requests as fast as it can
+// gets at most fasthttpLogBurst messages logged a second, the next one
+// logged counting those dropped.
+func TestFasthttpLogRedacted(t *testing.T) {
+	var logs lockedBuffer
+	cfg := Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ms := &Methods{}
+	ms.HandleFunc("ping", func(r *Request, dst []byte) ([]byte, error) { return append(dst, "{}"...), nil })
+	_, addr := serve(t, cfg, ms.Endpoint(pathRPC, decode.IDsMCP))
+
+	const secret, cookie, body = "tok-5fd1c0ffee", "sess=9b2a77", `{"jsonrpc":"2.0","id":"q-31337","method":"ping"}`
+	bad := func(i int) string {
+		return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s%d\r\nCookie: %s\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n%s",
+			pathRPC, secret, i, cookie, len(body), len(body)+1, body)
+	}
+	const n = 150
+	start := time.Now()
+	for i := range n {
+		c, err := net.DialTimeout("tcp", addr, ioTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(ioTimeout))
+		io.WriteString(c, bad(i))
+		answer, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(answer), "HTTP/1.1 400 ") {
+			t.Fatalf("request %d: want 400, got %q", i, answer)
+		}
+	}
+	elapsed := time.Since(start)
+	// The last messages may still be on their way to the log.
+	var lines []string
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		lines = nil
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "source=fasthttp") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(lines) == 0 {
+		t.Fatal("fasthttp's refusals were not logged")
+	}
+	all := logs.String()
+	for _, leak := range []string{secret, cookie, "q-31337", "Bearer"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("the log holds the request's bytes (%q):\n%.600s", leak, all)
+		}
+	}
+	if !strings.Contains(lines[0], "content-length") || !strings.Contains(lines[0], "contents not logged") {
+		t.Errorf("the message no longer says what failed: %s", lines[0])
+	}
+	for _, l := range lines {
+		if len(l) > fasthttpLogMax+300 {
+			t.Errorf("a line of %d bytes: %.200s…", len(l), l)
+		}
+	}
+	// At most a burst in every second the requests spanned, plus one
+	// second started but not whole.
+	if max := fasthttpLogBurst * (int(elapsed/time.Second) + 2); len(lines) > max {
+		t.Errorf("%d messages logged for %d refusals in %v: want at most %d", len(lines), n, elapsed, max)
+	}
+	if len(lines) < n && elapsed < time.Second {
+		t.Logf("%d of %d messages logged in %v", len(lines), n, elapsed)
+	}
+}
+
+// TestRedactFasthttp cuts the quoted request bytes and long messages.
+func TestRedactFasthttp(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`error when reading request headers: duplicate: buffer size=12, contents: "GET / HTTP/1.1\r\n"`, `error when reading request headers: duplicate: buffer size=12, contents not logged`},
+		{"plain message", "plain message"},
+		{strings.Repeat("é", fasthttpLogMax), strings.Repeat("é", fasthttpLogMax/2) + "…"},
+		{strings.Repeat("a", fasthttpLogMax+1), strings.Repeat("a", fasthttpLogMax) + "…"},
+	} {
+		if got := redactFasthttp(tc.in); got != tc.want {
+			t.Errorf("redactFasthttp(%.40q) = %.60q, want %.60q", tc.in, got, tc.want)
+		}
+	}
+}
