@@ -174,10 +174,6 @@ func (s *Server) newHTTP() *fasthttp.Server {
 		CloseOnShutdown:               true,
 		TCPKeepalive:                  true,
 		Logger:                        s.flog,
-		// fasthttp's messages about requests it cannot parse leave out
-		// the request's bytes (fasthttpLogger drops them too, should a
-		// message carry them another way).
-		SecureErrorLogMessage: true,
 	}
 }
 
