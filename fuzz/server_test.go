@@ -45,7 +45,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
