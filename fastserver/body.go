@@ -3,6 +3,7 @@ package fastserver
 import (
 	"errors"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -227,6 +228,16 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		// fasthttp's buffer for it.)
 		err = b.wire.cover(min(2*size, b.wire.limit))
 	}
+	if err != nil && err != io.EOF && b.length < 0 && forbiddenTrailer(err) {
+		// fasthttp refuses trailer fields RFC 9110 §6.5.1 says a sender
+		// must not send (Content-Type, Content-Length, Host,
+		// Authorization, ...). It reads the trailer section only after
+		// the last chunk, so the body is whole, and the contract has
+		// trailers change no answer: the body ends here. fasthttp marks
+		// the stream failed, so the connection closes after the answer
+		// and the trailer section is never parsed as a request.
+		err = io.EOF
+	}
 	if err == io.EOF {
 		if b.length >= 0 && b.n < b.length {
 			err = io.ErrUnexpectedEOF // the connection ended inside the body
@@ -236,6 +247,12 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 	}
 	at(stageDecode)
 	return n, err
+}
+
+// forbiddenTrailer reports whether err is fasthttp's refusal of a
+// trailer field by its name (v1.79.0 wraps no exported error for it).
+func forbiddenTrailer(err error) bool {
+	return strings.Contains(err.Error(), "forbidden trailer key")
 }
 
 // decodedReader undoes a body's content codings and charges the decoded
