@@ -133,7 +133,7 @@ func TestMinBodyRate(t *testing.T) {
 	if took < 300*time.Millisecond || took > 2*time.Second {
 		t.Errorf("cut off after %v, want after the 300 ms grace and within a few watchdog ticks", took)
 	}
-	slow.expectGone()
+	slow.expectClosed()
 	slow.c.Close()
 	<-done
 

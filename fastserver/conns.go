@@ -1,6 +1,7 @@
 package fastserver
 
 import (
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -80,6 +81,14 @@ type capConn struct {
 	prev, next *capConn
 	seenWord   uint64
 	seenAt     int64
+
+	// drainFor (a time.Duration) and drainBytes, when drainFor > 0, make
+	// Close half-close the connection and drain what the client still
+	// sends first (drainAtClose). drainBytes is written before drainFor
+	// is stored, and read after it is swapped: Close may run on another
+	// goroutine (Shutdown closing idle connections).
+	drainFor   atomic.Int64
+	drainBytes int64
 
 	// The answer's first write, held to go out with the next (holdNext):
 	// touched only by the goroutine serving the connection.
@@ -186,6 +195,18 @@ func (c *capConn) Close() error {
 		// Closed between an answer's two writes (a write failed): what
 		// fasthttp's buffer keeps of it is lost too.
 		c.dropHeld()
+	}
+	if c.drainFor.Load() > 0 {
+		// An answer fasthttp wrote before closing, with the request
+		// maybe still arriving: closing on unread bytes would send a
+		// reset, which can overtake the answer. Half-close, drain for a
+		// bounded time and size, as an early answer does (closeAfter).
+		d := time.Duration(c.drainFor.Swap(0))
+		n := c.drainBytes
+		c.setPhase(connFree)
+		c.CloseWrite()
+		c.Conn.SetReadDeadline(time.Now().Add(d))
+		io.CopyN(io.Discard, c.Conn, n)
 	}
 	if c.closed.CompareAndSwap(false, true) {
 		if c.open != nil {

@@ -228,6 +228,11 @@ func connState(nc net.Conn, st fasthttp.ConnState) {
 			c.setPhase(connReading)
 		}
 	case fasthttp.StateIdle:
+		if c.drainFor.Load() != 0 { // a plain load on the common path
+			// The connection serves on: no drain when it closes later
+			// (drainAtClose).
+			c.drainFor.Store(0)
+		}
 		if c.cutReading.Load() && c.cutReading.Swap(false) { // a plain load on the common path
 			// Cut while reading, yet answered: the connection lives on.
 			c.Conn.SetDeadline(time.Time{})

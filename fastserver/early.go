@@ -185,6 +185,12 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 	at(stageError)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
+	if !(errors.As(err, &ne) && ne.Timeout()) {
+		// fasthttp closes the connection after this answer, the request
+		// perhaps still arriving. (A client its read timeout cut sends
+		// nothing worth waiting for.)
+		s.drainAtClose(ctx)
+	}
 	switch {
 	case !errors.Is(err, fasthttp.ErrUnsupportedTransferEncoding) && strings.Contains(err.Error(), "unsupported transfer-encoding"):
 		ctx.Error("transfer coding not implemented", fasthttp.StatusNotImplemented)
@@ -194,6 +200,18 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Error("request timeout", fasthttp.StatusRequestTimeout)
 	default:
 		ctx.Error("malformed request", fasthttp.StatusBadRequest)
+	}
+}
+
+// drainAtClose has the request's connection, when fasthttp closes it
+// after the answer, half-close and drain what the client still sends
+// (DrainTimeout, DrainBytes) before it closes, so that the client reads
+// the answer rather than a reset. A connection that serves on (fasthttp
+// read the rest of the body itself) forgets it when it goes idle.
+func (s *Server) drainAtClose(ctx *fasthttp.RequestCtx) {
+	if c := watchedConn(ctx.Conn()); c != nil {
+		c.drainBytes = s.cfg.DrainBytes
+		c.drainFor.Store(int64(s.cfg.DrainTimeout))
 	}
 }
 

@@ -110,7 +110,7 @@ func checkFraming(t *testing.T, addr string, tc framingCase) {
 		}
 		c.expectOpen()
 	} else {
-		c.expectGone()
+		c.expectClosed()
 	}
 }
 
@@ -213,6 +213,6 @@ func TestFramingTruncatedBody(t *testing.T) {
 		c.c.CloseWrite()
 		r := c.read()
 		want{400, -32700, "null", "", ""}.check(t, r)
-		c.expectGone()
+		c.expectClosed()
 	}
 }

@@ -121,7 +121,7 @@ func TestPanicAtEveryStage(t *testing.T) {
 				}
 			}
 			if tc.status != 0 && tc.st != stageHandler {
-				c.expectGone()
+				c.expectClosed()
 			}
 			testHookStage.Store(nil)
 			// The server serves on, on a new connection.

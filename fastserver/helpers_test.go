@@ -527,8 +527,9 @@ func (c *conn) expectClosed() {
 }
 
 // expectGone checks that the server closed the connection after the
-// answer, cleanly or with a reset (for fasthttp's own refusals, which do
-// not drain).
+// answer, cleanly or with a reset: for the plain 503 past the connection
+// cap, written and closed by the listener without reading (draining
+// there would hold the accept loop).
 func (c *conn) expectGone() {
 	c.t.Helper()
 	c.c.SetReadDeadline(time.Now().Add(ioTimeout))

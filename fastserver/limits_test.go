@@ -580,7 +580,7 @@ func TestHeaderSize(t *testing.T) {
 		if r.Status != 431 {
 			t.Errorf("%s with a 9 KiB header: %s, want 431", path, r.StatusLine)
 		}
-		c.expectGone()
+		c.expectClosed()
 	}
 	// Many small headers count as well.
 	var many []string

@@ -560,6 +560,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	// Not a call: its request has been read (a body it has is fasthttp's
 	// to discard), so no read timeout while its handler runs.
 	markConn(ctx, connHandling)
+	if ctx.Request.Header.ContentLength() != 0 {
+		// A body no handler here reads: fasthttp discards up to 256 KiB
+		// of it and serves on, or closes on the rest.
+		s.drainAtClose(ctx)
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.recoverPlain(ctx, stageRoute, v)
