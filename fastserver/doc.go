@@ -155,6 +155,9 @@
 // 405 with Allow: POST, OPTIONS; OPTIONS answers CORS preflights. Answers
 // of at least 1 KiB are compressed with zstd or gzip when Accept-Encoding
 // allows. There is no log line per request unless Config.AccessLog.
+// fasthttp's own messages (a request it could not parse, say) go to
+// Config.Logger as warnings with source=fasthttp, without the request
+// bytes fasthttp quotes into them, cut at 512 bytes, at most 20 a second.
 // Shutdown stops accepting, lets accepted requests finish, and closes.
 //
 // # Security
