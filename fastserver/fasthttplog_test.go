@@ -1,36 +1,16 @@
 package fastserver
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestFasthttpLogRedacted: requests fasthttp cannot parse make it log a
 // message that quotes the request's bytes. None of those bytes — here a
@@ -40,7 +20,7 @@ func (w *lockedBuffer) String() string {
 // logged counting those dropped.
 func TestFasthttpLogRedacted(t *testing.T) {
 	fasthttpOnly(t, "net/http parses requests itself")
-	var logs lockedBuffer
+	var logs syncBuffer
 	cfg := Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	ms := &Methods{}
 	ms.HandleFunc("ping", func(r *Request, dst []byte) ([]byte, error) { return append(dst, "{}"...), nil })

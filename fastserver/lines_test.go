@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -165,7 +164,7 @@ func TestServeLinesInteractive(t *testing.T) {
 func TestServeLinesCancelInProgress(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var out syncBuilder
+	var out syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -189,24 +188,6 @@ func TestServeLinesCancelInProgress(t *testing.T) {
 	case <-time.After(ioTimeout):
 		t.Fatal("ServeLines did not return after cancel")
 	}
-}
-
-// syncBuilder is a strings.Builder safe to read while ServeLines writes.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type failingReader struct {
