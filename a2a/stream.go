@@ -40,7 +40,8 @@ import (
 
 var (
 	errTooManyStreams    = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many streams open: try again later", RetryAfter: 1}
-	errNotEventStream    = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream over HTTP/1.1: the Accept header must list it"}
+	errNotEventStream    = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream: the Accept header must list it"}
+	errStreamHTTP10      = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream, which needs HTTP/1.1: the request is HTTP/1.0"}
 	errNoStreamTransport = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "streaming is not available on this transport"}
 )
 
@@ -62,6 +63,8 @@ func streamRefusal(st *fastserver.Stream) error {
 		return nil
 	case errors.Is(err, fastserver.ErrStreamLimit):
 		return errTooManyStreams
+	case errors.Is(err, fastserver.ErrStreamHTTP10):
+		return errStreamHTTP10
 	case errors.Is(err, fastserver.ErrStreamNotAccepted):
 		return errNotEventStream
 	case errors.Is(err, fastserver.ErrStreamUnavailable):

@@ -409,6 +409,26 @@ func TestStreamRefusals(t *testing.T) {
 			t.Errorf("%s: %d %d, want %d %d: %s", tc.name, st, code, tc.status, tc.code, c.body)
 		}
 	}
+	// HTTP/1.0 cannot carry a stream, whatever Accept lists: 406, and the
+	// message says why.
+	{
+		body := streamReq(1, "SendStreamingMessage", text10("x"))
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /a2a HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: %s\r\nContent-Length: %d\r\n\r\n%s", addr, acceptSSE, len(body), body)
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 406 || !strings.Contains(string(b), `"code":-32600`) || !strings.Contains(string(b), "HTTP/1.0") {
+			t.Errorf("HTTP/1.0 stream: %d %s, want 406 / -32600 saying the request is HTTP/1.0", resp.StatusCode, b)
+		}
+	}
 	// One stream open (MaxStreams 1): the next is refused 503 with
 	// Retry-After, and nothing ran (no task created).
 	held := post(t, addr, "", streamReq(1, "SendStreamingMessage", text10("hold")))

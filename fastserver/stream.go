@@ -76,9 +76,13 @@ var _ StreamHandler = StreamHandlerFunc(nil)
 // Errors a Stream returns when it cannot send.
 var (
 	// ErrStreamNotAccepted: the request's Accept header does not list
-	// text/event-stream, or the request is HTTP/1.0, so the answer cannot
-	// be a stream.
+	// text/event-stream, or the request is HTTP/1.0 (ErrStreamHTTP10,
+	// which wraps it), so the answer cannot be a stream.
 	ErrStreamNotAccepted = errors.New("fastserver: the client does not accept text/event-stream")
+	// ErrStreamHTTP10: the request is HTTP/1.0, which cannot carry a
+	// chunked stream, whatever its Accept header lists. errors.Is reports
+	// it as ErrStreamNotAccepted too.
+	ErrStreamHTTP10 = fmt.Errorf("%w: an HTTP/1.0 request cannot get a stream", ErrStreamNotAccepted)
 	// ErrStreamUnavailable: the transport has no streams (newline-delimited
 	// streams, a Request not served by a Server).
 	ErrStreamUnavailable = errors.New("fastserver: streamed answers are not available on this transport")
@@ -456,7 +460,10 @@ func (s *Server) streamRefusal(c *call) error {
 		return ErrStreamUnavailable
 	}
 	h := &c.rctx.Request.Header
-	if !h.IsHTTP11() || !acceptsEventStream(c.f.get(fAccept)) {
+	if !h.IsHTTP11() {
+		return ErrStreamHTTP10
+	}
+	if !acceptsEventStream(c.f.get(fAccept)) {
 		return ErrStreamNotAccepted
 	}
 	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {

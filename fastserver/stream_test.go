@@ -160,8 +160,11 @@ func TestStreamNotAccepted(t *testing.T) {
 	}
 	// HTTP/1.0 cannot carry a chunked stream.
 	raw := strings.Replace(post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"refused"}`, acceptSSE), "HTTP/1.1", "HTTP/1.0", 1)
-	if r := roundTrip(t, addr, raw); !strings.Contains(string(r.Body), ErrStreamNotAccepted.Error()) {
+	if r := roundTrip(t, addr, raw); string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":"`+ErrStreamHTTP10.Error()+`"}` {
 		t.Errorf("HTTP/1.0: %s", r.Body)
+	}
+	if !errors.Is(ErrStreamHTTP10, ErrStreamNotAccepted) {
+		t.Error("ErrStreamHTTP10 is not an ErrStreamNotAccepted")
 	}
 }
 
