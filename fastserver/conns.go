@@ -202,11 +202,8 @@ func (c *capConn) Close() error {
 		// reset, which can overtake the answer. Half-close, drain for a
 		// bounded time and size, as an early answer does (closeAfter).
 		d := time.Duration(c.drainFor.Swap(0))
-		n := c.drainBytes
 		c.setPhase(connFree)
-		c.CloseWrite()
-		c.Conn.SetReadDeadline(time.Now().Add(d))
-		io.CopyN(io.Discard, c.Conn, n)
+		drain(c.Conn, c.Conn, d, c.drainBytes)
 	}
 	if c.closed.CompareAndSwap(false, true) {
 		if c.open != nil {
@@ -217,6 +214,17 @@ func (c *capConn) Close() error {
 		}
 	}
 	return c.Conn.Close()
+}
+
+// drain half-closes raw when it can (c may be a TLS connection over it)
+// and reads what the client still sends on c, for at most d and n bytes,
+// so that a close after an answer is a clean one, not a reset.
+func drain(c, raw net.Conn, d time.Duration, n int64) {
+	if cw, ok := raw.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(d))
+	io.CopyN(io.Discard, c, n)
 }
 
 // CloseWrite half-closes the connection when the underlying one can (an

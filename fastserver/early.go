@@ -3,7 +3,6 @@ package fastserver
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -185,7 +184,8 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 	at(stageError)
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
-	if !(errors.As(err, &ne) && ne.Timeout()) {
+	timeout := errors.As(err, &ne) && ne.Timeout()
+	if !timeout {
 		// fasthttp closes the connection after this answer, the request
 		// perhaps still arriving. (A client its read timeout cut sends
 		// nothing worth waiting for.)
@@ -196,7 +196,7 @@ func (s *Server) errorHandler(ctx *fasthttp.RequestCtx, err error) {
 		ctx.Error("transfer coding not implemented", fasthttp.StatusNotImplemented)
 	case errors.As(err, &small):
 		ctx.Error("request header too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
-	case errors.As(err, &ne) && ne.Timeout():
+	case timeout:
 		ctx.Error("request timeout", fasthttp.StatusRequestTimeout)
 	default:
 		ctx.Error("malformed request", fasthttp.StatusBadRequest)
@@ -271,11 +271,7 @@ func (s *Server) closeAfter(c, raw net.Conn, resp []byte) {
 	if _, err := c.Write(resp); err != nil {
 		return
 	}
-	if cw, ok := raw.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	}
-	c.SetReadDeadline(time.Now().Add(s.cfg.DrainTimeout))
-	io.CopyN(io.Discard, c, s.cfg.DrainBytes)
+	drain(c, raw, s.cfg.DrainTimeout, s.cfg.DrainBytes)
 }
 
 // preflight answers OPTIONS on an endpoint (CORS).
