@@ -18,7 +18,8 @@ DURATION=$1
 shift
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(FuzzDecodeDifferential FuzzChunking FuzzAnswers FuzzFraming FuzzDecompression FuzzServer FuzzRawHTTP FuzzSchemaDifferential)
+  # Every Fuzz target of the package, as go test lists them.
+  mapfile -t TARGETS < <(go test -list '^Fuzz' . | grep '^Fuzz')
 fi
 PARALLEL=${PARALLEL:-2}
 MINIMIZE=${MINIMIZE:-30s}
