@@ -1,6 +1,9 @@
 package fastserver
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -117,5 +120,45 @@ func TestAnswerBufferTrim(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no pooled call that served the requests was found in the pool")
+	}
+}
+
+// TestServeLinesAnswerTrim: the one call of a newline-delimited stream
+// drops an answer buffer a large answer grew, as a pooled call does, so
+// that a stream does not keep its largest answer for as long as it
+// lasts. The answers are still whole.
+func TestServeLinesAnswerTrim(t *testing.T) {
+	ms := &Methods{}
+	ms.HandleFunc("big", func(r *Request, dst []byte) ([]byte, error) {
+		return decode.AppendString(dst, strings.Repeat("b", 3*keepAnswerBuffer)), nil
+	})
+	ms.HandleFunc("small", func(r *Request, dst []byte) ([]byte, error) {
+		return decode.AppendString(dst, "ok"), nil
+	})
+	ep := ms.Endpoint(pathRPC, decode.IDsMCP)
+	s, err := New(Config{Logger: quietLogger}, ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.running.stop()
+	for _, last := range []string{"big", "small"} {
+		in := `{"jsonrpc":"2.0","id":1,"method":"big"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"` + last + `"}` + "\n"
+		f, err := decode.NewFramer(strings.NewReader(in), decode.Options{IDs: ep.IDs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		c := s.newCall(ep.IDs)
+		if err := s.serveFramed(context.Background(), s.endpoints[pathRPC], f, bufio.NewWriter(&out), c); err != nil {
+			t.Fatalf("serveFramed: %v", err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], strings.Repeat("b", 3*keepAnswerBuffer)) || !strings.Contains(lines[1], `"id":2`) {
+			t.Fatalf("then %s: %d answer lines, want 2 whole ones", last, len(lines))
+		}
+		if cap(c.out) > keepAnswerBuffer || cap(c.zbuf) > keepAnswerBuffer {
+			t.Errorf("then %s: the stream's call keeps answer buffers of %d and %d bytes (at most %d)",
+				last, cap(c.out), cap(c.zbuf), keepAnswerBuffer)
+		}
 	}
 }

@@ -46,8 +46,15 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		return err
 	}
 	defer s.running.stop()
-	bw := bufio.NewWriter(w)
-	c := s.newCall(ep.IDs)
+	return s.serveFramed(ctx, e, f, bufio.NewWriter(w), s.newCall(ep.IDs))
+}
+
+// serveFramed is ServeLines' loop: the messages f frames, served by c one
+// at a time, their answers written to bw. After each answer c drops an
+// answer buffer grown over keepAnswerBuffer (call.trimAnswer), as a
+// pooled call does: the stream's one call would otherwise keep its
+// largest answer for as long as the stream lasts.
+func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer, bw *bufio.Writer, c *call) error {
 	var h fields // no headers on a stream
 	for {
 		if err := ctx.Err(); err != nil {
@@ -77,6 +84,7 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		if err := bw.Flush(); err != nil {
 			return err
 		}
+		c.trimAnswer()
 	}
 }
 
