@@ -3,6 +3,8 @@ package loadgen
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // Class is the kind of a wrong answer. Each wrong answer is counted in
@@ -112,38 +114,37 @@ func check(e *expectation, r *response, v2026 bool) verdict {
 }
 
 // checkAnswer checks b, the JSON-RPC answer to the request e describes.
+// b is validated whole, strictly (decode.Valid: RFC 8259, UTF-8), once;
+// the walks over it and its members after that are decode's, which trust
+// it.
 func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
-	var w objWalker
-	i := skipWS(b, 0)
-	if !w.start(b, i) {
+	if i := skipWS(b, 0); i >= len(b) || b[i] != '{' {
 		return wrong(ClassBody, "body is not a JSON object")
+	}
+	if !decode.Valid(b) {
+		return wrong(ClassBody, "body is not valid JSON")
 	}
 	var jsonrpc, id, result, errv []byte
 	var haveJSONRPC, haveID, haveResult, haveError bool
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
+	var it decode.Members
+	for it.Reset(b); it.Next(); {
+		val := it.Value()
 		var dup bool
 		switch {
-		case strIs(key, "jsonrpc"):
+		case it.NameIs("jsonrpc"):
 			dup, haveJSONRPC, jsonrpc = haveJSONRPC, true, val
-		case strIs(key, "id"):
+		case it.NameIs("id"):
 			dup, haveID, id = haveID, true, val
-		case strIs(key, "result"):
+		case it.NameIs("result"):
 			dup, haveResult, result = haveResult, true, val
-		case strIs(key, "error"):
+		case it.NameIs("error"):
 			dup, haveError, errv = haveError, true, val
 		}
 		if dup {
 			return wrong(ClassBody, "a member of the answer appears twice")
 		}
 	}
-	if w.bad || skipWS(b, w.i) != len(b) {
-		return wrong(ClassBody, "body is not valid JSON")
-	}
-	if !haveJSONRPC || len(jsonrpc) < 2 || jsonrpc[0] != '"' || !strIs(jsonrpc[1:len(jsonrpc)-1], "2.0") {
+	if !haveJSONRPC || !decode.StringIs(jsonrpc, "2.0") {
 		return wrong(ClassBody, `jsonrpc is missing or not "2.0"`)
 	}
 	if haveResult == haveError {
@@ -284,27 +285,24 @@ func uintptrDiff(b, sub []byte) int {
 // checkNotification checks one notification of a stream: a JSON object
 // with jsonrpc "2.0", a string method and neither id, result nor error.
 func checkNotification(b []byte) string {
-	var w objWalker
-	if !w.start(b, skipWS(b, 0)) {
+	if i := skipWS(b, 0); i >= len(b) || b[i] != '{' {
 		return "a streamed notification is not a JSON object"
 	}
+	if !decode.Valid(b) {
+		return "a streamed notification is not valid JSON"
+	}
 	var haveJSONRPC, haveMethod bool
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
+	var it decode.Members
+	for it.Reset(b); it.Next(); {
+		val := it.Value()
 		switch {
-		case strIs(key, "jsonrpc"):
-			haveJSONRPC = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "2.0")
-		case strIs(key, "method"):
-			haveMethod = len(val) >= 2 && val[0] == '"'
-		case strIs(key, "id"), strIs(key, "result"), strIs(key, "error"):
+		case it.NameIs("jsonrpc"):
+			haveJSONRPC = decode.StringIs(val, "2.0")
+		case it.NameIs("method"):
+			haveMethod = val[0] == '"'
+		case it.NameIs("id"), it.NameIs("result"), it.NameIs("error"):
 			return "a streamed event before the response is not a notification"
 		}
-	}
-	if w.bad || skipWS(b, w.i) != len(b) {
-		return "a streamed notification is not valid JSON"
 	}
 	if !haveJSONRPC || !haveMethod {
 		return "a streamed notification lacks jsonrpc \"2.0\" or a method"
@@ -325,28 +323,26 @@ func idEqual(got, sent []byte) bool {
 	return false
 }
 
-// errorCode returns the code of an error object, or why it is malformed.
+// errorCode returns the code of an error object (a validated value), or
+// why it is malformed.
 func errorCode(v []byte) (int64, string) {
-	var w objWalker
-	if !w.start(v, 0) {
+	if len(v) == 0 || v[0] != '{' {
 		return 0, "error is not an object"
 	}
 	var code int64
 	haveCode, haveMsg := false, false
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		val := it.Value()
 		switch {
-		case strIs(key, "code"):
+		case it.NameIs("code"):
 			n, ok := parseIntLiteral(val)
 			if !ok || haveCode {
 				return 0, "error.code is not one integer"
 			}
 			code, haveCode = n, true
-		case strIs(key, "message"):
-			if len(val) == 0 || val[0] != '"' || haveMsg {
+		case it.NameIs("message"):
+			if val[0] != '"' || haveMsg {
 				return 0, "error.message is not one string"
 			}
 			haveMsg = true
@@ -365,50 +361,44 @@ func errorCode(v []byte) (int64, string) {
 // with T the text sent; isError, when present, false; under MCP
 // 2026-07-28 resultType "complete". Other members are allowed.
 func checkEcho(result, text []byte, v2026 bool) verdict {
-	var w objWalker
-	if !w.start(result, 0) {
+	if len(result) == 0 || result[0] != '{' {
 		return wrong(ClassResult, "result is not an object")
 	}
 	var content []byte
 	haveContent, complete := false, false
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
+	var it decode.Members
+	for it.Reset(result); it.Next(); {
+		val := it.Value()
 		switch {
-		case strIs(key, "content"):
+		case it.NameIs("content"):
 			content, haveContent = val, true
-		case strIs(key, "isError"):
+		case it.NameIs("isError"):
 			if string(val) != "false" {
 				return wrong(ClassResult, "isError is set")
 			}
-		case strIs(key, "resultType"):
-			complete = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "complete")
+		case it.NameIs("resultType"):
+			complete = decode.StringIs(val, "complete")
 		}
 	}
-	if !haveContent || len(content) == 0 || content[0] != '[' {
+	if !haveContent || content[0] != '[' {
 		return wrong(ClassResult, "result.content is not an array")
 	}
 	if v2026 && !complete {
 		return wrong(ClassResult, `result.resultType is not "complete"`)
 	}
 	i := skipWS(content, 1)
-	var item objWalker
-	if !item.start(content, i) {
+	if content[i] != '{' {
 		return wrong(ClassResult, "result.content[0] is not an object")
 	}
+	end := decode.SkipValue(content, i)
 	typeText, textOK := false, false
-	for {
-		key, val, ok := item.next()
-		if !ok {
-			break
-		}
+	for it.Reset(content[i:end]); it.Next(); {
+		val := it.Value()
 		switch {
-		case strIs(key, "type"):
-			typeText = len(val) >= 2 && val[0] == '"' && strIs(val[1:len(val)-1], "text")
-		case strIs(key, "text"):
-			textOK = len(val) >= 2 && val[0] == '"' && strEqual(val[1:len(val)-1], text)
+		case it.NameIs("type"):
+			typeText = decode.StringIs(val, "text")
+		case it.NameIs("text"):
+			textOK = val[0] == '"' && strEqual(val[1:len(val)-1], text)
 		}
 	}
 	if !typeText {
@@ -417,7 +407,7 @@ func checkEcho(result, text []byte, v2026 bool) verdict {
 	if !textOK {
 		return wrong(ClassResult, "result.content[0].text is not the text sent")
 	}
-	if skipWS(content, item.i) >= len(content) || content[skipWS(content, item.i)] != ']' {
+	if content[skipWS(content, end)] != ']' {
 		return wrong(ClassResult, "result.content has more than one item")
 	}
 	return verdict{}
@@ -467,21 +457,16 @@ func checkA2AStream(e *expectation, r *response) verdict {
 	return verdict{events: n}
 }
 
-// memberOf returns the value of a top-level member of the object b.
+// memberOf returns the value of the first member named name of the
+// object b, a validated value (anything else has none).
 func memberOf(b []byte, name string) ([]byte, bool) {
-	var w objWalker
-	if !w.start(b, skipWS(b, 0)) {
-		return nil, false
-	}
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			return nil, false
-		}
-		if strIs(key, name) {
-			return val, true
+	var it decode.Members
+	for it.Reset(b); it.Next(); {
+		if it.NameIs(name) {
+			return it.Value(), true
 		}
 	}
+	return nil, false
 }
 
 // a2aEndStates are the states after which an A2A stream ends, in both
@@ -495,31 +480,31 @@ var a2aEndStates = []string{
 // when it is the last one). The first event returns the task's id; the
 // others must carry it as taskId. It returns why the event is wrong, or "".
 func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why string) {
-	var w objWalker
-	if !w.start(res, 0) {
+	if len(res) == 0 || res[0] != '{' {
 		return nil, "an A2A stream result is not an object"
 	}
 	// 1.0: one member naming the kind; 0.3: the object with "kind".
 	var kind, body []byte
 	var kind03 bool
 	members := 0
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
+	var it decode.Members
+	for it.Reset(res); it.Next(); {
+		key, val := it.Name(), it.Value()
 		members++
 		switch {
-		case strIs(key, "kind"):
+		case it.NameIs("kind"):
 			kind, body, kind03 = val, res, true
-		case !kind03 && (strIs(key, "task") || strIs(key, "message") || strIs(key, "statusUpdate") || strIs(key, "artifactUpdate")):
+		case !kind03 && (it.NameIs("task") || it.NameIs("message") || it.NameIs("statusUpdate") || it.NameIs("artifactUpdate")):
 			kind, body = key, val
 		}
 	}
-	if w.bad || kind == nil || !kind03 && members != 1 {
+	if kind == nil || !kind03 && members != 1 {
 		return nil, "an A2A stream result is neither a 1.0 StreamResponse nor a 0.3 kind-tagged event"
 	}
 	if kind03 {
+		if len(kind) < 2 || kind[0] != '"' {
+			return nil, "a 0.3 A2A stream event's kind is not a string"
+		}
 		kind = kind[1 : len(kind)-1] // the string's contents
 	}
 	is := func(k10, k03 string) bool {

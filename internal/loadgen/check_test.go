@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -176,6 +177,7 @@ func TestCheckA2AStream(t *testing.T) {
 		{"another id", 2, ev(task10) + strings.Replace(ev(done10), `"id":5`, `"id":6`, 1), ClassID},
 		{"1.0 two kinds", 1, ev(`{"task":{"id":"t"},"message":{}}`), ClassResult},
 		{"a message then more", 2, ev(`{"message":{"messageId":"m"}}`) + ev(done10), ClassResult},
+		{"0.3 kind not a string", 1, ev(`{"kind":1,"id":"t1"}`), ClassResult}, // sliced as a string, it panicked
 	} {
 		e := expect(ShapeCustom, "5", "")
 		e.events, e.a2a = tc.events, true
@@ -190,6 +192,61 @@ func TestCheckA2AStream(t *testing.T) {
 		}
 		if v.class == ClassOK && v.events != tc.events {
 			t.Errorf("%s: %d events counted", tc.name, v.events)
+		}
+	}
+}
+
+// TestCheckStrict: an answer is judged valid JSON by RFC 8259 and UTF-8
+// (decode.Valid), wherever in it a value is wrong: each value is put
+// into the result of an answer whose request accepts any result. Where
+// encoding/json is strict too it must agree (it lets invalid UTF-8 and
+// lone surrogates pass); nesting has no depth limit of loadgen's own.
+func TestCheckStrict(t *testing.T) {
+	deep := strings.Repeat("[", 300) + strings.Repeat("]", 300)
+	for _, tc := range []struct {
+		in     string
+		ok     bool
+		stdLax bool // encoding/json accepts it though RFC 8259 does not
+	}{
+		{`{}`, true, false},
+		{`{"a":[1,-2.5e+3,true,false,null,"x\u00e9\n"],"b":{}}`, true, false},
+		{`"\ud83d\ude00"`, true, false},
+		{`0`, true, false},
+		{`-0.0e0`, true, false},
+		{`[]`, true, false},
+		{deep, true, false},
+		{`{"a":1,}`, false, false},
+		{`[1,]`, false, false},
+		{`01`, false, false},
+		{`1.`, false, false},
+		{`1e`, false, false},
+		{`-`, false, false},
+		{`"\ud800"`, false, true},
+		{`"\udc00\ud800"`, false, true},
+		{`"\x"`, false, false},
+		{"\"a\x01\"", false, false},
+		{"\"\xff\"", false, true},
+		{`tru`, false, false},
+		{`nul`, false, false},
+		{`{"a" 1}`, false, false},
+		{`{1:2}`, false, false},
+		{`"abc`, false, false},
+		{``, false, false},
+	} {
+		body := `{"jsonrpc":"2.0","id":7,"result":` + tc.in + `}`
+		want := ClassBody
+		if tc.ok {
+			want = ClassOK
+		}
+		var r response
+		if done, err := r.parse([]byte(answer(200, jsonCT, body)), false); !done || err != nil {
+			t.Fatalf("%.40q: parse: %v %v", tc.in, done, err)
+		}
+		if v := check(expect(ShapeCustom, "7", ""), &r, false); v.class != want {
+			t.Errorf("result %.40q: %v (%s), want %v", tc.in, v.class, v.detail(), want)
+		}
+		if !tc.stdLax && tc.ok != json.Valid([]byte(tc.in)) {
+			t.Errorf("%.40q: the case disagrees with encoding/json", tc.in)
 		}
 	}
 }

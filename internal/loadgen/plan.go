@@ -11,6 +11,8 @@ import (
 	"hash/crc32"
 	"strconv"
 	"strings"
+
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // plan is everything a run precomputes: the request templates of each
@@ -156,22 +158,18 @@ func (p *plan) parseCustom(body []byte) (method, name string, err error) {
 	if p.cfg.BodyName != "" {
 		what += " " + p.cfg.BodyName
 	}
-	start := skipWS(body, 0)
-	end, ok := scanValue(body, start, 0)
-	if !ok || skipWS(body, end) != len(body) {
-		return "", "", fmt.Errorf("%s: not valid JSON (at byte %d)", what, end)
+	if err := decode.Validate(body); err != nil {
+		return "", "", fmt.Errorf("%s: not valid JSON: %v", what, err)
 	}
-	var w objWalker
-	if !w.start(body, start) {
-		return "", "", fmt.Errorf("%s: want one JSON-RPC request object, not %.20q", what, body[start:end])
+	start := skipWS(body, 0)
+	if body[start] != '{' {
+		return "", "", fmt.Errorf("%s: want one JSON-RPC request object, not %.20q", what, body[start:decode.SkipValue(body, start)])
 	}
 	idStart, idEnd := -1, -1
-	for {
-		key, val, ok := w.next()
-		if !ok {
-			break
-		}
-		if strIs(key, "id") {
+	var it decode.Members
+	for it.Reset(body); it.Next(); {
+		val := it.Value()
+		if it.NameIs("id") {
 			if idStart >= 0 {
 				return "", "", fmt.Errorf("%s: the member id appears twice", what)
 			}
