@@ -69,26 +69,29 @@ for t in "${TARGETS[@]}"; do
   fi
   rm -f "$log"
 done
-# The SIMD scanner's targets live beside the unexported code they compare
-# (decode/stage1_test.go): FuzzStage1 compares the AVX2 kernel with its
-# pure-Go twin block by block (the three bytes before a block are its
-# carried UTF-8 state); FuzzSIMD compares the scanner with the SIMD stage
-# against the scalar scanner, whole and in random pieces.
-for t in FuzzStage1 FuzzSIMD; do
+# Targets that live beside the unexported code they exercise, in the main
+# module: decode's SIMD scanner (decode/stage1_test.go: FuzzStage1
+# compares the AVX2 kernel with its pure-Go twin block by block, the three
+# bytes before a block its carried UTF-8 state; FuzzSIMD compares the
+# scanner with the SIMD stage against the scalar scanner, whole and in
+# random pieces) and loadgen's answer checker (FuzzCheck: any bytes a
+# server answers get a verdict, never a panic).
+for dt in decode:FuzzStage1 decode:FuzzSIMD internal/loadgen:FuzzCheck; do
+  dir=${dt%%:*} t=${dt#*:}
   t0=$SECONDS
   log=$(mktemp)
-  (cd ../decode && go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" .) >"$log" 2>&1
+  (cd "../$dir" && go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" .) >"$log" 2>&1
   rc=$?
   last=$(grep -E '^fuzz: elapsed: .*execs:' "$log" | tail -1)
   if [ $rc -eq 0 ]; then
-    echo "--- decode $t: ok in $((SECONDS - t0))s; ${last#fuzz: }"
+    echo "--- $dir $t: ok in $((SECONDS - t0))s; ${last#fuzz: }"
   elif deadline_race "$log"; then
-    echo "--- decode $t: ok in $((SECONDS - t0))s, no input failed; the run ended on Go's fuzz deadline race (go.dev/issue/75804); ${last#fuzz: }"
+    echo "--- $dir $t: ok in $((SECONDS - t0))s, no input failed; the run ended on Go's fuzz deadline race (go.dev/issue/75804); ${last#fuzz: }"
   else
     failed=1
-    echo "--- decode $t: FAIL after $((SECONDS - t0))s"
+    echo "--- $dir $t: FAIL after $((SECONDS - t0))s"
     grep -v '^fuzz: elapsed' "$log" | tail -40
-    echo "The crashing input is under decode/testdata/fuzz/$t/; reproduce: cd decode && go test -run '$t' -v"
+    echo "The crashing input is under $dir/testdata/fuzz/$t/; reproduce: cd $dir && go test -run '$t' -v"
   fi
   rm -f "$log"
 done
