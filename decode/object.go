@@ -269,6 +269,58 @@ func StringIs(v []byte, s string) bool {
 	return unescapedEqual(raw, s)
 }
 
+// StringsEqual reports whether the raw JSON strings a and b (quotes
+// included) hold the same text once their escapes are resolved, as two
+// spellings of one text do ("é" and "\u00e9", "/" and "\/"); false when
+// either is not a string. Both must be valid JSON. It allocates nothing.
+func StringsEqual(a, b []byte) bool {
+	if len(a) < 2 || a[0] != '"' || len(b) < 2 || b[0] != '"' {
+		return false
+	}
+	if bytes.Equal(a, b) {
+		return true
+	}
+	ra, rb := a[1:len(a)-1], b[1:len(b)-1]
+	// Each side is read a unit at a time, the plain bytes up to its next
+	// escape or the bytes one escape stands for, and the units are
+	// compared as far as both reach.
+	var ta, tb [utf8.UTFMax]byte
+	var ua, ub []byte
+	for {
+		if len(ua) == 0 {
+			ua, ra = nextUnit(ra, &ta)
+		}
+		if len(ub) == 0 {
+			ub, rb = nextUnit(rb, &tb)
+		}
+		if len(ua) == 0 || len(ub) == 0 {
+			return len(ua) == 0 && len(ub) == 0
+		}
+		n := min(len(ua), len(ub))
+		if string(ua[:n]) != string(ub[:n]) {
+			return false
+		}
+		ua, ub = ua[n:], ub[n:]
+	}
+}
+
+// nextUnit splits the first unit off raw string content: the plain bytes
+// before the next escape, or the bytes the escape at its start stands
+// for, written into tmp. Both are empty when raw is.
+func nextUnit(raw []byte, tmp *[utf8.UTFMax]byte) (unit, rest []byte) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if raw[0] != '\\' {
+		if i := bytes.IndexByte(raw, '\\'); i >= 0 {
+			return raw[:i], raw[i:]
+		}
+		return raw, nil
+	}
+	u, used := unescapeOne(tmp[:0], raw)
+	return u, raw[used:]
+}
+
 // unescapedEqual compares raw string content with escapes against s
 // without allocating.
 func unescapedEqual(raw []byte, s string) bool {

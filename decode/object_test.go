@@ -65,6 +65,95 @@ func TestStringIs(t *testing.T) {
 	}
 }
 
+// spellJSON writes text as the content of a JSON string, each rune
+// spelled at random: as itself, as \uXXXX (a surrogate pair beyond the
+// BMP), or as its short escape where it has one; those that must be
+// escaped always are.
+func spellJSON(rng *rand.Rand, text string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range text {
+		short := map[rune]string{'"': `\"`, '\\': `\\`, '/': `\/`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}[r]
+		switch k := rng.IntN(3); {
+		case k == 0 && r >= 0x20 && r != '"' && r != '\\':
+			b.WriteRune(r)
+		case k == 1 && short != "":
+			b.WriteString(short)
+		case r > 0xFFFF:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04X`, 0xD800+(r>>10), 0xDC00+(r&0x3FF))
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestStringsEqual: two spellings of one text are equal, whatever escapes
+// each uses where; a text one rune off is not; and the verdict is the one
+// of comparing both unescaped (AppendUnquoted), without an allocation.
+func TestStringsEqual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 5))
+	runes := []rune("ab/\"\\\b\n\t\x01é€😀 z")
+	for n := range 3000 {
+		text := make([]rune, rng.IntN(12))
+		for i := range text {
+			text[i] = runes[rng.IntN(len(runes))]
+		}
+		a := spellJSON(rng, string(text))
+		b := spellJSON(rng, string(text))
+		if !json.Valid([]byte(a)) || !json.Valid([]byte(b)) {
+			t.Fatalf("bad spelling %s %s", a, b)
+		}
+		if !StringsEqual([]byte(a), []byte(b)) {
+			t.Fatalf("%s and %s: not equal", a, b)
+		}
+		if len(text) > 0 {
+			other := append([]rune(nil), text...)
+			i := rng.IntN(len(other))
+			other[i] = runes[(slicesIndex(runes, other[i])+1+rng.IntN(len(runes)-1))%len(runes)]
+			if n%2 == 0 {
+				other = other[:len(other)-1] // or one rune shorter
+			}
+			c := spellJSON(rng, string(other))
+			want := string(AppendUnquoted(nil, []byte(a))) == string(AppendUnquoted(nil, []byte(c)))
+			if StringsEqual([]byte(a), []byte(c)) != want || StringsEqual([]byte(c), []byte(a)) != want {
+				t.Fatalf("%s and %s: StringsEqual says %v", a, c, !want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{`""`, `""`, true},
+		{`"x"`, `x`, false},
+		{`1`, `1`, false},
+		{`"caf\u00e9"`, `"café"`, true},
+		{`"caf\u00e9"`, `"cafe"`, false},
+		{`"\ud83d\ude00"`, `"😀"`, true},
+		{`"ab"`, `"a"`, false},
+	} {
+		if got := StringsEqual([]byte(tc.a), []byte(tc.b)); got != tc.want {
+			t.Errorf("StringsEqual(%s, %s) = %v", tc.a, tc.b, got)
+		}
+	}
+	x, y := []byte(`"`+strings.Repeat(`caf\u00e9 \"q\" `, 20)+`"`), []byte(`"`+strings.Repeat(`café \"q\" `, 20)+`"`)
+	if n := testing.AllocsPerRun(10, func() { StringsEqual(x, y) }); n != 0 || !StringsEqual(x, y) {
+		t.Errorf("StringsEqual: %v allocations", n)
+	}
+}
+
+func slicesIndex(rs []rune, r rune) int {
+	for i, x := range rs {
+		if x == r {
+			return i
+		}
+	}
+	return -1
+}
+
 func TestDuplicateName(t *testing.T) {
 	tests := []struct {
 		obj  string

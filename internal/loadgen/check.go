@@ -314,13 +314,7 @@ func checkNotification(b []byte) string {
 // contract wants the id verbatim, but a string id may be spelled with
 // other escapes.
 func idEqual(got, sent []byte) bool {
-	if string(got) == string(sent) {
-		return true
-	}
-	if len(got) >= 2 && len(sent) >= 2 && got[0] == '"' && sent[0] == '"' {
-		return strEqual(got[1:len(got)-1], sent[1:len(sent)-1])
-	}
-	return false
+	return string(got) == string(sent) || decode.StringsEqual(got, sent)
 }
 
 // errorCode returns the code of an error object (a validated value), or
@@ -398,7 +392,7 @@ func checkEcho(result, text []byte, v2026 bool) verdict {
 		case it.NameIs("type"):
 			typeText = decode.StringIs(val, "text")
 		case it.NameIs("text"):
-			textOK = val[0] == '"' && strEqual(val[1:len(val)-1], text)
+			textOK = decode.StringsEqual(val, text)
 		}
 	}
 	if !typeText {
@@ -469,6 +463,9 @@ func memberOf(b []byte, name string) ([]byte, bool) {
 	return nil, false
 }
 
+// a2aKinds10 are the members an A2A 1.0 StreamResponse holds one of.
+var a2aKinds10 = []string{"task", "message", "statusUpdate", "artifactUpdate"}
+
 // a2aEndStates are the states after which an A2A stream ends, in both
 // wire versions' spellings.
 var a2aEndStates = []string{
@@ -483,48 +480,48 @@ func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why 
 	if len(res) == 0 || res[0] != '{' {
 		return nil, "an A2A stream result is not an object"
 	}
-	// 1.0: one member naming the kind; 0.3: the object with "kind".
+	// 1.0: one member naming the kind (kind10); 0.3: the object with
+	// "kind" (kind, the raw value).
 	var kind, body []byte
+	var kind10 string
 	var kind03 bool
 	members := 0
 	var it decode.Members
 	for it.Reset(res); it.Next(); {
-		key, val := it.Name(), it.Value()
 		members++
-		switch {
-		case it.NameIs("kind"):
-			kind, body, kind03 = val, res, true
-		case !kind03 && (it.NameIs("task") || it.NameIs("message") || it.NameIs("statusUpdate") || it.NameIs("artifactUpdate")):
-			kind, body = key, val
+		if it.NameIs("kind") {
+			kind, body, kind03 = it.Value(), res, true
+			continue
+		}
+		for _, k := range a2aKinds10 {
+			if !kind03 && it.NameIs(k) {
+				kind10, body = k, it.Value()
+			}
 		}
 	}
-	if kind == nil || !kind03 && members != 1 {
+	if kind03 && kind[0] != '"' {
+		return nil, "a 0.3 A2A stream event's kind is not a string"
+	}
+	if !kind03 && (kind10 == "" || members != 1) {
 		return nil, "an A2A stream result is neither a 1.0 StreamResponse nor a 0.3 kind-tagged event"
-	}
-	if kind03 {
-		if len(kind) < 2 || kind[0] != '"' {
-			return nil, "a 0.3 A2A stream event's kind is not a string"
-		}
-		kind = kind[1 : len(kind)-1] // the string's contents
 	}
 	is := func(k10, k03 string) bool {
 		if kind03 {
-			return strIs(kind, k03)
+			return decode.StringIs(kind, k03)
 		}
-		return strIs(kind, k10)
+		return kind10 == k10
 	}
-	state := func() []byte {
+	state := func() []byte { // status.state when it is a string (raw), else nil
 		st, _ := memberOf(body, "status")
-		s, _ := memberOf(st, "state")
-		if len(s) >= 2 {
-			return s[1 : len(s)-1]
+		if s, _ := memberOf(st, "state"); len(s) > 0 && s[0] == '"' {
+			return s
 		}
 		return nil
 	}
 	ends := func() bool {
 		s := state()
 		for _, e := range a2aEndStates {
-			if strIs(s, e) {
+			if decode.StringIs(s, e) {
 				return true
 			}
 		}
@@ -573,4 +570,43 @@ func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why 
 func hasMember(b []byte, name string) bool {
 	_, ok := memberOf(b, name)
 	return ok
+}
+
+// isWS reports whether c is JSON whitespace.
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipWS returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// parseIntLiteral reports whether v is a JSON number without fraction or
+// exponent, and returns its value when it fits in an int64.
+func parseIntLiteral(v []byte) (int64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	neg := v[0] == '-'
+	d := v
+	if neg {
+		d = v[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }

@@ -11,7 +11,7 @@ func expect(s Shape, id, text string) *expectation {
 	ex := expectByShape[s]
 	e := &expectation{shape: s, status: ex.status, code: ex.code, idNull: ex.idNull, echo: ex.echo}
 	e.idLen = uint8(copy(e.id[:], id))
-	e.text = []byte(text)
+	e.text = []byte(`"` + text + `"`) // as the JSON string it was sent as
 	return e
 }
 

@@ -356,3 +356,16 @@ func (r *response) dechunk(b []byte, i int, eof bool) (bool, error) {
 // errEOF reports that the connection closed before the answer was
 // complete.
 var errEOF = errors.New("connection closed before the answer was complete")
+
+// hexVal returns the value of the hexadecimal digit c, or -1.
+func hexVal(c byte) rune {
+	switch {
+	case c >= '0' && c <= '9':
+		return rune(c - '0')
+	case c >= 'a' && c <= 'f':
+		return rune(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return rune(c-'A') + 10
+	}
+	return -1
+}

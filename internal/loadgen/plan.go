@@ -233,8 +233,9 @@ type expectation struct {
 	a2a    bool // the events are A2A stream responses, the last one ending the stream (Config.A2A)
 	idLen  uint8
 	id     [32]byte // the id sent, as JSON
-	// text is the text sent, raw JSON string contents; its array is the
-	// expectation's own, reused from one request to the next.
+	// text is the text sent as the JSON string it was sent as, quotes
+	// included; its array is the expectation's own, reused from one
+	// request to the next.
 	text []byte
 }
 
@@ -414,7 +415,7 @@ func (g *generator) appendText(b []byte, n uint64, e *expectation) []byte {
 	if pad := g.p.cfg.TextSize - (len(b) - s); pad > 0 {
 		b = appendFiller(b, int(n%uint64(len(filler))), pad)
 	}
-	e.text = append(e.text[:0], b[s:]...)
+	e.text = append(append(append(e.text[:0], '"'), b[s:]...), '"')
 	return b
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // testPlan returns the plan of cfg, normalized.
@@ -121,7 +123,7 @@ func TestBuildShapes(t *testing.T) {
 				}
 				if s == ShapeCall {
 					text, _ := params.Arguments["text"].(string)
-					if !strEqualString(e.textBytes(), text) {
+					if !decode.StringIs(e.textBytes(), text) {
 						t.Errorf("%s: text %q vs expectation %q", name, text, e.textBytes())
 					}
 				}

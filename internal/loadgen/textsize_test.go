@@ -49,7 +49,7 @@ func TestBuildTextSize(t *testing.T) {
 		for i, body := range bodies {
 			raw := textOf(body)
 			e := exps[i]
-			if !bytes.Equal(raw, e.textBytes()) {
+			if !bytes.Equal(append(append([]byte{'"'}, raw...), '"'), e.textBytes()) {
 				t.Fatalf("size %d: text %q, expectation %q", tc.size, raw, e.textBytes())
 			}
 			var s string
