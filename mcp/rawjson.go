@@ -129,31 +129,6 @@ func stringEqual(v, want []byte) bool {
 	return len(want) == 0
 }
 
-// stringsEqual reports whether the raw JSON strings a and b hold the same
-// text once their escapes are resolved.
-func stringsEqual(a, b []byte) bool {
-	if !isString(a) || !isString(b) {
-		return false
-	}
-	ra, rb := a[1:len(a)-1], b[1:len(b)-1]
-	if bytes.IndexByte(ra, '\\') < 0 {
-		return stringEqual(b, ra)
-	}
-	if bytes.IndexByte(rb, '\\') < 0 {
-		return stringEqual(a, rb)
-	}
-	// Both escaped: walk them rune by rune.
-	for len(ra) > 0 && len(rb) > 0 {
-		x, nx := nextRune(ra)
-		y, ny := nextRune(rb)
-		if x != y {
-			return false
-		}
-		ra, rb = ra[nx:], rb[ny:]
-	}
-	return len(ra) == 0 && len(rb) == 0
-}
-
 // nextRune decodes the first character of raw string content, escape or
 // UTF-8, and returns it with the bytes it used.
 func nextRune(raw []byte) (rune, int) {
@@ -291,7 +266,7 @@ func equalJSON(a, b []byte) bool {
 	}
 	switch ka {
 	case kindString:
-		return stringsEqual(a, b)
+		return decode.StringsEqual(a, b)
 	case kindNumber:
 		return compareNumbers(a, b) == 0
 	case kindBool, kindNull:

@@ -87,17 +87,17 @@ func TestStrings(t *testing.T) {
 			t.Errorf("stringLength(%s) = %d", tt.raw, n)
 		}
 		plain := decode.AppendString(nil, tt.want)
-		if !stringsEqual(raw, plain) || !stringsEqual(plain, raw) || !stringsEqual(raw, raw) {
-			t.Errorf("stringsEqual(%s, %s) = false", tt.raw, plain)
+		if !decode.StringsEqual(raw, plain) || !decode.StringsEqual(plain, raw) || !decode.StringsEqual(raw, raw) {
+			t.Errorf("StringsEqual(%s, %s) = false", tt.raw, plain)
 		}
 		if name := raw[1 : len(raw)-1]; !nameIsEsc(name, strings.Contains(string(name), `\`), []byte(tt.want)) {
 			t.Errorf("nameIsEsc(%s) = false", tt.raw)
 		}
 	}
-	if stringEqual([]byte(`1`), []byte("1")) || stringsEqual([]byte(`"a"`), []byte(`1`)) {
+	if stringEqual([]byte(`1`), []byte("1")) || decode.StringsEqual([]byte(`"a"`), []byte(`1`)) {
 		t.Error("a number equals a string")
 	}
-	if stringsEqual([]byte(`"\u0061b"`), []byte(`"\u0061c"`)) || stringsEqual([]byte(`"\u0061"`), []byte(`"\u0061b"`)) {
+	if decode.StringsEqual([]byte(`"\u0061b"`), []byte(`"\u0061c"`)) || decode.StringsEqual([]byte(`"\u0061"`), []byte(`"\u0061b"`)) {
 		t.Error("different escaped strings equal")
 	}
 }
@@ -201,8 +201,8 @@ func FuzzStrings(f *testing.F) {
 		if n := stringLength([]byte(raw)); n != utf8.RuneCountInString(want) {
 			t.Fatalf("stringLength(%s) = %d, want %d", raw, n, utf8.RuneCountInString(want))
 		}
-		if !stringsEqual([]byte(raw), decode.AppendString(nil, want)) {
-			t.Fatalf("stringsEqual(%s) = false", raw)
+		if !decode.StringsEqual([]byte(raw), decode.AppendString(nil, want)) {
+			t.Fatalf("StringsEqual(%s) = false", raw)
 		}
 	})
 }
