@@ -206,3 +206,16 @@ func ExampleNewDecoder() {
 	// true -32600 56
 	// true
 }
+
+// Two spellings of one string are equal by their text: an id or a text
+// echoed back with other escapes than it was sent with.
+func ExampleStringsEqual() {
+	sent := []byte(`"caf\u00e9 \/ \"q\""`)
+	fmt.Println(decode.StringsEqual(sent, []byte(`"café / \"q\""`)))
+	fmt.Println(decode.StringsEqual(sent, []byte(`"cafe / \"q\""`)))
+	fmt.Println(decode.StringIs(sent, `café / "q"`))
+	// Output:
+	// true
+	// false
+	// true
+}
