@@ -257,14 +257,15 @@ func AppendUnquoted(dst, s []byte) []byte {
 }
 
 // StringIs reports whether the raw JSON value v is a string equal to s
-// after unescaping (case-sensitive).
-func StringIs(v []byte, s string) bool {
+// (a string or a byte slice) after unescaping (case-sensitive). It
+// allocates nothing.
+func StringIs[S ~string | ~[]byte](v []byte, s S) bool {
 	if len(v) < 2 || v[0] != '"' {
 		return false
 	}
 	raw := v[1 : len(v)-1]
 	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw) == s
+		return string(raw) == string(s)
 	}
 	return unescapedEqual(raw, s)
 }
@@ -323,19 +324,19 @@ func nextUnit(raw []byte, tmp *[utf8.UTFMax]byte) (unit, rest []byte) {
 
 // unescapedEqual compares raw string content with escapes against s
 // without allocating.
-func unescapedEqual(raw []byte, s string) bool {
+func unescapedEqual[S ~string | ~[]byte](raw []byte, s S) bool {
 	for len(raw) > 0 {
 		i := bytes.IndexByte(raw, '\\')
 		if i < 0 {
-			return string(raw) == s
+			return string(raw) == string(s)
 		}
-		if len(s) < i || string(raw[:i]) != s[:i] {
+		if len(s) < i || string(raw[:i]) != string(s[:i]) {
 			return false
 		}
 		s, raw = s[i:], raw[i:]
 		var tmp [utf8.UTFMax]byte
 		u, used := unescapeOne(tmp[:0], raw)
-		if len(s) < len(u) || string(u) != s[:len(u)] {
+		if len(s) < len(u) || string(u) != string(s[:len(u)]) {
 			return false
 		}
 		s, raw = s[len(u):], raw[used:]

@@ -145,6 +145,32 @@ func TestStringsEqual(t *testing.T) {
 	}
 }
 
+// TestStringIsBytes: StringIs takes the text as a byte slice as well as
+// a string, with the same verdicts, and allocates for neither.
+func TestStringIsBytes(t *testing.T) {
+	for _, tc := range []struct {
+		v, s string
+		want bool
+	}{
+		{`"tools\/call"`, "tools/call", true},
+		{`"caf\u00e9"`, "café", true},
+		{`"caf\u00e9"`, "cafe", false},
+		{`"abc"`, "abc", true},
+		{`"abc"`, "ab", false},
+		{`1`, "1", false},
+	} {
+		if a, b := StringIs([]byte(tc.v), tc.s), StringIs([]byte(tc.v), []byte(tc.s)); a != tc.want || b != tc.want {
+			t.Errorf("StringIs(%s, %q): string %v, bytes %v", tc.v, tc.s, a, b)
+		}
+	}
+	v := []byte(`"` + strings.Repeat(`caf\u00e9 \"q\" `, 20) + `"`)
+	s := strings.Repeat(`café "q" `, 20)
+	b := []byte(s)
+	if n := testing.AllocsPerRun(10, func() { StringIs(v, s); StringIs(v, b) }); n != 0 || !StringIs(v, s) || !StringIs(v, b) {
+		t.Errorf("StringIs: %v allocations", n)
+	}
+}
+
 func slicesIndex(rs []rune, r rune) int {
 	for i, x := range rs {
 		if x == r {

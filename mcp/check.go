@@ -265,7 +265,7 @@ func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fas
 			return errMetaVersionMissing
 		case !isString(val):
 			return errMetaVersionNotValid
-		case !stringEqual(val, hv):
+		case !decode.StringIs(val, hv):
 			return errMetaDiffers
 		case capsN == 0:
 			return errMetaCapsMissing
@@ -312,7 +312,7 @@ func headerCarries(h, want []byte, jsonString bool) bool {
 // valueIs is headerCarries' comparison of a header's value v.
 func valueIs(v, want []byte, jsonString bool) bool {
 	if jsonString {
-		return stringEqual(want, v)
+		return decode.StringIs(want, v)
 	}
 	return bytes.Equal(v, want)
 }
@@ -370,7 +370,7 @@ func checkStream(r *fastserver.Request) *fastserver.Error {
 		return errMetaStream
 	}
 	for _, v := range Versions() {
-		if stringEqual(val, []byte(v.String())) {
+		if decode.StringIs(val, v.String()) {
 			r.Version = int(v)
 			return nil
 		}

@@ -35,7 +35,7 @@ func negotiate(m *decode.Message) Version {
 	if m.ParamsType == decode.ParamsObject {
 		if pv, n := decode.Lookup(m.Params, "protocolVersion"); n == 1 {
 			for _, v := range Versions() {
-				if !v.Stateless() && stringEqual(pv, []byte(v.String())) {
+				if !v.Stateless() && decode.StringIs(pv, v.String()) {
 					return v
 				}
 			}

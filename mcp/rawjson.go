@@ -101,34 +101,6 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// stringEqual reports whether the raw JSON string v (quotes included)
-// holds exactly the bytes want once its escapes are resolved. It allocates
-// nothing. A v that is not a string is never equal.
-func stringEqual(v, want []byte) bool {
-	if !isString(v) {
-		return false
-	}
-	raw := v[1 : len(v)-1]
-	for len(raw) > 0 {
-		i := bytes.IndexByte(raw, '\\')
-		if i < 0 {
-			return bytes.Equal(raw, want)
-		}
-		if len(want) < i || !bytes.Equal(raw[:i], want[:i]) {
-			return false
-		}
-		want, raw = want[i:], raw[i:]
-		r, used := unescapeRune(raw)
-		var tmp [utf8.UTFMax]byte
-		u := utf8.AppendRune(tmp[:0], r)
-		if !bytes.HasPrefix(want, u) {
-			return false
-		}
-		want, raw = want[len(u):], raw[used:]
-	}
-	return len(want) == 0
-}
-
 // nextRune decodes the first character of raw string content, escape or
 // UTF-8, and returns it with the bytes it used.
 func nextRune(raw []byte) (rune, int) {

@@ -77,11 +77,11 @@ func TestStrings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		raw := []byte(tt.raw)
-		if !stringEqual(raw, []byte(tt.want)) {
-			t.Errorf("stringEqual(%s, %q) = false", tt.raw, tt.want)
+		if !decode.StringIs(raw, tt.want) {
+			t.Errorf("StringIs(%s, %q) = false", tt.raw, tt.want)
 		}
-		if stringEqual(raw, []byte(tt.want+"x")) || len(tt.want) > 0 && stringEqual(raw, []byte(tt.want[:len(tt.want)-1])) {
-			t.Errorf("stringEqual(%s) accepts a different value", tt.raw)
+		if decode.StringIs(raw, []byte(tt.want+"x")) || len(tt.want) > 0 && decode.StringIs(raw, []byte(tt.want[:len(tt.want)-1])) {
+			t.Errorf("StringIs(%s) accepts a different value", tt.raw)
 		}
 		if n := stringLength(raw); n != utf8.RuneCountInString(tt.want) {
 			t.Errorf("stringLength(%s) = %d", tt.raw, n)
@@ -94,7 +94,7 @@ func TestStrings(t *testing.T) {
 			t.Errorf("nameIsEsc(%s) = false", tt.raw)
 		}
 	}
-	if stringEqual([]byte(`1`), []byte("1")) || decode.StringsEqual([]byte(`"a"`), []byte(`1`)) {
+	if decode.StringIs([]byte(`1`), []byte("1")) || decode.StringsEqual([]byte(`"a"`), []byte(`1`)) {
 		t.Error("a number equals a string")
 	}
 	if decode.StringsEqual([]byte(`"\u0061b"`), []byte(`"\u0061c"`)) || decode.StringsEqual([]byte(`"\u0061"`), []byte(`"\u0061b"`)) {
@@ -195,8 +195,8 @@ func FuzzStrings(f *testing.F) {
 		if err := json.Unmarshal([]byte(raw), &want); err != nil {
 			t.Fatal(err)
 		}
-		if !stringEqual([]byte(raw), []byte(want)) {
-			t.Fatalf("stringEqual(%s, %q) = false", raw, want)
+		if !decode.StringIs([]byte(raw), []byte(want)) {
+			t.Fatalf("StringIs(%s, %q) = false", raw, want)
 		}
 		if n := stringLength([]byte(raw)); n != utf8.RuneCountInString(want) {
 			t.Fatalf("stringLength(%s) = %d, want %d", raw, n, utf8.RuneCountInString(want))

@@ -261,7 +261,7 @@ func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 func (s *schema) compileType(v []byte, at string) error {
 	one := func(name []byte) bool {
 		for _, tn := range typeNames {
-			if stringEqual(name, []byte(tn.name)) {
+			if decode.StringIs(name, tn.name) {
 				if s.types&tn.t != 0 {
 					return false
 				}

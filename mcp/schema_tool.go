@@ -37,7 +37,7 @@ func compileToolSchema(text, tool, which string, docs []schemaDoc, libraryOnly b
 	if kindOf(raw) != kindObject {
 		return nil, &schemaError{which: which, msg: `the root must be an object with "type": "object" (MCP requires it)`}
 	}
-	if t, n := decode.Lookup(raw, "type"); n != 1 || !stringEqual(t, []byte("object")) && !onlyObject(t) {
+	if t, n := decode.Lookup(raw, "type"); n != 1 || !decode.StringIs(t, "object") && !onlyObject(t) {
 		return nil, &schemaError{which: which, msg: `the root must have "type": "object" (MCP requires it)`}
 	}
 	if ptr, name, dup := duplicateAnywhere(raw, ""); dup {
@@ -162,7 +162,7 @@ func onlyObject(t []byte) bool {
 	var it elements
 	n := 0
 	for it.reset(t); it.next(); n++ {
-		if !stringEqual(it.value, []byte("object")) {
+		if !decode.StringIs(it.value, "object") {
 			return false
 		}
 	}

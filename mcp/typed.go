@@ -130,7 +130,7 @@ func inferSchema[T any]() ([]byte, error) {
 // "object" (a pointer's ["null","object"] is not: MCP needs an object).
 func isObjectSchema(js []byte) bool {
 	t, n := decode.Lookup(js, "type")
-	return n == 1 && stringEqual(t, []byte("object"))
+	return n == 1 && decode.StringIs(t, "object")
 }
 
 type typedTool[In, Out any] struct {
