@@ -44,6 +44,20 @@
 // same through the Content-Encoding layer (BodyReader): identity, gzip,
 // deflate (zlib) and zstd, up to two stacked.
 //
+// # Reading params
+//
+// The layers above read members of params without decoding them into Go
+// values: Members iterates over an object's members (NextName, Rest and
+// TakeValue let a walk of a value, such as a schema check, find its end
+// itself), Lookup finds one by name, SkipValue steps over a value,
+// DuplicateName finds a repeated name, StringIs compares a string value
+// with a text and StringsEqual two string values with each other (escapes
+// resolved: "é" and "\u00e9" are equal), AppendUnquoted unescapes. They
+// trust their input to be valid JSON, as a decoded Message's Params is (or
+// as Valid has said), so they skip by bracket counting and never validate
+// again; given anything else their results are unspecified, but they
+// never panic or loop. They allocate nothing.
+//
 // # Speed
 //
 // On amd64 machines with AVX2 (and BMI1, BMI2, PCLMULQDQ), containers with
