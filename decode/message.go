@@ -541,8 +541,16 @@ func appendUnescaped(dst, s []byte) []byte {
 
 // unescapeOne appends what the escape at the start of s stands for (a
 // surrogate pair counts as one escape) and returns how many bytes of s it
-// used. s must start with a valid escape.
+// used. s must start with a valid escape; an escape cut short (invalid
+// JSON) is taken as the bytes after its backslash, all of s used, so that
+// the raw-value helpers keep their promise not to panic.
 func unescapeOne(dst, s []byte) ([]byte, int) {
+	if len(s) < 2 || s[1] == 'u' && len(s) < 6 {
+		if len(s) > 1 {
+			dst = append(dst, s[1:]...)
+		}
+		return dst, len(s)
+	}
 	switch s[1] {
 	case 'b':
 		return append(dst, '\b'), 2

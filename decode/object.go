@@ -74,6 +74,10 @@ func (it *Members) NextName() bool {
 		return false
 	}
 	end, esc := skipString(obj, i)
+	if end < i+2 {
+		it.obj = nil // a name cut short: not valid JSON
+		return false
+	}
 	it.name = obj[i+1 : end-1]
 	it.esc = esc
 	i = skipWS(obj, end)

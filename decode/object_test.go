@@ -399,3 +399,56 @@ func randomJSON(rng *rand.Rand, depth int, obj bool) []byte {
 	b.WriteString(ws() + "}" + ws())
 	return []byte(b.String())
 }
+
+// FuzzRawHelpers holds the raw-value helpers to their promise for input
+// that is not valid JSON (the package doc, "Reading params"): results
+// unspecified, but no panic and no endless loop, whatever the bytes. For
+// valid input it checks them against each other: every member Next
+// yields is one Lookup finds, StringIs agrees with AppendUnquoted, and a
+// string equals itself respelled by AppendString.
+func FuzzRawHelpers(f *testing.F) {
+	for _, s := range []string{
+		`{"a":1,"b":"x\u00e9","a":[1,{"c":"\ud83d\ude00"}]}`, `"\u"`, `"\u12"`, `"\`, `{"\u":1}`,
+		`{"a\"b":"c\\"}`, `[1,2`, `{"a":}`, `"\ud800\u"`, `{"x":"\/\b\f\n\r\t"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		valid := Valid(b)
+		var it Members
+		n := 0
+		for it.Reset(b); it.Next(); n++ {
+			name, v := it.Name(), it.Value()
+			StringIs(v, "x")
+			StringsEqual(v, v)
+			AppendUnquoted(nil, v)
+			it.NameIs("a")
+			if n > len(b) {
+				t.Fatalf("%q: more members than bytes", b)
+			}
+			if valid {
+				quoted := append(append([]byte{'"'}, name...), '"')
+				if _, c := Lookup(b, string(AppendUnquoted(nil, quoted))); c == 0 {
+					t.Fatalf("%q: member %q not found by Lookup", b, name)
+				}
+			}
+		}
+		for it.Reset(b); it.NextName(); {
+			it.Rest()
+			if !it.TakeValue(0) {
+				break
+			}
+		}
+		SkipValue(b, 0)
+		DuplicateName(b)
+		s := AppendUnquoted(nil, b)
+		if valid && len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' {
+			if !StringIs(b, s) || !StringIs(b, string(s)) {
+				t.Fatalf("%q: StringIs disagrees with AppendUnquoted (%q)", b, s)
+			}
+			if again := AppendString(nil, s); !StringsEqual(b, again) || !StringsEqual(again, b) {
+				t.Fatalf("%q and %q: not equal", b, again)
+			}
+		}
+	})
+}

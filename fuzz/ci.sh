@@ -76,7 +76,7 @@ done
 # scanner with the SIMD stage against the scalar scanner, whole and in
 # random pieces) and loadgen's answer checker (FuzzCheck: any bytes a
 # server answers get a verdict, never a panic).
-for dt in decode:FuzzStage1 decode:FuzzSIMD internal/loadgen:FuzzCheck; do
+for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadgen:FuzzCheck; do
   dir=${dt%%:*} t=${dt#*:}
   t0=$SECONDS
   log=$(mktemp)
