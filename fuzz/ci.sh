@@ -74,8 +74,10 @@ done
 # compares the AVX2 kernel with its pure-Go twin block by block, the three
 # bytes before a block its carried UTF-8 state; FuzzSIMD compares the
 # scanner with the SIMD stage against the scalar scanner, whole and in
-# random pieces) and loadgen's answer checker (FuzzCheck: any bytes a
-# server answers get a verdict, never a panic).
+# random pieces), decode's raw-value helpers (FuzzRawHelpers: no panic
+# and no endless loop on any bytes, agreement on valid ones) and loadgen's
+# answer checker (FuzzCheck: any bytes a server answers get a verdict,
+# never a panic).
 for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadgen:FuzzCheck; do
   dir=${dt%%:*} t=${dt#*:}
   t0=$SECONDS
