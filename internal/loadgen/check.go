@@ -585,28 +585,12 @@ func skipWS(b []byte, i int) int {
 }
 
 // parseIntLiteral reports whether v is a JSON number without fraction or
-// exponent, and returns its value when it fits in an int64.
+// exponent, and returns its value when it fits in an int64 (18 digits at
+// most).
 func parseIntLiteral(v []byte) (int64, bool) {
-	if len(v) == 0 {
-		return 0, false
+	if len(v) > 0 && v[0] == '-' {
+		n, ok := parseDigits(v[1:], 18)
+		return -n, ok
 	}
-	neg := v[0] == '-'
-	d := v
-	if neg {
-		d = v[1:]
-	}
-	if len(d) == 0 || len(d) > 18 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
+	return parseDigits(v, 18)
 }

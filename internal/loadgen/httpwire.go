@@ -262,8 +262,13 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 	}
 }
 
-func parseDecimal(v []byte) (int64, bool) {
-	if len(v) == 0 || len(v) > 15 {
+// parseDecimal returns the value of v, 1 to 15 decimal digits.
+func parseDecimal(v []byte) (int64, bool) { return parseDigits(v, 15) }
+
+// parseDigits returns the value of v, 1 to max decimal digits (max at
+// most 18, so that it fits in an int64).
+func parseDigits(v []byte, max int) (int64, bool) {
+	if len(v) == 0 || len(v) > max {
 		return 0, false
 	}
 	var n int64
