@@ -56,7 +56,8 @@
 // trust their input to be valid JSON, as a decoded Message's Params is (or
 // as Valid has said), so they skip by bracket counting and never validate
 // again; given anything else their results are unspecified, but they
-// never panic or loop. They allocate nothing.
+// never panic or loop. Only AppendUnquoted allocates, growing the slice
+// it appends to; DuplicateName allocates for an object of more than 4 GiB.
 //
 // # Speed
 //

@@ -201,11 +201,7 @@ func sameName(a []byte, aesc bool, b []byte, besc bool) bool {
 	if !besc {
 		return unescapedEqual(a, string(b))
 	}
-	var ta, tb [256]byte
-	if len(a) > len(ta) || len(b) > len(tb) {
-		return string(appendUnescaped(nil, a)) == string(appendUnescaped(nil, b))
-	}
-	return string(appendUnescaped(ta[:0], a)) == string(appendUnescaped(tb[:0], b))
+	return contentsEqual(a, b)
 }
 
 // duplicateLarge is DuplicateName for many members: a set of the names'
@@ -282,10 +278,12 @@ func StringsEqual(a, b []byte) bool {
 	if len(a) < 2 || a[0] != '"' || len(b) < 2 || b[0] != '"' {
 		return false
 	}
-	if bytes.Equal(a, b) {
-		return true
-	}
-	ra, rb := a[1:len(a)-1], b[1:len(b)-1]
+	return bytes.Equal(a, b) || contentsEqual(a[1:len(a)-1], b[1:len(b)-1])
+}
+
+// contentsEqual reports whether two raw string contents (escapes kept,
+// no quotes) hold the same text, without allocating.
+func contentsEqual(ra, rb []byte) bool {
 	// Each side is read a unit at a time, the plain bytes up to its next
 	// escape or the bytes one escape stands for, and the units are
 	// compared as far as both reach.

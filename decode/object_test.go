@@ -171,6 +171,21 @@ func TestStringIsBytes(t *testing.T) {
 	}
 }
 
+// TestDuplicateNameLongEscaped: names both escaped and longer than a
+// stack buffer are compared without allocating (they were unescaped onto
+// the heap), with the same verdicts.
+func TestDuplicateNameLongEscaped(t *testing.T) {
+	long := strings.Repeat(`\u00e9`, 60)
+	differ := []byte(`{"` + long + `a":1,"` + long + `b":2}`)
+	same := []byte(`{"` + long + `a":1,"` + strings.Repeat("é", 60) + `\u0061":2}`)
+	if DuplicateName(differ) || !DuplicateName(same) {
+		t.Fatalf("DuplicateName: %v %v", DuplicateName(differ), DuplicateName(same))
+	}
+	if n := testing.AllocsPerRun(10, func() { DuplicateName(differ); DuplicateName(same) }); n != 0 {
+		t.Errorf("DuplicateName: %v allocations", n)
+	}
+}
+
 func slicesIndex(rs []rune, r rune) int {
 	for i, x := range rs {
 		if x == r {

@@ -178,6 +178,9 @@ func TestCheckA2AStream(t *testing.T) {
 		{"1.0 two kinds", 1, ev(`{"task":{"id":"t"},"message":{}}`), ClassResult},
 		{"a message then more", 2, ev(`{"message":{"messageId":"m"}}`) + ev(done10), ClassResult},
 		{"0.3 kind not a string", 1, ev(`{"kind":1,"id":"t1"}`), ClassResult}, // sliced as a string, it panicked
+		// A state is a string: null (or a number) is no state.
+		{"a task whose state is null", 1, ev(`{"task":{"id":"t1","contextId":"c","status":{"state":null}}}`), ClassResult},
+		{"an update whose state is null", 3, ev(task10) + ev(strings.Replace(work10, `"TASK_STATE_WORKING"`, `null`, 1)) + ev(done10), ClassResult},
 	} {
 		e := expect(ShapeCustom, "5", "")
 		e.events, e.a2a = tc.events, true

@@ -151,19 +151,30 @@ func TestRunUnreachable(t *testing.T) {
 }
 
 // TestRunInterrupt: canceling the context ends the run early with a
-// report marked interrupted.
+// report marked interrupted. The context is canceled once the server has
+// answered some requests of the run (not after a fixed time, which a
+// loaded machine under -race could spend before the first answer).
 func TestRunInterrupt(t *testing.T) {
 	f := startFake(t, &fakeServer{})
 	for _, eng := range Engines() {
 		t.Run(eng, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			n0 := f.n.Load()
+			go func() {
+				deadline := time.Now().Add(10 * time.Second)
+				for f.n.Load()-n0 < 20 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(20 * time.Millisecond)
+				cancel()
+			}()
 			start := time.Now()
 			rep, err := Run(ctx, Config{SharedProcess: true, URL: f.url, Connections: 4, Duration: time.Minute, Engine: eng}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if time.Since(start) > 5*time.Second || !rep.Interrupted || rep.OK == 0 || rep.Wrong != 0 {
+			if time.Since(start) > 15*time.Second || !rep.Interrupted || rep.OK == 0 || rep.Wrong != 0 {
 				t.Errorf("elapsed %v interrupted %v ok %d wrong %d %v", time.Since(start), rep.Interrupted, rep.OK, rep.Wrong, rep.Examples)
 			}
 		})
