@@ -196,10 +196,10 @@ func sameName(a []byte, aesc bool, b []byte, besc bool) bool {
 		return string(a) == string(b)
 	}
 	if !aesc {
-		return unescapedEqual(b, string(a))
+		return unescapedEqual(b, a)
 	}
 	if !besc {
-		return unescapedEqual(a, string(b))
+		return unescapedEqual(a, b)
 	}
 	return contentsEqual(a, b)
 }

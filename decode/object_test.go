@@ -171,17 +171,19 @@ func TestStringIsBytes(t *testing.T) {
 	}
 }
 
-// TestDuplicateNameLongEscaped: names both escaped and longer than a
-// stack buffer are compared without allocating (they were unescaped onto
-// the heap), with the same verdicts.
+// TestDuplicateNameLongEscaped: long names, both escaped or one of them,
+// are compared without allocating (both escaped were unescaped onto the
+// heap; a plain one was converted to a string), with the same verdicts.
 func TestDuplicateNameLongEscaped(t *testing.T) {
 	long := strings.Repeat(`\u00e9`, 60)
 	differ := []byte(`{"` + long + `a":1,"` + long + `b":2}`)
 	same := []byte(`{"` + long + `a":1,"` + strings.Repeat("é", 60) + `\u0061":2}`)
-	if DuplicateName(differ) || !DuplicateName(same) {
-		t.Fatalf("DuplicateName: %v %v", DuplicateName(differ), DuplicateName(same))
+	// One name plain, the other escaped.
+	mixed := []byte(`{"` + strings.Repeat("é", 60) + `a":1,"` + long + `a":2}`)
+	if DuplicateName(differ) || !DuplicateName(same) || !DuplicateName(mixed) {
+		t.Fatalf("DuplicateName: %v %v %v", DuplicateName(differ), DuplicateName(same), DuplicateName(mixed))
 	}
-	if n := testing.AllocsPerRun(10, func() { DuplicateName(differ); DuplicateName(same) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { DuplicateName(differ); DuplicateName(same); DuplicateName(mixed) }); n != 0 {
 		t.Errorf("DuplicateName: %v allocations", n)
 	}
 }

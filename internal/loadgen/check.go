@@ -493,9 +493,13 @@ func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why 
 			kind, body, kind03 = it.Value(), res, true
 			continue
 		}
+		if kind03 {
+			continue
+		}
 		for _, k := range a2aKinds10 {
-			if !kind03 && it.NameIs(k) {
+			if it.NameIs(k) {
 				kind10, body = k, it.Value()
+				break
 			}
 		}
 	}
