@@ -45,42 +45,10 @@ if [ ${#TARGETS[@]} -eq 0 ]; then
 fi
 
 failed=0
-for t in "${TARGETS[@]}"; do
-  t0=$SECONDS
-  log=$(mktemp)
-  go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" . >"$log" 2>&1
-  rc=$?
-  last=$(grep -E '^fuzz: elapsed: .*execs:' "$log" | tail -1)
-  if [ $rc -eq 0 ]; then
-    echo "--- $t: ok in $((SECONDS - t0))s; ${last#fuzz: }"
-  elif deadline_race "$log"; then
-    echo "--- $t: ok in $((SECONDS - t0))s, no input failed; the run ended on Go's fuzz deadline race (go.dev/issue/75804); ${last#fuzz: }"
-  else
-    failed=1
-    echo "--- $t: FAIL after $((SECONDS - t0))s"
-    grep -v '^fuzz: elapsed' "$log" | tail -40
-    crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | tail -1)
-    if [ -n "$crasher" ]; then
-      echo
-      echo "The crashing input was written to fuzz/$crasher."
-      echo "Reproduce:  cd fuzz && go test -run '$t/$(basename "$crasher")' -v"
-      echo "Fix the bug, then commit fuzz/$crasher as a regression seed (git add fuzz/$crasher)."
-    fi
-  fi
-  rm -f "$log"
-done
-# Targets that live beside the unexported code they exercise, in the main
-# module: decode's SIMD scanner (decode/stage1_test.go: FuzzStage1
-# compares the AVX2 kernel with its pure-Go twin block by block, the three
-# bytes before a block its carried UTF-8 state; FuzzSIMD compares the
-# scanner with the SIMD stage against the scalar scanner, whole and in
-# random pieces), decode's raw-value helpers (FuzzRawHelpers: no panic
-# and no endless loop on any bytes, agreement on valid ones) and loadgen's
-# answer checker (FuzzCheck: any bytes a server answers get a verdict,
-# never a panic).
-for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadgen:FuzzCheck; do
-  dir=${dt%%:*} t=${dt#*:}
-  t0=$SECONDS
+# fuzz_one DIR TARGET: fuzz TARGET of the package in ../DIR for FUZZTIME
+# and report it; a failure sets failed and says where the input is.
+fuzz_one() {
+  local dir=$1 t=$2 t0=$SECONDS log rc last crasher
   log=$(mktemp)
   (cd "../$dir" && go test -run '^$' -fuzz "^${t}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$MINIMIZE" -parallel "$PARALLEL" .) >"$log" 2>&1
   rc=$?
@@ -93,9 +61,31 @@ for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadg
     failed=1
     echo "--- $dir $t: FAIL after $((SECONDS - t0))s"
     grep -v '^fuzz: elapsed' "$log" | tail -40
-    echo "The crashing input is under $dir/testdata/fuzz/$t/; reproduce: cd $dir && go test -run '$t' -v"
+    crasher=$(sed -n 's/.*Failing input written to \(testdata\/fuzz\/[^ ]*\).*/\1/p' "$log" | tail -1)
+    if [ -n "$crasher" ]; then
+      echo
+      echo "The crashing input was written to $dir/$crasher."
+      echo "Reproduce:  cd $dir && go test -run '$t/$(basename "$crasher")' -v"
+      echo "Fix the bug, then commit $dir/$crasher as a regression seed (git add $dir/$crasher)."
+    fi
   fi
   rm -f "$log"
+}
+
+for t in "${TARGETS[@]}"; do
+  fuzz_one fuzz "$t"
+done
+# Targets that live beside the unexported code they exercise, in the main
+# module: decode's SIMD scanner (decode/stage1_test.go: FuzzStage1
+# compares the AVX2 kernel with its pure-Go twin block by block, the three
+# bytes before a block its carried UTF-8 state; FuzzSIMD compares the
+# scanner with the SIMD stage against the scalar scanner, whole and in
+# random pieces), decode's raw-value helpers (FuzzRawHelpers: no panic
+# and no endless loop on any bytes, agreement on valid ones) and loadgen's
+# answer checker (FuzzCheck: any bytes a server answers get a verdict,
+# never a panic).
+for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadgen:FuzzCheck; do
+  fuzz_one "${dt%%:*}" "${dt#*:}"
 done
 echo "--- fuzz: done in $((SECONDS - start))s"
 exit $failed
