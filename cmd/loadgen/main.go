@@ -126,6 +126,7 @@ func run(ctx context.Context, args []string, e env) int {
 		self       = fs.Bool("self", false, "start an in-process rpcedge server on a loopback port and run against it (the path of -url is kept)")
 		engineName = fs.String("engine", "", "I/O `engine`: "+strings.Join(loadgen.Engines(), " or ")+" (default "+loadgen.Engines()[0]+")")
 		examples   = fs.Int("examples", loadgen.DefaultMaxExamples, "how many wrong answers to show verbatim")
+		spin       = fs.Duration("spin", loadgen.DefaultSpin, "epoll engine, closed loop: how long a `wait` with nothing ready polls before it sleeps, while answers come sooner than that (0: never); a client asleep between answers makes the server pay its wakeups over loopback")
 		headers    headerFlags
 	)
 	fs.Var(&headers, "header", "extra request header `Name:Value` (repeatable)")
@@ -166,6 +167,7 @@ func run(ctx context.Context, args []string, e env) int {
 		Timeout:     *timeout,
 		MaxExamples: *examples,
 		Engine:      *engineName,
+		Spin:        *spin,
 		// An in-process server needs the CPU the engine would hold.
 		SharedProcess: e.shared || *self,
 	}

@@ -54,7 +54,13 @@
 // once warm. On Linux the "epoll" engine runs the connections of each
 // core from one locked thread with raw non-blocking sockets, as wrk does
 // (see Config.SharedProcess for its one trade-off); "netconn" is one
-// goroutine per connection over net.Conn and runs everywhere.
+// goroutine per connection over net.Conn and runs everywhere. With
+// Config.Spin (cmd/loadgen's default) a closed-loop epoll thread with
+// nothing ready polls for a while before it sleeps: over loopback the
+// client's receive path, its wakeup included, runs in the server's write,
+// so a client asleep between answers adds to the server's cost of every
+// answer, and more to a slower server's (it leaves the client idle more
+// often); Report.Waits counts how the waits ended.
 //
 // # Lifetimes
 //

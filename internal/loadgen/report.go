@@ -47,6 +47,8 @@ type Report struct {
 	Unsent uint64 `json:"unsent"`
 	// Reconnects counts connections opened after the first ones.
 	Reconnects uint64 `json:"reconnects"`
+	// Waits counts a spinning epoll engine's waits (Config.Spin).
+	Waits Waits `json:"waits"`
 	// WrongByClass counts wrong answers by class; every class is present:
 	// transport, status, header, body, id, code, result.
 	WrongByClass map[string]uint64 `json:"wrong_by_class"`
@@ -83,6 +85,17 @@ type ReportConfig struct {
 	MCPVersion  string   `json:"mcp_version"`
 	TimeoutS    float64  `json:"timeout_s"`
 	Engine      string   `json:"engine"`
+	SpinUS      float64  `json:"spin_us"` // Config.Spin; 0: never
+}
+
+// Waits counts a spinning epoll engine's waits for events (Config.Spin):
+// Spins began by polling without blocking, Caught of them ended while
+// polling, Blocked called epoll_wait with a timeout (and usually slept).
+// All zero with the netconn engine and in runs that do not spin.
+type Waits struct {
+	Spins   uint64 `json:"spins"`
+	Caught  uint64 `json:"caught"`
+	Blocked uint64 `json:"blocked"`
 }
 
 // ShapeCount counts one shape's requests and right answers.
@@ -127,6 +140,12 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
+func (r *runner) finalWaits() Waits {
+	r.waitsMu.Lock()
+	defer r.waitsMu.Unlock()
+	return r.waits
+}
+
 func (r *runner) report(end int64) *Report {
 	t := r.totals(true)
 	c := r.cfg
@@ -135,6 +154,7 @@ func (r *runner) report(end int64) *Report {
 			URL: c.URL, Mode: "closed", Connections: c.Connections,
 			DurationS: c.Duration.Seconds(), Requests: c.Requests, Rate: c.Rate,
 			MCPVersion: c.MCPVersion, TimeoutS: c.Timeout.Seconds(), Engine: r.engine,
+			SpinUS:  c.Spin.Seconds() * 1e6,
 			Headers: []string{},
 		},
 		ElapsedS:     float64(end) / 1e9,
@@ -143,6 +163,7 @@ func (r *runner) report(end int64) *Report {
 		Answers:      t.answers,
 		OK:           t.ok,
 		MissedSlots:  t.late,
+		Waits:        r.finalWaits(),
 		Reconnects:   t.reconnects,
 		WrongByClass: map[string]uint64{},
 		Shapes:       map[string]ShapeCount{},

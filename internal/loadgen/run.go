@@ -79,6 +79,17 @@ type runner struct {
 	exMu     sync.Mutex
 	exCount  atomic.Int64
 	examples []Example
+
+	waitsMu sync.Mutex
+	waits   Waits // the epoll engine's, summed as its loops end
+}
+
+func (r *runner) addWaits(w Waits) {
+	r.waitsMu.Lock()
+	r.waits.Spins += w.Spins
+	r.waits.Caught += w.Caught
+	r.waits.Blocked += w.Blocked
+	r.waitsMu.Unlock()
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }

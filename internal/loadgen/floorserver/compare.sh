@@ -10,7 +10,9 @@
 #
 #   internal/loadgen/floorserver/compare.sh [RUNS] [SECONDS] [CONNECTIONS]
 #
-# Defaults: 5 runs of 8 s each, 64 connections. Needs taskset and wrk
+# Defaults: 5 runs of 8 s each, 64 connections; LG_FLAGS adds flags to
+# loadgen's (LG_FLAGS="-spin 0" for a loadgen that sleeps whenever it
+# waits). Needs taskset and wrk
 # (apt-get install -y wrk), and two cores. Prints one line per run, then
 # the medians.
 set -euo pipefail
@@ -68,7 +70,8 @@ measure() {
 
 for i in $(seq "$RUNS"); do
 	measure wrk wrk -t1 -c"$CONNS" -d"${DUR}s" -s "$tmp/post.lua" "$URL"
-	GOMAXPROCS=1 measure loadgen "$tmp/loadgen" -url "$URL" -c "$CONNS" -d "${DUR}s" -json
+	# shellcheck disable=SC2086 # LG_FLAGS is a list of flags
+	GOMAXPROCS=1 measure loadgen "$tmp/loadgen" -url "$URL" -c "$CONNS" -d "${DUR}s" ${LG_FLAGS:-} -json
 done
 
 echo "medians over $RUNS runs (spread min–max):"
