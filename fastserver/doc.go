@@ -47,7 +47,9 @@
 // Rows 1 to 9 answer "id": null; later rows echo the request's id when it
 // is present and of a type the endpoint accepts, verbatim. Rows 1 to 6 are
 // decided from the headers, before the body is read; a request with
-// Expect: 100-continue that they refuse gets 417 and never sends its body.
+// Expect: 100-continue that they refuse gets 417 and never sends its body;
+// one to a path nothing serves gets its 404, and one with a method its path
+// does not take its 405, the same way.
 // An answer decided before the body was read to its end (rows 1 to 7) is
 // written on the hijacked connection, which is then half-closed, drained
 // for a bounded time and size, and closed, so that the client sees the

@@ -97,7 +97,8 @@ func isJSONType(ct []byte) bool {
 // before the body is sent, and a request they refuse gets 417 instead of
 // 100 Continue, so the client never sends the body. The rate-limit token
 // it takes is noted in a RequestCtx user value, so that the handler does
-// not take a second one.
+// not take a second one. A request that routing refuses by its method
+// and path alone (404, 405) gets that answer instead of 100 Continue.
 func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -106,11 +107,12 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 		}
 	}()
 	at(stageExpect)
-	if !ctx.IsPost() {
-		return fasthttp.StatusContinue
-	}
 	ep := s.endpointAt(ctx.Path())
-	if ep == nil {
+	if st := s.routeRefusal(ctx, ep); st != 0 {
+		// 404 or 405 whatever the body: not worth sending it.
+		return st
+	}
+	if ep == nil || !ctx.IsPost() {
 		return fasthttp.StatusContinue
 	}
 	h := &ctx.Request.Header

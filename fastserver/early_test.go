@@ -472,4 +472,42 @@ func TestExpectContinue(t *testing.T) {
 			c.expectClosed()
 		})
 	}
+	// Routing refuses these by method and path alone: the answer comes in
+	// place of 100 Continue, and the body is never asked for.
+	routed := []struct {
+		name, raw string
+		status    int
+		allow     string
+	}{
+		{"404/unknown path", post("/nothing-here", valid, expect), 404, ""},
+		{"404/unknown path, chunked", strings.Replace(post("/nothing-here", "", expect, "Transfer-Encoding: chunked"), "Content-Length: 0\r\n", "", 1), 404, ""},
+		{"405/PUT on an endpoint", strings.Replace(post(pathRPC, valid, expect), "POST ", "PUT ", 1), 405, "POST, OPTIONS"},
+		{"405/POST on a GET route", post("/healthz", valid, expect), 405, "GET, HEAD"},
+	}
+	for _, tc := range routed {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dial(t, addr)
+			c.send(headersOnly(tc.raw))
+			r := c.read()
+			if r.Status != tc.status {
+				t.Fatalf("%s, want %d in place of 100 Continue", r.StatusLine, tc.status)
+			}
+			if got := r.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+			c.expectClosed()
+		})
+	}
+	t.Run("GET route with a body", func(t *testing.T) {
+		// A handler of its own decides: 100 Continue as before.
+		c := dial(t, addr)
+		c.send(headersOnly(strings.Replace(post("/healthz", "xy", expect), "POST ", "GET ", 1)))
+		if r := c.read(); r.Status != 100 {
+			t.Fatalf("%s, want 100 Continue", r.StatusLine)
+		}
+		c.send("xy")
+		if r := c.read(); r.Status != 200 {
+			t.Fatalf("%s, want 200", r.StatusLine)
+		}
+	})
 }

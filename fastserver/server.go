@@ -571,28 +571,48 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		}
 	}()
 	at(stageRoute)
+	if st := s.routeRefusal(ctx, ep); st != 0 {
+		ctx.SetStatusCode(st)
+		return
+	}
 	if ep != nil {
-		switch {
-		case ctx.IsOptions():
+		if ctx.IsOptions() {
 			s.preflight(ctx)
-		case ep.Other != nil && ep.Other(s, ctx):
-		default:
-			ctx.Response.Header.SetBytesV("Allow", allowPOST)
-			ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+		} else if !ep.Other(s, ctx) {
+			refuseMethod(ctx, allowPOST)
 		}
 		return
 	}
-	h := s.gets[string(path)]
-	if h == nil {
-		ctx.SetStatusCode(fasthttp.StatusNotFound)
-		return
+	s.gets[string(path)](ctx)
+}
+
+// routeRefusal returns the answer serve gives a request that is not a
+// call from its method and path alone: 404 for a path nothing serves, 405
+// (its Allow field set) for a method the path does not take; or 0 when a
+// handler decides (a GET route, a preflight, an endpoint's Other). The
+// Expect handler asks it too, so that such a request is answered before
+// its body is sent rather than after 100 Continue.
+func (s *Server) routeRefusal(ctx *fasthttp.RequestCtx, ep *endpoint) int {
+	if ep != nil {
+		if ctx.IsPost() || ctx.IsOptions() || ep.Other != nil {
+			return 0
+		}
+		return refuseMethod(ctx, allowPOST)
+	}
+	if s.gets[string(ctx.Path())] == nil {
+		return fasthttp.StatusNotFound
 	}
 	if !ctx.IsGet() && !ctx.IsHead() {
-		ctx.Response.Header.SetBytesV("Allow", allowGET)
-		ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
-		return
+		return refuseMethod(ctx, allowGET)
 	}
-	h(ctx)
+	return 0
+}
+
+// refuseMethod answers 405 with the methods allowed.
+func refuseMethod(ctx *fasthttp.RequestCtx, allow []byte) int {
+	ctx.Response.Header.SetBytesV("Allow", allow)
+	ctx.SetStatusCode(fasthttp.StatusMethodNotAllowed)
+	return fasthttp.StatusMethodNotAllowed
 }
 
 // MetricsHandler returns the handler of the Prometheus exposition (behind

@@ -133,8 +133,8 @@ type Config struct {
 	// -spin defaults to DefaultSpin. Why: over loopback a client's receive
 	// path, its wakeup included, runs in the server's write, so a client
 	// that sleeps between answers costs the server per answer (~1–2 µs on
-	// a virtual machine), more the slower the server is; a spinning client
-	// costs the server nothing. At most MaxSpin.
+	// a virtual machine), more the slower the server is; a client that
+	// polls needs no wakeup. At most MaxSpin.
 	Spin time.Duration
 }
 
