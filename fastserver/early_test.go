@@ -495,11 +495,14 @@ func TestExpectContinue(t *testing.T) {
 			if got := r.Header.Get("Allow"); got != tc.allow {
 				t.Errorf("Allow %q, want %q", got, tc.allow)
 			}
-			c.expectClosed()
+			if !netHTTP { // net/http keeps a connection whose body never came
+				c.expectClosed()
+			}
 		})
 	}
 	t.Run("GET route with a body", func(t *testing.T) {
 		// A handler of its own decides: 100 Continue as before.
+		fasthttpOnly(t, "net/http answers a handler that does not read the body without 100 Continue")
 		c := dial(t, addr)
 		c.send(headersOnly(strings.Replace(post("/healthz", "xy", expect), "POST ", "GET ", 1)))
 		if r := c.read(); r.Status != 100 {

@@ -216,3 +216,44 @@ func TestFramingTruncatedBody(t *testing.T) {
 		c.expectClosed()
 	}
 }
+
+// An HTTP version other than 1.x in the request line (fasthttp parses any
+// HTTP/d.d and would serve it as HTTP/1.0) is answered 505, a call as any
+// other request; 1.0 and 1.x are served.
+func TestUnsupportedVersion(t *testing.T) {
+	_, addr := serve(t, Config{})
+	call := `{"jsonrpc":"2.0","id":"v","method":"echo"}`
+	for _, tc := range []struct {
+		proto  string
+		status int
+	}{
+		{"HTTP/2.0", 505}, {"HTTP/0.9", 505}, {"HTTP/3.1", 505}, {"HTTP/9.9", 505},
+		{"HTTP/1.0", 200}, {"HTTP/1.2", 200},
+	} {
+		for _, rq := range []struct{ name, raw string }{
+			{"call", post(pathRPC, call)},
+			{"GET route", request("GET", "/healthz", "")},
+			{"no route", post("/nothing-here", call)},
+		} {
+			raw := strings.Replace(rq.raw, " HTTP/1.1\r\n", " "+tc.proto+"\r\n", 1)
+			t.Run(tc.proto+"/"+rq.name, func(t *testing.T) {
+				c := dial(t, addr)
+				c.send(raw)
+				r := c.read()
+				status := tc.status
+				if status == 200 && strings.Contains(raw, "/nothing-here") {
+					status = 404
+				}
+				if r.Status != status {
+					t.Fatalf("%s (body %q), want %d", r.StatusLine, r.Body, status)
+				}
+				if status == 200 && strings.HasPrefix(raw, "POST") {
+					want{200, 0, `"v"`, "", ""}.check(t, r)
+				}
+				if tc.proto != "HTTP/1.2" || !netHTTP { // net/http keeps 1.2 alive as 1.1
+					c.expectClosed() // none asked to keep the connection alive
+				}
+			})
+		}
+	}
+}

@@ -159,8 +159,7 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if r.Method == http.MethodPost && r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		if st := s.expectHandler(ctx); st != fasthttp.StatusContinue {
-			ctx.Response.Header.SetContentLength(0)
-			s.answerEarly(w, r, earlyBytes(&ctx.Response.Header, st, nil, nil)[:0:0], st)
+			s.answerEarly(w, r, bareAnswer(st, ctx.Response.Header.Peek("Allow")), st)
 			return
 		}
 	}
@@ -179,12 +178,8 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // closed): net/http would otherwise read what is left of the body before
 // it closed, holding the connection up to its read timeout. Over HTTP/2
 // the answer ends the stream; the client's remaining data is refused by
-// the protocol. raw is the answer's bytes for HTTP/1.x (empty: a bare
-// status line of status).
+// the protocol. raw is the answer's bytes for HTTP/1.x.
 func (s *Server) answerEarly(w http.ResponseWriter, r *http.Request, raw []byte, status int) {
-	if len(raw) == 0 {
-		raw = []byte("HTTP/1.1 " + strconv.Itoa(status) + " " + fasthttp.StatusMessage(status) + "\r\nServer: rpcedge\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-	}
 	if r.ProtoMajor == 1 {
 		if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
 			defer c.Close()
@@ -208,6 +203,23 @@ func (s *Server) answerEarly(w http.ResponseWriter, r *http.Request, raw []byte,
 	}
 	w.WriteHeader(status)
 	w.Write(body)
+}
+
+// bareAnswer is an answer of status without a body, with Allow when allow
+// is not empty (a 405), and Connection: close.
+func bareAnswer(status int, allow []byte) []byte {
+	b := make([]byte, 0, 128)
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, fasthttp.StatusMessage(status)...)
+	b = append(b, "\r\nServer: rpcedge\r\nContent-Length: 0\r\n"...)
+	if len(allow) > 0 {
+		b = append(b, "Allow: "...)
+		b = append(b, allow...)
+		b = append(b, "\r\n"...)
+	}
+	return append(b, "Connection: close\r\n\r\n"...)
 }
 
 // copyRequest carries r's request line, header section and body into req.

@@ -553,7 +553,7 @@ func (s *Server) endpointAt(path []byte) *endpoint {
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	path := ctx.Path()
 	ep := s.endpointAt(path)
-	if ep != nil && ctx.IsPost() {
+	if ep != nil && ctx.IsPost() && !unsupportedVersion(&ctx.Request.Header) {
 		s.serveRPC(ctx, ep) // guarded on its own
 		return
 	}
@@ -564,6 +564,14 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		// A body no handler here reads: fasthttp discards up to 256 KiB
 		// of it and serves on, or closes on the rest.
 		s.drainAtClose(ctx)
+	}
+	if unsupportedVersion(&ctx.Request.Header) {
+		// RFC 9110 §15.6.6 (fasthttp closes after it, as after HTTP/1.0
+		// without keep-alive).
+		ctx.SetStatusCode(fasthttp.StatusHTTPVersionNotSupported)
+		ctx.SetContentTypeBytes(strTextPlain)
+		ctx.SetBodyString("HTTP version not supported\n")
+		return
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -584,6 +592,17 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.gets[string(path)](ctx)
+}
+
+// unsupportedVersion reports a request line whose HTTP version is not
+// 1.x: fasthttp takes any HTTP/d.d (HTTP/2.0, HTTP/0.9) and serves it as
+// HTTP/1.0. An HTTP/1.1 request costs one comparison.
+func unsupportedVersion(h *fasthttp.RequestHeader) bool {
+	if h.IsHTTP11() {
+		return false
+	}
+	p := h.Protocol()
+	return len(p) != len("HTTP/1.0") || p[5] != '1'
 }
 
 // routeRefusal returns the answer serve gives a request that is not a

@@ -47,12 +47,14 @@ import (
 )
 
 // rawStatuses are the statuses the server may answer raw bytes with:
-// the contract's (§1, §2, §3) and the framing refusals of RFC 9112 (400,
-// 501 for a transfer coding it does not implement).
+// the contract's (§1, §2, §3), the framing refusals of RFC 9112 (400,
+// 501 for a transfer coding it does not implement) and 505 for a request
+// line's HTTP version other than 1.x.
 var rawStatuses = map[int]bool{
 	100: true, 200: true, 202: true, 204: true,
 	400: true, 403: true, 404: true, 405: true, 408: true, 413: true,
 	415: true, 417: true, 429: true, 431: true, 501: true, 503: true,
+	505: true,
 }
 
 // rawCodes are the JSON-RPC codes each status may carry (0: a result).
