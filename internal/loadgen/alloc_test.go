@@ -18,6 +18,13 @@ import (
 // It answers echo calls by splicing the id and text into a template.
 func rawEcho(t testing.TB) string {
 	t.Helper()
+	return listenRaw(t, rawEchoConn)
+}
+
+// listenRaw serves each connection to a loopback listener with serve and
+// returns the listener's /mcp URL; the listener closes with the test.
+func listenRaw(t testing.TB, serve func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +36,7 @@ func rawEcho(t testing.TB) string {
 			if err != nil {
 				return
 			}
-			go rawEchoConn(c)
+			go serve(c)
 		}
 	}()
 	return "http://" + ln.Addr().String() + "/mcp"

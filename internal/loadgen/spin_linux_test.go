@@ -24,21 +24,7 @@ func (c slowConn) Write(p []byte) (int, error) {
 // slowEcho is rawEcho answering each request after d.
 func slowEcho(t testing.TB, d time.Duration) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go rawEchoConn(slowConn{c, d})
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/mcp"
+	return listenRaw(t, func(c net.Conn) { rawEchoConn(slowConn{c, d}) })
 }
 
 // TestSpin: with Config.Spin the epoll engine catches a fast server's
