@@ -13,7 +13,9 @@
 #    wrk only; the others = benchserver), the
 #    client pinned to core 0: cmd/loadgen (GOMAXPROCS=1, checks every
 #    answer; -text-size LG_TEXT_SIZE, 176: the small fixture's shape and
-#    size with the id and text fresh per request) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
+#    size with the id and text fresh per request; its default -spin, so
+#    that a client asleep between answers does not add its wakeups to the
+#    server's CPU) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
 #    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
 #    request from /proc/PID/stat, peak RSS from VmHWM.
