@@ -295,6 +295,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if c.Mode == "open" {
 		fmt.Fprintf(&b, "  missed slots %d (sent over %v late), unsent %d\n", r.MissedSlots, SlotTolerance, r.Unsent)
 	}
+	if w := r.Waits; w != (Waits{}) {
+		fmt.Fprintf(&b, "  waits: %d polled for up to %gµs (%d caught an answer), %d blocked\n", w.Spins, c.SpinUS, w.Caught, w.Blocked)
+	}
 	if r.Reconnects > 0 {
 		fmt.Fprintf(&b, "  reconnects %d\n", r.Reconnects)
 	}

@@ -4,8 +4,10 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -71,6 +73,14 @@ func TestSpin(t *testing.T) {
 		if rep.Config.SpinUS != 5000 {
 			t.Errorf("report's spin_us %v, want 5000", rep.Config.SpinUS)
 		}
+		var text strings.Builder
+		if err := rep.WriteText(&text); err != nil {
+			t.Fatal(err)
+		}
+		line := fmt.Sprintf("  waits: %d polled for up to 5000µs (%d caught an answer), %d blocked\n", w.Spins, w.Caught, w.Blocked)
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("text report lacks %q:\n%s", line, text.String())
+		}
 	})
 	t.Run("slow", func(t *testing.T) {
 		// Answers after 4 ms, spin 1 ms: the first waits poll in vain,
@@ -93,8 +103,13 @@ func TestSpin(t *testing.T) {
 		{"shared process", Config{URL: fast, Requests: 300, Spin: time.Millisecond, SharedProcess: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if rep := run(t, tc.cfg); rep.Waits != (Waits{}) {
+			rep := run(t, tc.cfg)
+			if rep.Waits != (Waits{}) {
 				t.Errorf("waits %+v, want none counted", rep.Waits)
+			}
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil || strings.Contains(text.String(), "waits:") {
+				t.Errorf("text report (%v) names waits that did not poll:\n%s", err, text.String())
 			}
 		})
 	}
