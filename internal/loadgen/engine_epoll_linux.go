@@ -68,7 +68,9 @@ func (epollEngine) run(r *runner) error {
 			defer runtime.UnlockOSThread()
 			l.run()
 			l.close()
-			r.addWaits(l.waits)
+			l.w.st.mu.Lock()
+			l.w.st.waits = l.waits
+			l.w.st.mu.Unlock()
 		}(l)
 	}
 	wg.Wait()

@@ -85,7 +85,7 @@ type ReportConfig struct {
 	MCPVersion  string   `json:"mcp_version"`
 	TimeoutS    float64  `json:"timeout_s"`
 	Engine      string   `json:"engine"`
-	SpinUS      float64  `json:"spin_us"` // Config.Spin; 0: never
+	SpinUS      float64  `json:"spin_us"` // Config.Spin as given (Report.Waits says whether loops polled)
 }
 
 // Waits counts a spinning epoll engine's waits for events (Config.Spin):
@@ -140,12 +140,6 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
-func (r *runner) finalWaits() Waits {
-	r.waitsMu.Lock()
-	defer r.waitsMu.Unlock()
-	return r.waits
-}
-
 func (r *runner) report(end int64) *Report {
 	t := r.totals(true)
 	c := r.cfg
@@ -163,7 +157,7 @@ func (r *runner) report(end int64) *Report {
 		Answers:      t.answers,
 		OK:           t.ok,
 		MissedSlots:  t.late,
-		Waits:        r.finalWaits(),
+		Waits:        t.waits,
 		Reconnects:   t.reconnects,
 		WrongByClass: map[string]uint64{},
 		Shapes:       map[string]ShapeCount{},

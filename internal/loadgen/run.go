@@ -79,17 +79,6 @@ type runner struct {
 	exMu     sync.Mutex
 	exCount  atomic.Int64
 	examples []Example
-
-	waitsMu sync.Mutex
-	waits   Waits // the epoll engine's, summed as its loops end
-}
-
-func (r *runner) addWaits(w Waits) {
-	r.waitsMu.Lock()
-	r.waits.Spins += w.Spins
-	r.waits.Caught += w.Caught
-	r.waits.Blocked += w.Blocked
-	r.waitsMu.Unlock()
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
@@ -190,6 +179,7 @@ type counts struct {
 	shapeOK    [numShapes]uint64
 	late       uint64
 	reconnects uint64
+	waits      Waits                   // the epoll engine's, added as each loop ends
 	lat        *hdrhistogram.Histogram // corrected in an open loop
 	raw        *hdrhistogram.Histogram // from the actual send
 	first      *hdrhistogram.Histogram // streamed answers: send to first event
@@ -360,6 +350,9 @@ func (r *runner) totals(hists bool) (t counts) {
 		}
 		t.late += s.late
 		t.reconnects += s.reconnects
+		t.waits.Spins += s.waits.Spins
+		t.waits.Caught += s.waits.Caught
+		t.waits.Blocked += s.waits.Blocked
 		if hists {
 			t.lat.Merge(s.lat)
 			t.raw.Merge(s.raw)
