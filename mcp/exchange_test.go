@@ -367,9 +367,23 @@ func TestComplete(t *testing.T) {
 		`"ref":{"type":"ref/prompt","name":"ctx"},"argument":{"name":"a"},`:                                             decode.CodeInvalidParams,
 		`"ref":{"type":"ref/prompt","name":"ctx"},"argument":{"name":"a","value":"v"},"context":{"arguments":{"x":1}},`: decode.CodeInvalidParams,
 		`"ref":{"type":"ref/prompt","name":"ctx"},"argument":{"name":"a","value":"boom"},`:                              -32042,
+		// Rows 15, 16, 17 in order: a member given twice in params is
+		// refused only for a target that exists; a ref given twice first.
+		`"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"a","value":""},"x":1,"x":2,`:                               decode.CodeMethodNotFound,
+		`"x":[],"ref":{"type":"ref/resource","uri":"t://nope"},"\u0078":0,"argument":{"name":"a","value":""},`:                    decode.CodeMethodNotFound,
+		`"ref":{"type":"ref/prompt","name":"ctx"},"argument":{"name":"a","value":"v"},"x":1,"x":2,`:                               decode.CodeInvalidParams,
+		`"argument":{"name":"a","value":"v"},"argument":{"name":"a","value":"v"},"ref":{"type":"ref/prompt","name":"ctx"},`:       decode.CodeInvalidParams,
+		`"ref":{"type":"ref/prompt","name":"nope"},"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"a","value":""},`: decode.CodeInvalidParams,
 	} {
 		if a := complete(params); a.Code != code {
 			t.Errorf("%s: %+v", params, a)
+		}
+	}
+	v25 := hdr{HeaderProtocolVersion, "2025-11-25"}
+	for _, params := range []string{`[]`, `"ref"`, `null`} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"completion/complete","params":` + params + `}`
+		if a := exchange(t, ep, v25, body); a.Code != decode.CodeInvalidParams || !strings.Contains(a.Msg, "params must be an object") {
+			t.Errorf("params %s: %+v", params, a)
 		}
 	}
 	// Without a completer: no suggestions.
@@ -396,10 +410,20 @@ func TestSetLevelAndSubscribe(t *testing.T) {
 		for params, code := range map[string]int{
 			`"uri":"t://item/1/x2"`: 0, `"uri":"t://nope"`: decode.CodeMethodNotFound,
 			`"uri":5`: decode.CodeInvalidParams, ``: decode.CodeInvalidParams, `"uri":"a","uri":"a"`: decode.CodeInvalidParams,
+			// Row 16 before row 17: a member given twice in params is
+			// refused only for a resource that exists.
+			`"uri":"t://nope","x":1,"x":2`: decode.CodeMethodNotFound, `"x":1,"\u0078":2,"uri":"t://nope"`: decode.CodeMethodNotFound,
+			`"uri":"t://item/1/x2","x":1,"x":2`: decode.CodeInvalidParams,
 		} {
 			a := exchange(t, ep, v25, req(m, params))
 			if a.Code != code || code == 0 && string(a.Result) != `{}` {
 				t.Errorf("%s %s: %+v", m, params, a)
+			}
+		}
+		for _, params := range []string{`[]`, `"t://item/1/x2"`, `null`} {
+			body := `{"jsonrpc":"2.0","id":7,"method":"` + m + `","params":` + params + `}`
+			if a := exchange(t, ep, v25, body); a.Code != decode.CodeInvalidParams || !strings.Contains(a.Msg, "params must be an object") {
+				t.Errorf("%s params %s: %+v", m, params, a)
 			}
 		}
 	}

@@ -37,10 +37,10 @@ func (s *Server) freeze() {
 		promptsList:   route("prompts/list", false, s.servePromptsList),
 		promptsGet:    route("prompts/get", true, s.servePromptsGet),
 		templatesList: route("resources/templates/list", false, s.serveTemplatesList),
-		complete:      route("completion/complete", false, s.serveComplete),
+		complete:      route("completion/complete", true, s.serveComplete),
 		setLevel:      route("logging/setLevel", false, s.serveSetLevel),
-		subscribe:     route("resources/subscribe", false, s.serveSubscribe),
-		unsubscribe:   route("resources/unsubscribe", false, s.serveSubscribe),
+		subscribe:     route("resources/subscribe", true, s.serveSubscribe),
+		unsubscribe:   route("resources/unsubscribe", true, s.serveSubscribe),
 	}
 
 	for v := range Version(numVersions) {

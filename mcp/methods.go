@@ -63,11 +63,18 @@ var (
 // maxCompletionValues is MCP's limit on completion.values.
 const maxCompletionValues = 100
 
-// serveComplete answers completion/complete.
+// serveComplete answers completion/complete. It owns its params, so that
+// rows 15 to 17 come in the contract's order: params that are not an
+// object or a ref that is missing, malformed or given twice (-32602), then
+// a prompt or resource that does not exist (-32601), then a member given
+// twice in params or a bad argument (-32602).
 func (s *Server) serveComplete(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	if m.ParamsType != decode.ParamsObject {
+	switch m.ParamsType {
+	case decode.ParamsAbsent:
 		return dst, errRefMissing
+	case decode.ParamsOther:
+		return dst, errParamsNotObject
 	}
 	var req CompletionRequest
 	ref, n := decode.Lookup(m.Params, "ref")
@@ -97,6 +104,11 @@ func (s *Server) serveComplete(r *fastserver.Request, dst []byte) ([]byte, error
 		if _, ok := s.resIndex[req.Name]; !ok {
 			return dst, unknownResource(req.Name)
 		}
+	}
+	// Row 17 after row 16: a member given twice in params is refused
+	// only once the target is known to exist.
+	if decode.DuplicateName(m.Params) {
+		return dst, duplicateIn(m.Params, "")
 	}
 	arg, n := decode.Lookup(m.Params, "argument")
 	if n != 1 || kindOf(arg) != kindObject {
@@ -231,23 +243,18 @@ func (s *Server) serveSetLevel(r *fastserver.Request, dst []byte) ([]byte, error
 // acknowledged and has no effect.
 func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
-	if m.ParamsType != decode.ParamsObject {
-		return dst, errURIMissing
-	}
-	uri, n := decode.Lookup(m.Params, "uri")
-	switch {
-	case n == 0:
-		return dst, errURIMissing
-	case n > 1:
-		return dst, errURITwice
-	case !isString(uri):
-		return dst, errURINotString
+	uri, _, dup, ferr := target(m, "uri") // row 15, as resources/read
+	if ferr != nil {
+		return dst, ferr
 	}
 	u := string(decode.AppendUnquoted(nil, uri))
 	if _, ok := s.resIndex[u]; !ok {
 		if t, _ := s.findTemplate(u); t == nil {
 			return dst, unknownResource(u)
 		}
+	}
+	if dup { // row 17, once the resource is known to exist
+		return dst, duplicateIn(m.Params, "")
 	}
 	if ss := s.sessionOf(r); ss != nil {
 		ss.mu.Lock()
