@@ -25,7 +25,10 @@ package decode
 // memory follows the ceiling (and, for a small frame, its size), never
 // the declared window. A window over 8 MiB is refused from the frame
 // header, before any window is allocated (ErrTooLarge), and so is a
-// single-segment frame declaring more content than the ceiling.
+// single-segment frame declaring more content than the ceiling. The
+// decoder checks a frame's checksum and declared size after its last
+// block and reports a failure there before that block's bytes; the stage
+// reads those bytes first, so that a failure in them comes first.
 
 import (
 	"bufio"
@@ -393,6 +396,15 @@ func (s *stage) Read(p []byte) (int, error) {
 	}
 	if err == nil {
 		n, err = s.dec.Read(p)
+		if n == 0 && err != nil && err != io.EOF && s.c == codingZstd {
+			// klauspost's decoder checks a frame's checksum and content
+			// size after decoding its last block, and reports a failure
+			// there before it hands out that block's bytes (they come on
+			// the next Read, with the failure again). Those bytes come
+			// first in byte order: they go to the scanner first, so that
+			// a failure in them decides (contract, "Streaming verdicts").
+			n, err = s.dec.Read(p)
+		}
 	}
 	if err == io.EOF {
 		if terr := s.trailing(); terr != nil {

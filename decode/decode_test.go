@@ -1911,6 +1911,74 @@ func TestDecodeBody(t *testing.T) {
 	}
 }
 
+// TestDecodeBodyZstdTrailer: a zstd frame's checksum and declared size
+// are checked after its last block is decoded, and klauspost's decoder
+// reports a failure there before it hands out that block's bytes. Those
+// bytes come first in byte order, so a failure met in them as they stream
+// (rows 7a-7d) decides: a body that fails in its last block (most bodies
+// are one block) gets the same verdict whether the checksum after it is
+// intact, wrong or cut short; one that is fine, or fails only a check of
+// the complete body (rows 8-10), is refused as corrupt.
+func TestDecodeBodyZstdTrailer(t *testing.T) {
+	enc, err := decode.ParseEncoding([]byte("zstd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderCRC(true), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(41, 3))
+	var m decode.Message
+	for n := range 40 {
+		id := strconv.Itoa(rng.IntN(1 << 30))
+		text := strings.Repeat(string(rune('a'+rng.IntN(26))), 20+rng.IntN(3000))
+		bodies := []string{
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + text + `"}}}`,
+			`[{"jsonrpc":"2.0","id":` + id + `,"method":"m"}]`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"m","params":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`,
+			`{"a":` + id + `}x`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"` + text + `",` + `"id":2}`,
+			`{"jsonrpc":"2.0","id":` + id + `,"method":"m","params":{"s":"\ud800"}}`,
+		}
+		limit := int64(64 << 10)
+		if n%4 == 1 {
+			limit = int64(100 + rng.IntN(400)) // the first body passes it
+		}
+		d := newDecoder(t, decode.Options{MaxBytes: limit})
+		for _, body := range bodies {
+			want := decodeOnce(t, d, []byte(body))
+			wire := zw.EncodeAll([]byte(body), nil)
+			// The frame ends with its 4-byte checksum: flip a bit of it,
+			// or cut 1 to 4 bytes of it.
+			bad := [][]byte{bytes.Clone(wire)}
+			bad[0][len(wire)-1-rng.IntN(4)] ^= byte(1 << rng.IntN(8))
+			for cut := 1; cut <= 4; cut++ {
+				bad = append(bad, wire[:len(wire)-cut])
+			}
+			for i, b := range bad {
+				for _, chunked := range []bool{false, true} {
+					var r io.Reader = bytes.NewReader(b)
+					if chunked {
+						r = iotest.OneByteReader(r)
+					}
+					got := verdictOf(t, &m, d.DecodeBody(r, enc, &m))
+					// Rows 7a-7d are met as the bytes stream in; rows 8-10
+					// need the complete body, which a broken stream is not.
+					streamed := want.Err == decode.ErrSyntax || want.Err == decode.ErrBatch ||
+						want.Err == decode.ErrDepth || want.Err == decode.ErrTooLarge
+					switch {
+					case streamed && got != want:
+						t.Errorf("limit %d, trailer %d, one byte at a time %v, %s:\n got %v\nwant %v", limit, i, chunked, short([]byte(body)), got, want)
+					case !streamed && (got.Err != decode.ErrCorrupt || got.Code != decode.CodeParseError):
+						t.Errorf("limit %d, trailer %d, one byte at a time %v, %s: %v, want ErrCorrupt", limit, i, chunked, short([]byte(body)), got)
+					}
+				}
+			}
+		}
+	}
+}
+
 // noise returns n pseudo-random bytes: incompressible, so that every
 // layer of a compressed body spans several blocks.
 func noise(n int) []byte {
