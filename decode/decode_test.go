@@ -1024,6 +1024,60 @@ func TestDecodeEnvelopeFields(t *testing.T) {
 	}
 }
 
+// TestDuplicateOffset: a refusal for a repeated top-level name points at
+// the first name that repeats an earlier one (its opening quote), whether
+// it is a well-known name or an unknown one, spelled plain or escaped, on
+// the recorded path (few members) and the walked one (many).
+func TestDuplicateOffset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 17))
+	pool := []string{"jsonrpc", "id", "method", "params", "result", "error", "a", "b", "c", "_meta", "x"}
+	// spell writes name as JSON, sometimes with its first letter escaped.
+	spell := func(b *bytes.Buffer, name string) {
+		b.WriteByte('"')
+		if rng.IntN(3) == 0 {
+			fmt.Fprintf(b, `\u%04x`, name[0])
+			b.WriteString(name[1:])
+		} else {
+			b.WriteString(name)
+		}
+		b.WriteByte('"')
+	}
+	var d decode.Decoder
+	for n := range 3000 {
+		members := 2 + rng.IntN(8)
+		if n%5 == 0 {
+			members = 33 + rng.IntN(40) // past the members the scanner records
+		}
+		var b bytes.Buffer
+		b.WriteByte('{')
+		seen := map[string]bool{}
+		want := int64(-1)
+		for i := range members {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			name := pool[rng.IntN(len(pool))]
+			if rng.IntN(4) != 0 && i >= len(pool) {
+				name = "u" + strconv.Itoa(i) // mostly distinct when many
+			}
+			if seen[name] && want < 0 {
+				want = int64(b.Len())
+			}
+			seen[name] = true
+			spell(&b, name)
+			fmt.Fprintf(&b, `:%d`, rng.IntN(100))
+		}
+		b.WriteByte('}')
+		v := decodeOnce(t, &d, b.Bytes())
+		switch {
+		case want < 0 && v.Err == decode.ErrDuplicateName:
+			t.Fatalf("%s: %v, no name repeats", b.Bytes(), v)
+		case want >= 0 && (v.Err != decode.ErrDuplicateName || v.Offset != want):
+			t.Fatalf("%s: %v, want ErrDuplicateName at %d", b.Bytes(), v, want)
+		}
+	}
+}
+
 // TestDecodeManyMembers covers the duplicate check past the size where it
 // switches from comparing pairs to hashing.
 func TestDecodeManyMembers(t *testing.T) {

@@ -73,7 +73,12 @@ type Error struct {
 	Code int
 	// Offset is the byte offset, in the decoded body, at which the failure
 	// was detected: the first byte that cannot continue a valid message
-	// (len(body) for a body that ends too early; the ceiling for ErrTooLarge).
+	// (len(body) for a body that ends too early; the opening quote of the
+	// first name that repeats an earlier one for ErrDuplicateName; the
+	// ceiling for ErrTooLarge when the decoded bytes pass it). A refusal
+	// of a compressed body by its wire bytes (ErrTooLarge past the wire
+	// ceiling, ErrCorrupt) or by a zstd frame's header has the number of
+	// bytes decoded before it, as BodyReader reports it.
 	Offset int64
 	// Reason is a short, static, human-readable explanation.
 	Reason string

@@ -384,6 +384,13 @@ func (e *envelope) recorded(body []byte, members []member, f *envFields) int {
 			}
 		}
 		if !f.add(k, body[mb.valStart:mb.valEnd]) {
+			// A well-known name given twice; an unknown one repeated
+			// before it is the first repeated name.
+			if len(e.names) > 1 {
+				if d := e.duplicate(); d >= 0 {
+					return members[e.index[d]].nameStart - 1
+				}
+			}
 			return mb.nameStart - 1
 		}
 	}
@@ -428,6 +435,9 @@ func (e *envelope) walk(body []byte, f *envFields) int {
 			continue
 		}
 		if !f.add(k, it.value) {
+			if dupAt >= 0 { // an unknown name repeated before it
+				return dupAt
+			}
 			return ns - 1
 		}
 	}
