@@ -31,11 +31,24 @@ package decode
 // (so a failure earlier in byte order is met first), and leaves alone what
 // it cannot follow: a window over 8 MiB (RFC 9659's largest; the decoder
 // refuses it from the header), a reserved block type or an unknown magic
-// number (the decoder refuses those too). A single-segment frame has no
-// window byte: its window is its content size, which must not pass the
-// clamp (refused from the header: the frame declares more than the
-// ceiling allows). Before a frame's header reaches the decoder, the history
-// its window will take is reserved through BodyReader.Reserve.
+// number (the decoder refuses those too).
+//
+// A single-segment frame has no window byte: its window is its content
+// size. One whose content size is within the clamp is left as it is (the
+// decoder's history follows its size). One that declares more (up to
+// 8 MiB, RFC 9659's largest window) is made an ordinary frame with the
+// clamp's window: the single-segment flag is cleared and a
+// Window_Descriptor byte is inserted after the Frame_Header_Descriptor,
+// the content size staying as declared (the decoder still checks it), so
+// that it is decoded in byte order up to the ceiling like any other frame
+// rather than refused from its header. A read then returns one byte more
+// than came from the wire; zstdFrames reads a tenth less than it is asked
+// for, so that a read always has room for its insertions (a frame that
+// needs one is at least 12 bytes long), and a one-byte read, with no room,
+// hands the inserted byte over in the next. A single-segment frame
+// declaring more than 8 MiB is refused from its header, as the contract
+// allows. Before a frame's header reaches the decoder, the history its
+// window will take is reserved through BodyReader.Reserve.
 
 import (
 	"errors"
@@ -116,6 +129,12 @@ type zstdFrames struct {
 	fhd     byte
 	fcsSize uint8
 	last    bool // the block being passed over is the frame's last
+
+	// pend is an inserted Window_Descriptor that a one-byte read had no
+	// room for: the next Read returns it before reading on.
+	pend    byte
+	hasPend bool
+	rerr    error // the source's error, held back while pend waits
 }
 
 func (z *zstdFrames) reset(r io.Reader, limit int64, reserve func(int64) error) {
@@ -129,10 +148,25 @@ func (z *zstdFrames) Read(p []byte) (int, error) {
 	if z.err != nil {
 		return 0, z.err
 	}
-	n, err := z.r.Read(p)
-	if k, werr := z.walk(p[:n]); werr != nil {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if z.hasPend {
+		p[0], z.hasPend = z.pend, false
+		err := z.rerr
+		z.rerr = nil
+		return 1, err
+	}
+	// Room for the Window_Descriptor bytes a read may need inserted (see
+	// the NOTE): a tenth of p, and a byte.
+	n, err := z.r.Read(p[:len(p)-min(len(p)/10+1, len(p)-1)])
+	n, werr := z.walk(p, n)
+	if werr != nil {
 		z.err = werr
-		return k, werr
+		return n, werr
+	}
+	if z.hasPend {
+		z.rerr, err = err, nil // the inserted byte comes before the source's error
 	}
 	return n, err
 }
@@ -143,9 +177,13 @@ func (z *zstdFrames) field(state uint8, skip int64) {
 	z.state, z.acc, z.got, z.skip = state, 0, 0, skip
 }
 
-// walk follows b through the frames, rewriting window bytes in place. On
-// a refusal it returns how many bytes of b come before the field refused.
-func (z *zstdFrames) walk(b []byte) (int, error) {
+// walk follows the n bytes read into p through the frames, rewriting
+// window bytes in place and inserting those that single-segment frames
+// over the clamp need (see the NOTE), and returns how many bytes p then
+// holds. On a refusal it returns how many bytes of p come before the
+// field refused.
+func (z *zstdFrames) walk(p []byte, n int) (int, error) {
+	b := p[:n]
 	start := 0 // where the current field began in b
 	for i := 0; i < len(b); {
 		if z.state == zsPass {
@@ -195,6 +233,16 @@ func (z *zstdFrames) walk(b []byte) (int, error) {
 				z.field(zsWD, 0)
 				break
 			}
+			if c>>6 != 0 && z.overClamp(b, i) {
+				// An ordinary frame with the clamp's window from here on.
+				if err := z.hold(zstdWindowSize(z.clamp)); err != nil {
+					return start, err
+				}
+				z.fhd &^= 0x20
+				b[i] = z.fhd
+				b = p[:z.insert(p, i+1, len(b), z.clamp)]
+				i++ // past the inserted byte (or the end, when it waits)
+			}
 			if err := z.enterFCS(); err != nil {
 				return start, err
 			}
@@ -241,6 +289,42 @@ func (z *zstdFrames) walk(b []byte) (int, error) {
 		i++
 	}
 	return len(b), nil
+}
+
+// overClamp reports whether the single-segment frame whose
+// Frame_Header_Descriptor is b[i] declares more content than the clamp
+// window: true when its content size field is not all in b yet (the frame
+// is then decoded with the clamp's window, whatever its size), false when
+// it declares more than 8 MiB (refused by single, as before).
+func (z *zstdFrames) overClamp(b []byte, i int) bool {
+	at := i + 1 + int([4]uint8{0, 1, 2, 4}[z.fhd&3])
+	if at+int(z.fcsSize) > len(b) {
+		return true
+	}
+	var fcs uint64
+	for k := int(z.fcsSize) - 1; k >= 0; k-- {
+		fcs = fcs<<8 | uint64(b[at+k])
+	}
+	if z.fcsSize == 2 {
+		fcs += 256
+	}
+	return fcs > uint64(zstdWindowSize(z.clamp)) && fcs <= zstdMaxWindow
+}
+
+// insert puts c into p at at, moving the n-at bytes from there on by
+// one, and returns how many bytes p then holds. Read leaves room for it;
+// when there is none (a one-byte read), c waits in pend for the next Read.
+func (z *zstdFrames) insert(p []byte, at, n int, c byte) int {
+	if n < len(p) {
+		copy(p[at+1:n+1], p[at:n])
+		p[at] = c
+		return n + 1
+	}
+	if at < n {
+		panic("decode: zstdFrames: no room to insert a window byte")
+	}
+	z.pend, z.hasPend = c, true
+	return n
 }
 
 // enterFCS skips the dictionary ID and starts the content size; with no

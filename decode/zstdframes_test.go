@@ -2,12 +2,14 @@ package decode_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/iotest"
 
@@ -279,4 +281,125 @@ func TestBodyReaderZstdReserveRefused(t *testing.T) {
 	if got, err := decodeAll(t, &br, "zstd, gzip", compressWith(t, "gzip", zs.EncodeAll(data, nil)), 0, 4096); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("zstd, gzip: %d bytes, %v", len(got), err)
 	}
+}
+
+// TestBodyReaderZstdSingleOverClamp: a single-segment frame's window is
+// its content size, which may be anything up to RFC 9659's 8 MiB. One
+// that declares more than the ceiling allows for (the ceiling plus a
+// block) is decoded with the clamp's window, in byte order, like a frame
+// that declares a window: its first ceiling bytes come out and the next
+// one is refused (413), and a failure in them comes first (400); its
+// history is the clamp's, not its content size. Over 8 MiB it is refused
+// from its header.
+func TestBodyReaderZstdSingleOverClamp(t *testing.T) {
+	const limit = 256 << 10
+	enc, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var br decode.BodyReader
+	var held int64
+	br.Reserve = func(n int64) error { held += n; return nil }
+	bodies := zstdBodies(limit+limit/2+1, 2<<20)
+	bodies["8 MiB"] = textish(9, 8<<20)
+	for name, data := range bodies {
+		wire := enc.EncodeAll(data, nil)
+		if wire[4]&0x20 == 0 {
+			t.Fatalf("%s: not a single-segment frame", name)
+		}
+		for _, split := range []bool{false, true} {
+			if split && len(data) > 2<<20 {
+				continue
+			}
+			held = 0
+			checkZstd(t, &br, name+", single segment", wire, data, limit, split)
+			if max := decode.ZstdHistory(limit); held > max {
+				t.Errorf("%s, one byte at a time %v: %d bytes of history reserved, want at most %d", name, split, held, max)
+			}
+		}
+	}
+	// The contract's examples, in a single segment: the first failure in
+	// byte order decides.
+	var d decode.Decoder
+	zenc, _ := decode.ParseEncoding([]byte("zstd"))
+	var m decode.Message
+	for _, tc := range []struct {
+		body     []byte
+		sentinel error
+		offset   int64
+	}{
+		{append([]byte(`{"a":[1,}`), bytes.Repeat([]byte("x"), 2<<20)...), decode.ErrSyntax, 8},
+		{append(append([]byte(`[`), bytes.Repeat([]byte(" "), 2<<20)...), ']'), decode.ErrBatch, 0},
+		{append([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":"`), bytes.Repeat([]byte("y"), 2<<20)...), decode.ErrTooLarge, decode.DefaultMaxBytes},
+	} {
+		wire := enc.EncodeAll(tc.body, nil)
+		for _, split := range []bool{false, true} {
+			var r io.Reader = bytes.NewReader(wire)
+			if split {
+				r = iotest.OneByteReader(r)
+			}
+			err := d.DecodeBody(r, zenc, &m)
+			if !errors.Is(err, tc.sentinel) || m.Error.Offset != tc.offset {
+				t.Errorf("%.12q… (%d B, single segment), one byte at a time %v: %v at %d, want %v at %d", tc.body, len(tc.body), split, err, m.Error.Offset, tc.sentinel, tc.offset)
+			}
+		}
+	}
+	// Over 8 MiB: refused from the header, nothing decoded.
+	wire := enc.EncodeAll(make([]byte, 8<<20+1), nil)
+	got, err := decodeZstd(t, &br, wire, limit, false)
+	var e *decode.Error
+	if !errors.As(err, &e) || e.Err != decode.ErrTooLarge || !strings.Contains(e.Reason, "content size") || len(got) != 0 {
+		t.Errorf("single segment of 8 MiB + 1: %d bytes, %v; want 413 from the header", len(got), err)
+	}
+}
+
+// TestZstdFramesInsertEveryRead decodes a body of many single-segment
+// frames, each over the clamp and each inserting a window byte, through
+// reads of every size from 1 to 64 bytes, so that the inserted bytes fall
+// at every place in a read, at its end and past it.
+func TestZstdFramesInsertEveryRead(t *testing.T) {
+	const limit = 4 << 20 // the clamp: 4 MiB + 128 KiB
+	// A frame declaring 5 MiB of 'q' in RLE blocks of 128 KiB, each frame
+	// cut short of its declared size by its last block: the decoder
+	// refuses the size mismatch only after the frame's blocks; but the
+	// ceiling comes first. Several frames are too many for one body, so
+	// use small frames instead: each declares 5 MiB and holds 5 MiB.
+	frame := func() []byte {
+		b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xa0} // 4-byte content size, single segment
+		b = binary.LittleEndian.AppendUint32(b, 5<<20)
+		for i := range 40 {
+			h := uint32(1)<<1 | uint32(128<<10)<<3
+			if i == 39 {
+				h |= 1
+			}
+			b = append(b, byte(h), byte(h>>8), byte(h>>16), 'q')
+		}
+		return b
+	}
+	want := bytes.Repeat([]byte("q"), limit)
+	wire := append(frame(), frame()...)
+	enc, _ := decode.ParseEncoding([]byte("zstd"))
+	var br decode.BodyReader
+	for size := 1; size <= 64; size++ {
+		br.Reset(&sizedReader{data: wire, size: size}, enc, limit)
+		got, err := readBody(&br, size)
+		if !errors.Is(err, decode.ErrTooLarge) || !bytes.Equal(got, want) {
+			t.Fatalf("reads of %d: %d bytes, %v; want %d and 413", size, len(got), err, limit)
+		}
+	}
+}
+
+// sizedReader returns data size bytes a read at most.
+type sizedReader struct {
+	data []byte
+	size int
+}
+
+func (r *sizedReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), r.size)], r.data)
+	r.data = r.data[n:]
+	return n, nil
 }

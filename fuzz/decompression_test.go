@@ -256,11 +256,15 @@ func FuzzDecompression(f *testing.F) {
 			f.Add(twice, idx(c+", "+c), uint16(0), []byte(nil))
 		}
 	}
-	// A zstd frame declaring a 1 GiB window, and one declaring 16 MiB of
-	// content in a single segment.
+	// A zstd frame declaring a 1 GiB window, one declaring 16 MiB of
+	// content in a single segment, and two single segments over the
+	// ceiling and under 8 MiB, whole and in reads of 3 and 7 bytes.
 	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x90, 0x01, 0x00, 0x00}, idx("zstd"), uint16(0), []byte(nil))
 	single, _ := zstd.NewWriter(nil, zstd.WithSingleSegment(true), zstd.WithEncoderConcurrency(1))
 	f.Add(single.EncodeAll(make([]byte, 16*mib), nil), idx("zstd"), uint16(0), []byte(nil))
+	twoSingle := append(single.EncodeAll(bytes.Repeat([]byte("ab"), mib), nil), single.EncodeAll(make([]byte, 3*mib), nil)...)
+	f.Add(twoSingle, idx("zstd"), uint16(0), []byte(nil))
+	f.Add(twoSingle, idx("zstd"), uint16(0), []byte{3, 7})
 
 	var br decode.BodyReader
 	outBuf := make([]byte, decode.DefaultMaxBytes+1)
