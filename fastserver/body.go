@@ -38,8 +38,11 @@ import (
 //     so keeps from the collector an idle buffer it did not pay for: the
 //     buffers lent add up to at most a quarter of the budget
 //     (budget.lend), and past that bodies double as before;
-//   - a declared length of at most budgetStep is reserved whole and read
-//     into one buffer (the step is then its length);
+//   - a declared length of at most firstStep is reserved whole and read
+//     into one buffer (the step is then its length): a longer one is
+//     charged as it arrives like any other, or MaxConns stalled uploads
+//     declaring budgetStep would hold MaxConns × budgetStep (625 MiB at
+//     the defaults, over the whole budget);
 //   - a compressed body, whose decoded size is not declared, is read
 //     into an idle buffer of the last compressed body's decoded size
 //     when the pool holds one (within the same quarter of the budget),
@@ -98,10 +101,10 @@ const (
 	// keepAnswerBuffer is the largest answer buffer (uncompressed or
 	// compressed) a pooled call keeps.
 	keepAnswerBuffer = 256 << 10
-	// budgetStep is the largest step, and the largest declared length
-	// reserved whole.
+	// budgetStep is the largest step.
 	budgetStep = 64 << 10
-	// firstStep is the first step of a body charged as it arrives.
+	// firstStep is the first step of a body charged as it arrives, and
+	// the largest declared length reserved whole.
 	firstStep = 4 << 10
 	// codingState is what one decompressor is charged for its state.
 	codingState = 64 << 10
@@ -288,7 +291,7 @@ func (d *decodedReader) Read(p []byte) (int, error) {
 }
 
 // firstReservation is what a body reserves before any byte of it is
-// read (row 6): a declared length up to budgetStep whole (whole reports
+// read (row 6): a declared length up to firstStep whole (whole reports
 // so); a compressed body the state of its decompressors; any other body
 // one first step.
 func (s *Server) firstReservation(h *fasthttp.RequestHeader, enc decode.Encoding) (reserve int64, whole bool) {
@@ -297,7 +300,7 @@ func (s *Server) firstReservation(h *fasthttp.RequestHeader, enc decode.Encoding
 		// (decodedReader.reserveHistory).
 		return codingState * int64(layers[enc]), false
 	}
-	if cl := h.ContentLength(); cl >= 0 && cl <= budgetStep {
+	if cl := h.ContentLength(); cl >= 0 && cl <= firstStep {
 		return int64(cl), true
 	}
 	return firstStep, false

@@ -92,6 +92,39 @@ func TestBudgetChargedAsBytesArrive(t *testing.T) {
 	}
 }
 
+// TestBudgetStalledSmallDeclared: a stalled upload holds at most one
+// first step of the budget whatever length it declares, so that MaxConns
+// of them hold at most MaxConns × firstStep: only a declared length of at
+// most firstStep is reserved whole. (Until 2026-12-05 any length up to
+// budgetStep was: some 4,100 connections declaring 64 KiB and sending one
+// byte each spent the default 256 MiB budget, and every other POST got
+// 503 until the rate cut dropped them.)
+func TestBudgetStalledSmallDeclared(t *testing.T) {
+	s, addr := serve(t, Config{DrainTimeout: 100 * time.Millisecond})
+	for i, size := range []int{100, firstStep, firstStep + 1, 16 << 10, budgetStep, budgetStep + 1} {
+		body := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"echo","params":{"s":"` + strings.Repeat("s", size-60) + `"}}`
+		body += strings.Repeat(" ", size-len(body))
+		raw := post(pathRPC, body)
+		head := len(raw) - len(body)
+		c := dial(t, addr)
+		c.send(raw[:head+1])
+		waitFor(t, "the upload to be in its handler", func() bool { return s.Stats().Entered == uint64(i+1) })
+		time.Sleep(20 * time.Millisecond)
+		want := int64(firstStep)
+		if size <= firstStep {
+			want = int64(size) // reserved whole
+		}
+		if used := s.budget.used.Load(); used != want {
+			t.Errorf("declared %d bytes, sent 1: holds %d bytes of the budget, want %d", size, used, want)
+		}
+		c.send(raw[head+1:])
+		if r := c.read(); r.Status != 200 {
+			t.Fatalf("declared %d bytes, finished: %s", size, r.StatusLine)
+		}
+		waitFor(t, "the budget to be released", func() bool { return s.budget.used.Load() == 0 })
+	}
+}
+
 func b2i(b bool) uint64 {
 	if b {
 		return 1

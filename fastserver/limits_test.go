@@ -345,12 +345,13 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 // Row 6: the in-flight body budget.
+// Two stalled uploads that declare firstStep bytes each (a length
+// reserved whole) hold a budget of twice that.
 func TestBudget(t *testing.T) {
-	const max = 64 << 10
-	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 2 * max, BudgetWait: 300 * time.Millisecond, DrainTimeout: 200 * time.Millisecond})
-	a := startSlowUpload(t, addr, max)
-	b := startSlowUpload(t, addr, max)
-	waitFor(t, "two uploads to hold the budget", func() bool { return s.budget.used.Load() == 2*max })
+	s, addr := serve(t, Config{MaxBodyBytes: firstStep, InflightBodyBytes: 2 * firstStep, BudgetWait: 300 * time.Millisecond, DrainTimeout: 200 * time.Millisecond})
+	a := startSlowUpload(t, addr, firstStep)
+	b := startSlowUpload(t, addr, firstStep)
+	waitFor(t, "two uploads to hold the budget", func() bool { return s.budget.used.Load() == 2*firstStep })
 
 	for _, tc := range []struct{ name, raw string }{
 		{"small body", post(pathRPC, valid)},
@@ -388,12 +389,11 @@ func TestBudget(t *testing.T) {
 
 // Row 6 with Expect: 100-continue: 417 (§3: rows 1 to 6).
 func TestBudgetExpectContinue(t *testing.T) {
-	const max = 64 << 10
-	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 2 * max, BudgetWait: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
-	a := startSlowUpload(t, addr, max)
-	b := startSlowUpload(t, addr, max)
+	s, addr := serve(t, Config{MaxBodyBytes: firstStep, InflightBodyBytes: 2 * firstStep, BudgetWait: 200 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
+	a := startSlowUpload(t, addr, firstStep)
+	b := startSlowUpload(t, addr, firstStep)
 	defer b.finish()
-	waitFor(t, "two uploads to hold the budget", func() bool { return s.budget.used.Load() == 2*max })
+	waitFor(t, "two uploads to hold the budget", func() bool { return s.budget.used.Load() == 2*firstStep })
 	c := dial(t, addr)
 	raw := post(pathRPC, valid, "Expect: 100-continue")
 	c.send(raw[:len(raw)-len(valid)])
