@@ -88,10 +88,80 @@ func TestFasthttpLogRedacted(t *testing.T) {
 	}
 }
 
+// TestFasthttpLogRedactedRefusals: the refusals in which fasthttp quotes
+// the request itself or a header's value (a bad request-target, method or
+// version, a line without spaces, a header value with a NUL) leave no
+// byte of the request in the log, and keep the connection's addresses.
+// (Until 2026-12-05 only the ", contents: " form was cut: found by review,
+// the bearer token was in the log.)
+func TestFasthttpLogRedactedRefusals(t *testing.T) {
+	fasthttpOnly(t, "net/http parses requests itself")
+	var logs syncBuffer
+	cfg := Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	_, addr := serve(t, cfg)
+	const secret = "tok-77e1d"
+	rest := func(i int) string {
+		return fmt.Sprintf("Host: x\r\nAuthorization: Bearer %s%d\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", secret, i)
+	}
+	requests := []string{
+		"POST mcp HTTP/1.1\r\n" + rest(0),
+		"POST " + pathRPC + " http/1.1\r\n" + rest(1),
+		"POST  " + pathRPC + " HTTP/1.1\r\n" + rest(2),
+		"P@ST " + pathRPC + " HTTP/1.1\r\n" + rest(3),
+		"POST " + pathRPC + " HTTP/1.1\r\nX-Note: a\x00" + secret + "5\r\n" + rest(5),
+		"POST" + pathRPC + "HTTP/1.1\r\n" + rest(6),
+		"POST " + pathRPC + "?k=" + secret + "7 HTTP/9\r\n" + rest(7),
+	}
+	for i, raw := range requests {
+		c, err := net.DialTimeout("tcp", addr, ioTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(ioTimeout))
+		io.WriteString(c, raw)
+		answer, _ := io.ReadAll(c)
+		c.Close()
+		if !strings.HasPrefix(string(answer), "HTTP/1.1 4") && !strings.HasPrefix(string(answer), "HTTP/1.1 5") {
+			t.Errorf("request %d: %.60q: want a refusal, got %.80q", i, raw, answer)
+		}
+	}
+	var lines []string
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		lines = nil
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "source=fasthttp") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) >= len(requests) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(lines) < 4 {
+		t.Fatalf("%d of %d refusals logged:\n%s", len(lines), len(requests), logs.String())
+	}
+	for _, l := range lines {
+		for _, leak := range []string{secret, "Bearer", "Authorization"} {
+			if strings.Contains(l, leak) {
+				t.Errorf("the log holds the request's bytes (%q): %s", leak, l)
+			}
+		}
+		if !strings.Contains(l, "127.0.0.1:") {
+			t.Errorf("the message lost the connection's address: %s", l)
+		}
+	}
+}
+
 // TestRedactFasthttp cuts the quoted request bytes and long messages.
 func TestRedactFasthttp(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`error when reading request headers: duplicate: buffer size=12, contents: "GET / HTTP/1.1\r\n"`, `error when reading request headers: duplicate: buffer size=12, contents not logged`},
+		{`error when serving connection "127.0.0.1:8080"<->"[::1]:51234": invalid request uri "mcp" in "POST mcp HTTP/1.1\r\nAuthorization: x \"y\"\r\n": bad`,
+			`error when serving connection "127.0.0.1:8080"<->"[::1]:51234": invalid request uri "…" in "…": bad`},
+		{`invalid header value "a\x00b"`, `invalid header value "…"`},
+		{`unterminated "abc\"`, `unterminated "…"`},
+		{`"a:b c"`, `"…"`},
 		{"plain message", "plain message"},
 		{strings.Repeat("é", fasthttpLogMax), strings.Repeat("é", fasthttpLogMax/2) + "…"},
 		{strings.Repeat("a", fasthttpLogMax+1), strings.Repeat("a", fasthttpLogMax) + "…"},

@@ -441,10 +441,18 @@ func (f *fasthttpLogger) Printf(format string, args ...any) {
 }
 
 // redactFasthttp drops the request bytes fasthttp quotes into a message
-// and cuts it at fasthttpLogMax bytes (on a UTF-8 boundary).
+// and cuts it at fasthttpLogMax bytes (on a UTF-8 boundary). Besides the
+// buffer after ", contents: ", fasthttp quotes (%q) the whole request in
+// some refusals ("invalid request uri %q in %q", "unsupported http
+// version %q in %q", "cannot find whitespace in the first line of request
+// %q") and a header's value in others ("invalid header value %q"): every
+// quoted string but a connection's address becomes "…".
 func redactFasthttp(msg string) string {
 	if i := strings.Index(msg, ", contents: "); i >= 0 {
 		msg = msg[:i] + ", contents not logged"
+	}
+	if strings.IndexByte(msg, '"') >= 0 {
+		msg = redactQuoted(msg)
 	}
 	if len(msg) > fasthttpLogMax {
 		cut := fasthttpLogMax
@@ -454,6 +462,54 @@ func redactFasthttp(msg string) string {
 		msg = msg[:cut] + "…"
 	}
 	return msg
+}
+
+// redactQuoted replaces each double-quoted string of msg (Go syntax,
+// backslash escapes) with "…" unless it is an address (host:port), and
+// the rest of msg from an unterminated one.
+func redactQuoted(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		j := i + 1
+		for j < len(msg) && msg[j] != '"' {
+			if msg[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(msg) {
+			b.WriteString(`"…"`)
+			return b.String()
+		}
+		if q := msg[i+1 : j]; isAddress(q) {
+			b.WriteString(msg[i : j+1])
+		} else {
+			b.WriteString(`"…"`)
+		}
+		msg = msg[j+1:]
+	}
+}
+
+// isAddress reports whether s looks like a connection's address as
+// net.Addr prints it (an IP or a name, and a port): letters, digits,
+// '.', '-', '[', ']', '%' and a ':'.
+func isAddress(s string) bool {
+	if s == "" || strings.IndexByte(s, ':') < 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || strings.IndexByte(".-[]%:", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // call is the per-request state, pooled.
