@@ -36,6 +36,12 @@ func TestRefusalsDrain(t *testing.T) {
 			"\r\nContent-Length: " + declared + "0\r\n\r\n", 400},
 		{"a method no endpoint takes, with a large body", "PUT " + pathRPC + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 405},
 		{"a path that does not exist, with a large body", "POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 404},
+		// Expect: 100-continue refused (417, or 404 / 405 in place of
+		// 100 Continue), the body sent without waiting for 100.
+		{"Expect, a foreign Origin", "POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\nContent-Length: " + declared + "\r\n\r\n", 417},
+		{"Expect, a coding not served", "POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Encoding: br\r\nContent-Length: " + declared + "\r\n\r\n", 417},
+		{"Expect, a path that does not exist", "POST /nope HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " + declared + "\r\n\r\n", 404},
+		{"Expect, a method no endpoint takes", "PUT " + pathRPC + " HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: " + declared + "\r\n\r\n", 405},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dial(t, addr)

@@ -105,6 +105,12 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 			s.panicked(stageExpect, v, "path", string(ctx.Path()))
 			status = fasthttp.StatusExpectationFailed
 		}
+		if status != fasthttp.StatusContinue {
+			// fasthttp closes the connection after the refusal: a client
+			// that sent its body without waiting for 100 Continue would
+			// get a reset, which can overtake the answer. Drain it.
+			s.drainAtClose(ctx)
+		}
 	}()
 	at(stageExpect)
 	ep := s.endpointAt(ctx.Path())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+	"github.com/valyala/fasthttp"
 )
 
 const twoMiB = 2 << 20
@@ -500,6 +501,54 @@ func TestExpectContinue(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an endpoint's Other and its methods", func(t *testing.T) {
+		// Other answers GET and DELETE (as MCP's sessions do): PUT gets
+		// 405 in place of 100 Continue, GET 100 Continue and Other's
+		// answer. With OtherMethods nil every method goes to Other.
+		for _, methods := range [][]string{{"GET", "DELETE"}, nil} {
+			eps := testEndpoints(nil)
+			eps[0].OtherMethods = methods
+			eps[0].Other = func(s *Server, ctx *fasthttp.RequestCtx) bool {
+				if !ctx.IsGet() && !ctx.IsDelete() {
+					return false
+				}
+				ctx.SetStatusCode(fasthttp.StatusNoContent)
+				return true
+			}
+			_, addr := serve(t, Config{}, eps...)
+			for _, tc := range []struct {
+				method string
+				first  int
+			}{{"PUT", 405}, {"PATCH", 405}, {"GET", 100}, {"DELETE", 100}} {
+				if methods == nil && tc.first == 405 {
+					tc.first = 100 // offered to Other, which refuses it after the body
+				}
+				c := dial(t, addr)
+				c.send(headersOnly(strings.Replace(post(pathRPC, "xy", expect), "POST ", tc.method+" ", 1)))
+				r := c.read()
+				if netHTTP && tc.first == 100 && (r.Status == 204 || r.Status == 405) {
+					continue // net/http sends 100 Continue only when the body is read
+				}
+				if r.Status != tc.first {
+					t.Fatalf("OtherMethods %v, %s with Expect: %s, want %d", methods, tc.method, r.StatusLine, tc.first)
+				}
+				if r.Status == 405 {
+					if got := r.Header.Get("Allow"); got != "POST, OPTIONS" {
+						t.Errorf("%s: Allow %q", tc.method, got)
+					}
+					continue
+				}
+				c.send("xy")
+				want := 204
+				if tc.method != "GET" && tc.method != "DELETE" {
+					want = 405
+				}
+				if r := c.read(); r.Status != want {
+					t.Errorf("OtherMethods %v, %s: %s after the body, want %d", methods, tc.method, r.StatusLine, want)
+				}
+			}
+		}
+	})
 	t.Run("GET route with a body", func(t *testing.T) {
 		// A handler of its own decides: 100 Continue as before.
 		fasthttpOnly(t, "net/http answers a handler that does not read the body without 100 Continue")

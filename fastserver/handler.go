@@ -302,4 +302,28 @@ type Endpoint struct {
 	// DELETE, say) and returns whether it answered; the requests it does
 	// not answer get 405 with Allow: POST, OPTIONS. Default none.
 	Other func(s *Server, ctx *fasthttp.RequestCtx) bool
+	// OtherMethods, when not nil, lists the methods Other may answer
+	// ("GET", "DELETE"): a request with another method gets 405 without
+	// Other being asked, and, with Expect: 100-continue, gets it in
+	// place of 100 Continue, before its body is sent. With OtherMethods
+	// nil every method is offered to Other, and such a request gets
+	// 100 Continue first. Default nil.
+	OtherMethods []string
+}
+
+// takesOther reports whether a request to the endpoint with method m
+// (not POST or OPTIONS) is offered to Other.
+func (ep *Endpoint) takesOther(m []byte) bool {
+	if ep.Other == nil {
+		return false
+	}
+	if ep.OtherMethods == nil {
+		return true
+	}
+	for _, o := range ep.OtherMethods {
+		if string(m) == o {
+			return true
+		}
+	}
+	return false
 }

@@ -669,7 +669,7 @@ func unsupportedVersion(h *fasthttp.RequestHeader) bool {
 // its body is sent rather than after 100 Continue.
 func (s *Server) routeRefusal(ctx *fasthttp.RequestCtx, ep *endpoint) int {
 	if ep != nil {
-		if ctx.IsPost() || ctx.IsOptions() || ep.Other != nil {
+		if ctx.IsPost() || ctx.IsOptions() || ep.takesOther(ctx.Method()) {
 			return 0
 		}
 		return refuseMethod(ctx, allowPOST)

@@ -243,7 +243,11 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 		Route:  s.route,
 		Labels: Methods(),
 		Err:    s.Err(),
-		Other:  s.serveOther,
+	}
+	if s.sessions != nil {
+		// A session's GET stream and its DELETE; every other method gets
+		// 405, with Expect: 100-continue before the body is sent.
+		ep.Other, ep.OtherMethods = s.serveOther, []string{"GET", "DELETE"}
 	}
 	if s.auth != nil {
 		ep.Authorize = s.auth.Authorize

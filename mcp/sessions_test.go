@@ -3,10 +3,12 @@ package mcp
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +242,37 @@ func TestSessionsWithAuth(t *testing.T) {
 	}
 	if resp, _ := do(t, "DELETE", url, id, "", "Authorization", token); resp.StatusCode != 204 {
 		t.Errorf("DELETE with the token: %d", resp.StatusCode)
+	}
+}
+
+// TestSessionsOtherMethods: with sessions, /mcp answers GET (the stream)
+// and DELETE besides POST, and says so (Endpoint.OtherMethods), so that
+// PUT with Expect: 100-continue gets 405 before its body is sent rather
+// than 100 Continue; without sessions the endpoint offers no other method.
+func TestSessionsOtherMethods(t *testing.T) {
+	plain, err := New(Info{Name: "plain", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := plain.Endpoint(); ep.Other != nil || ep.OtherMethods != nil {
+		t.Errorf("without sessions: Other %v, OtherMethods %v; want none", ep.Other != nil, ep.OtherMethods)
+	}
+	s, url := sessionServer(t, SessionOptions{})
+	if ep := s.Endpoint(); ep.Other == nil || !slices.Equal(ep.OtherMethods, []string{"GET", "DELETE"}) {
+		t.Errorf("with sessions: Other %v, OtherMethods %v", ep.Other != nil, ep.OtherMethods)
+	}
+	addr := strings.TrimPrefix(strings.TrimSuffix(url, Path), "http://")
+	for method, want := range map[string]string{"PUT": "HTTP/1.1 405 ", "PATCH": "HTTP/1.1 405 ", "DELETE": "HTTP/1.1 100 "} {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nMcp-Session-Id: nope\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n", method, Path)
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if !strings.HasPrefix(line, want) {
+			t.Errorf("%s with Expect: %q, want %q", method, line, want)
+		}
 	}
 }
