@@ -251,7 +251,9 @@ func earlyBytes(h *fasthttp.ResponseHeader, status int, ctype, body []byte) []by
 	resp.WriteString(strconv.Itoa(status))
 	resp.WriteByte(' ')
 	resp.WriteString(fasthttp.StatusMessage(status))
-	resp.WriteString("\r\nServer: rpcedge\r\nContent-Type: ")
+	resp.WriteString("\r\nServer: rpcedge\r\nDate: ")
+	resp.Write(appendHTTPDate(resp.AvailableBuffer(), time.Now()))
+	resp.WriteString("\r\nContent-Type: ")
 	resp.Write(ctype)
 	resp.WriteString("\r\nContent-Length: ")
 	resp.WriteString(strconv.Itoa(len(body)))
@@ -268,6 +270,13 @@ func earlyBytes(h *fasthttp.ResponseHeader, status int, ctype, body []byte) []by
 	resp.WriteString("\r\n")
 	resp.Write(body)
 	return resp.Bytes()
+}
+
+// appendHTTPDate appends t as an HTTP date (RFC 9110 §5.6.7): an answer
+// written on a hijacked connection carries Date like fasthttp's own
+// (§6.6.1: an origin server with a clock must send it).
+func appendHTTPDate(dst []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(dst, "Mon, 02 Jan 2006 15:04:05 GMT")
 }
 
 // closeAfter writes resp on c, half-closes the connection (raw is the

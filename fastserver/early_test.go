@@ -8,6 +8,7 @@ package fastserver
 import (
 	"bytes"
 	"compress/zlib"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -562,4 +563,27 @@ func TestExpectContinue(t *testing.T) {
 			t.Fatalf("%s, want 200", r.StatusLine)
 		}
 	})
+}
+
+// TestEarlyAnswerDate: an answer written on the hijacked connection (an
+// early refusal, its body still on the way) carries Date like every
+// answer fasthttp writes (RFC 9110 §6.6.1), and so does the bare 404 or
+// 405 of the net/http bridge.
+func TestEarlyAnswerDate(t *testing.T) {
+	_, addr := serve(t, Config{DrainTimeout: 100 * time.Millisecond})
+	for _, raw := range []string{
+		post(pathRPC, valid, "Origin: http://evil.example"),
+		post(pathRPC, valid, "Content-Type: text/plain"),
+	} {
+		c := dial(t, addr)
+		c.send(raw[:len(raw)-len(valid)+1]) // the body is not all there
+		r := c.read()
+		if r.Status != 403 && r.Status != 415 {
+			t.Fatalf("%s, want an early refusal", r.StatusLine)
+		}
+		d, err := http.ParseTime(r.Header.Get("Date"))
+		if err != nil || time.Since(d) > time.Minute || time.Until(d) > time.Minute {
+			t.Errorf("%s: Date %q (%v), want the time now", r.StatusLine, r.Header.Get("Date"), err)
+		}
+	}
 }

@@ -213,7 +213,9 @@ func bareAnswer(status int, allow []byte) []byte {
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
 	b = append(b, fasthttp.StatusMessage(status)...)
-	b = append(b, "\r\nServer: rpcedge\r\nContent-Length: 0\r\n"...)
+	b = append(b, "\r\nServer: rpcedge\r\nDate: "...)
+	b = appendHTTPDate(b, time.Now())
+	b = append(b, "\r\nContent-Length: 0\r\n"...)
 	if len(allow) > 0 {
 		b = append(b, "Allow: "...)
 		b = append(b, allow...)
