@@ -189,6 +189,10 @@ func rowCases() []rowCase {
 		{name: "4/three stacked on three lines", body: valid, hdr: []string{"Content-Encoding: gzip", "Content-Encoding: gzip", "Content-Encoding: gzip"}, want: want{415, -32600, null, "", ""}, after: connClosed},
 		{name: "4/unsupported on a second line", body: valid, hdr: []string{"Content-Encoding: identity", "Content-Encoding: br"}, want: want{415, -32600, null, "", ""}, after: connClosed},
 		{name: "4/identity", body: valid, hdr: []string{"Content-Encoding: identity"}, want: want{200, 0, "7", `{"a":1}`, ""}, after: connOpen},
+		// identity does not count, however often it is listed.
+		{name: "4/identity 40 times", body: valid, hdr: []string{"Content-Encoding: " + strings.Repeat("identity, ", 39) + "identity"}, want: want{200, 0, "7", `{"a":1}`, ""}, after: connOpen},
+		{name: "4/identity 40 times and gzip", body: string(gzipped(nil, []byte(valid))), hdr: []string{"Content-Encoding: " + strings.Repeat("identity,", 40) + "gzip"}, want: want{200, 0, "7", `{"a":1}`, ""}, after: connOpen},
+		{name: "4/identity 40 times, three codings", body: valid, hdr: []string{"Content-Encoding: gzip, " + strings.Repeat("identity, ", 40) + "gzip, gzip"}, want: want{415, -32600, null, "", ""}, after: connClosed},
 
 		// Row 5: Content-Length over the ceiling; the body is not awaited.
 		{name: "5/Content-Length over the ceiling", raw: bigCL, want: want{413, -32600, null, "", ""}, after: connClosed},
