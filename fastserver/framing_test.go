@@ -257,3 +257,27 @@ func TestUnsupportedVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestFramingRefusalNoCORS: a request refused for its framing (a folded
+// line, a transfer coding not implemented, a length and chunked together)
+// gets no CORS fields: the Origin line may itself be the folded one
+// (`Origin: http://localhost` continued by ` evil`).
+func TestFramingRefusalNoCORS(t *testing.T) {
+	fasthttpOnly(t, "net/http refuses these framings itself")
+	_, addr := serve(t, Config{DrainTimeout: 100 * time.Millisecond})
+	for _, extra := range []string{
+		"Origin: http://localhost\r\n evil\r\n",
+		"Origin: http://localhost\r\nTransfer-Encoding: gzip\r\n",
+		"Origin: http://localhost\r\nTransfer-Encoding: chunked\r\n",
+	} {
+		c := dial(t, addr)
+		c.send("POST " + pathRPC + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra + "Content-Length: " + strconv.Itoa(len(valid)) + "\r\n\r\n" + valid)
+		r := c.read()
+		if r.Status != 400 && r.Status != 501 {
+			t.Fatalf("%q: %s, want a framing refusal", extra, r.StatusLine)
+		}
+		if v := r.Header.Get("Access-Control-Allow-Origin"); v != "" {
+			t.Errorf("%q: %s with Access-Control-Allow-Origin %q", extra, r.StatusLine, v)
+		}
+	}
+}

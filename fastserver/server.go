@@ -833,17 +833,18 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	} else {
 		c.pending = h.ContentLength() != 0
 	}
+	// Framing the table does not take: refused before anything is read
+	// from the header section (a folded line may hold any field's end).
+	if st, msg := framingError(f); st != 0 {
+		s.earlyAnswer(ctx, st, strTextPlain, []byte(msg))
+		c.early = true
+		return st, 0
+	}
 	origin := f.get(fOrigin)
 	originOK := origin == nil || (f.count(fOrigin) == 1 && s.origins.allowed(origin))
 	if originOK && origin != nil {
 		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
 		ctx.Response.Header.Add("Vary", "Origin")
-	}
-	// Framing the table does not take.
-	if st, msg := framingError(f); st != 0 {
-		s.earlyAnswer(ctx, st, strTextPlain, []byte(msg))
-		c.early = true
-		return st, 0
 	}
 	// Row 1.
 	if !originOK {
