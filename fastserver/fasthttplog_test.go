@@ -48,19 +48,7 @@ func TestFasthttpLogRedacted(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	// The last messages may still be on their way to the log.
-	var lines []string
-	for deadline := time.Now().Add(2 * time.Second); ; {
-		lines = nil
-		for _, l := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(l, "source=fasthttp") {
-				lines = append(lines, l)
-			}
-		}
-		if len(lines) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	lines := fasthttpLines(&logs, 1)
 	if len(lines) == 0 {
 		t.Fatal("fasthttp's refusals were not logged")
 	}
@@ -125,19 +113,7 @@ func TestFasthttpLogRedactedRefusals(t *testing.T) {
 			t.Errorf("request %d: %.60q: want a refusal, got %.80q", i, raw, answer)
 		}
 	}
-	var lines []string
-	for deadline := time.Now().Add(2 * time.Second); ; {
-		lines = nil
-		for _, l := range strings.Split(logs.String(), "\n") {
-			if strings.Contains(l, "source=fasthttp") {
-				lines = append(lines, l)
-			}
-		}
-		if len(lines) >= len(requests) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	lines := fasthttpLines(&logs, len(requests))
 	if len(lines) < 4 {
 		t.Fatalf("%d of %d refusals logged:\n%s", len(lines), len(requests), logs.String())
 	}
@@ -150,6 +126,24 @@ func TestFasthttpLogRedactedRefusals(t *testing.T) {
 		if !strings.Contains(l, "127.0.0.1:") {
 			t.Errorf("the message lost the connection's address: %s", l)
 		}
+	}
+}
+
+// fasthttpLines returns the lines fasthttp's messages made in logs, once
+// there are at least n of them or after 2 s (the last messages may still
+// be on their way to the log).
+func fasthttpLines(logs *syncBuffer, n int) []string {
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		var lines []string
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "source=fasthttp") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) >= n || time.Now().After(deadline) {
+			return lines
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
