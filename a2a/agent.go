@@ -50,6 +50,8 @@ type Call struct {
 	Metadata json.RawMessage
 	// Version is the protocol generation of the request.
 	Version Version
+
+	owner string // the caller's Task.Owner
 }
 
 // Reply is an Agent's answer to a Call: either a direct Message, or the

@@ -115,9 +115,14 @@
 // 10,000) and Config.MaxTaskBytes estimated bytes (default 64 MiB); the
 // oldest tasks are evicted first, and an evicted task answers -32001. It
 // is safe for concurrent use (one mutex, held for map operations only).
-// Task ids are random version 4 UUIDs from crypto/rand: GetTask and
-// CancelTask have no other access control, so a task is reachable only by
-// whoever holds its id. Without Config.PublicURL the card's endpoint URL is
+// Task ids are random version 4 UUIDs from crypto/rand. With Config.Auth
+// a task belongs to the client that created it (Task.Owner: the token's
+// issuer and subject): ListTasks lists only the caller's tasks, and
+// GetTask, CancelTask, SubscribeToTask and SendMessage find no task of
+// another owner (-32001). Without Config.Auth there is no caller to tell
+// apart: a task is reachable by whoever holds its id, and ListTasks lists
+// every task, so serve an endpoint without authorization only to one
+// trusted client. Without Config.PublicURL the card's endpoint URL is
 // built from the request's Host header, which the client controls; it is
 // admitted only as a plain host[:port] (else FallbackHost is written), but
 // a cache that does not key on Host could serve one client's card to

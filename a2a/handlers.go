@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -76,9 +77,9 @@ func (s *Server) prepareSend(r *fastserver.Request, v Version) (*Call, *sendPara
 		return nil, nil, errNoPush
 	}
 
-	call := &Call{Message: p.msg, SkillID: skill, Metadata: meta, Version: v}
+	call := &Call{Message: p.msg, SkillID: skill, Metadata: meta, Version: v, owner: s.owner(r)}
 	if id := p.msg.TaskID; id != "" {
-		t, err := s.tasks.Get(r.Context(), id)
+		t, err := s.getOwned(r, id)
 		switch {
 		case err != nil:
 			return nil, nil, storeError(err, id)
@@ -135,7 +136,7 @@ func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Tas
 	in := call.Message
 	status, artifacts := s.outcome(reply, call)
 	if call.Task == nil {
-		t := &Task{ID: call.TaskID, ContextID: call.ContextID, Status: status, Artifacts: artifacts, Metadata: reply.Metadata, Seq: 1}
+		t := &Task{ID: call.TaskID, ContextID: call.ContextID, Status: status, Artifacts: artifacts, Metadata: reply.Metadata, Seq: 1, Owner: call.owner}
 		t.History = append(t.History, in)
 		if status.Message != nil {
 			t.History = append(t.History, *status.Message)
@@ -322,11 +323,37 @@ func (s *Server) getTask(r *fastserver.Request, dst []byte, v Version) ([]byte, 
 	if e != nil {
 		return dst, e
 	}
-	t, err := s.tasks.Get(r.Context(), id)
+	t, err := s.getOwned(r, id)
 	if err != nil {
 		return dst, storeError(err, id)
 	}
 	return appendTask(dst, t, v, history), nil
+}
+
+// owner returns the Task.Owner of r's caller: "" without Config.Auth.
+func (s *Server) owner(r *fastserver.Request) string {
+	if s.auth == nil {
+		return ""
+	}
+	t := auth.FromRequest(r)
+	switch {
+	case t == nil:
+		return ""
+	case t.Subject != "":
+		return t.Issuer + " sub " + t.Subject
+	default:
+		return t.Issuer + " client " + t.ClientID
+	}
+}
+
+// getOwned returns the task with the given id when r's caller owns it,
+// else ErrTaskNotFound: a task of another owner does not exist for it.
+func (s *Server) getOwned(r *fastserver.Request, id string) (*Task, error) {
+	t, err := s.tasks.Get(r.Context(), id)
+	if err == nil && t.Owner != s.owner(r) {
+		return nil, ErrTaskNotFound
+	}
+	return t, err
 }
 
 // cancelTask serves CancelTask and tasks/cancel: params checked first
@@ -340,7 +367,11 @@ func (s *Server) cancelTask(r *fastserver.Request, dst []byte, v Version) ([]byt
 	if e != nil {
 		return dst, e
 	}
+	owner := s.owner(r)
 	t, err := s.tasks.Update(r.Context(), id, func(old *Task) (*Task, error) {
+		if old.Owner != owner {
+			return nil, ErrTaskNotFound
+		}
 		if old.Status.State.Final() {
 			return nil, notCancelable(id, old.Status.State, v)
 		}
@@ -374,6 +405,7 @@ func (s *Server) listTasks(r *fastserver.Request, dst []byte, v Version) ([]byte
 	if e != nil {
 		return dst, e
 	}
+	p.q.Owner = s.owner(r)
 	page, err := s.tasks.List(r.Context(), p.q)
 	if err != nil {
 		if errors.Is(err, ErrBadPageToken) {

@@ -127,7 +127,7 @@ func (s *Server) subscribeToTask(r *fastserver.Request, dst []byte, v Version) (
 	if e != nil {
 		return dst, e
 	}
-	t, err := s.tasks.Get(r.Context(), id)
+	t, err := s.getOwned(r, id)
 	if err != nil {
 		return dst, storeError(err, id)
 	}

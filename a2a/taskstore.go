@@ -66,6 +66,9 @@ type TaskQuery struct {
 	// After, when not zero, selects tasks whose status timestamp is at or
 	// after it.
 	After time.Time
+	// Owner, when not "", selects the tasks of that owner (Task.Owner).
+	// The Server sets it to the caller's with Config.Auth.
+	Owner string
 	// PageSize is the most tasks returned: 1 to MaxPageSize.
 	PageSize int
 	// PageToken is "" for the first page, else a TaskPage.NextPageToken
@@ -166,6 +169,8 @@ func ParsePageToken(tok string) (PageCursor, error) {
 func (q *TaskQuery) Matches(t *Task) bool {
 	switch {
 	case q.ContextID != "" && t.ContextID != q.ContextID:
+		return false
+	case q.Owner != "" && t.Owner != q.Owner:
 		return false
 	case q.State != TaskStateUnspecified && t.Status.State != q.State:
 		return false

@@ -221,4 +221,13 @@ type Task struct {
 	// is above the task they started from (see TaskChange); a TaskStore
 	// must keep it. It is not part of the wire shape.
 	Seq uint64
+	// Owner is who created the task when the endpoint requires
+	// authorization (Config.Auth): the token's issuer and subject (its
+	// client id when it names no subject); "" without Config.Auth. Only
+	// requests authorized as the same owner find the task (GetTask,
+	// CancelTask, SubscribeToTask, a SendMessage continuing it,
+	// ListTasks); to any other it does not exist (-32001), as A2A's
+	// ListTasks requires. A TaskStore must keep it. It is not part of the
+	// wire shape.
+	Owner string
 }

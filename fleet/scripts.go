@@ -122,13 +122,14 @@ end
 
 // scriptCreate stores a new task, evicting the oldest past the bound.
 //
-// ARGV: prefix, ttl (s), id, context, state, status ms, data, max tasks
+// ARGV: prefix, ttl (s), id, context, state, status ms, data, max tasks,
+// owner ("" for none)
 // Returns 1, or 0 when the id exists.
 var scriptCreate = rueidis.NewLuaScript(taskLua + `
-local id, ctx, st, ms, data, maxn = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8])
+local id, ctx, st, ms, data, maxn, own = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 local k = tkey(id)
 if redis.call('EXISTS', k) == 1 then return 0 end
-redis.call('HSET', k, 'd', data, 's', st, 'c', ctx, 'v', 1, 'u', ms)
+redis.call('HSET', k, 'd', data, 's', st, 'c', ctx, 'v', 1, 'u', ms, 'o', own)
 redis.call('EXPIRE', k, TTL)
 redis.call('ZADD', ckey(ctx), ms, id)
 redis.call('ZADD', ALL, ms, id)
@@ -172,20 +173,25 @@ return 1
 //
 // ARGV: prefix, ttl (s), context ("" for all), cursor ms ("" for the
 // first page), cursor id, page size, state ("0" for any), after ms
-// ("-inf" for any)
+// ("-inf" for any), owner ("" for any)
 // Returns {total, more, id1, ms1, data1, id2, ...}: more is 1 when a task
 // follows the page.
 var scriptList = rueidis.NewLuaScript(taskLua + `
-local ctx, cms, cid, size, st, after = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8]
+local ctx, cms, cid, size, st, after, own = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
 local z = ALL
 if ctx ~= '' then z = ckey(ctx) end
 prune(z, 1000)
+-- a task of another owner does not exist for the caller
+local function mine(st2, own2)
+  return (st == '0' or st2 == st) and (own == '' or own2 == own)
+end
 local total = 0
-if st == '0' then
+if st == '0' and own == '' then
   total = redis.call('ZCOUNT', z, after, '+inf')
 else
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', z, after, '+inf')) do
-    if redis.call('HGET', tkey(id), 's') == st then total = total + 1 end
+    local h = redis.call('HMGET', tkey(id), 's', 'o')
+    if h[1] and mine(h[1], h[2] or '') then total = total + 1 end
   end
 end
 local out = {total, 0}
@@ -202,12 +208,12 @@ local function finish()
   return out
 end
 local function take(id, ms)
-  local h = redis.call('HMGET', tkey(id), 'd', 's')
+  local h = redis.call('HMGET', tkey(id), 'd', 's', 'o')
   if not h[1] then
     stale[#stale + 1] = id
     return true
   end
-  if st ~= '0' and h[2] ~= st then return true end
+  if not mine(h[2], h[3] or '') then return true end
   if n == size then out[2] = 1 return false end
   n = n + 1
   out[#out + 1] = id

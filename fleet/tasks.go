@@ -162,7 +162,7 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 	cctx, cancel := s.f.ctx(ctx)
 	defer cancel()
 	n, err := scriptCreate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + t.ID}, []string{
-		s.prefix, s.ttl, t.ID, t.ContextID, strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN,
+		s.prefix, s.ttl, t.ID, t.ContextID, strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN, t.Owner,
 	}).AsInt64()
 	if s.f.check(err) != nil {
 		return s.fail(err)
@@ -259,7 +259,7 @@ func (s *TaskStore) List(ctx context.Context, q a2a.TaskQuery) (a2a.TaskPage, er
 	cctx, cancel := s.f.ctx(ctx)
 	defer cancel()
 	vals, err := scriptList.Exec(cctx, s.f.client, []string{s.prefix + "all"}, []string{
-		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after,
+		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, q.Owner,
 	}).ToArray()
 	if s.f.check(err) != nil {
 		return a2a.TaskPage{}, s.fail(err)
@@ -312,6 +312,7 @@ type taskJSON struct {
 	History   []messageJSON   `json:"hi,omitempty"`
 	Metadata  json.RawMessage `json:"md,omitempty"`
 	Seq       uint64          `json:"sq,omitempty"`
+	Owner     string          `json:"ow,omitempty"`
 }
 
 type messageJSON struct {
@@ -347,7 +348,7 @@ type partJSON struct {
 }
 
 func encodeTask(t *a2a.Task) ([]byte, error) {
-	j := taskJSON{V: 1, ID: t.ID, ContextID: t.ContextID, State: t.Status.State, Metadata: t.Metadata, Seq: t.Seq}
+	j := taskJSON{V: 1, ID: t.ID, ContextID: t.ContextID, State: t.Status.State, Metadata: t.Metadata, Seq: t.Seq, Owner: t.Owner}
 	if !t.Status.Timestamp.IsZero() {
 		j.Time = t.Status.Timestamp.UnixNano()
 	}
@@ -373,7 +374,7 @@ func decodeTask(data []byte) (*a2a.Task, error) {
 	if j.V != 1 {
 		return nil, fmt.Errorf("stored form version %d is not known", j.V)
 	}
-	t := &a2a.Task{ID: j.ID, ContextID: j.ContextID, Status: a2a.TaskStatus{State: j.State}, Metadata: j.Metadata, Seq: j.Seq}
+	t := &a2a.Task{ID: j.ID, ContextID: j.ContextID, Status: a2a.TaskStatus{State: j.State}, Metadata: j.Metadata, Seq: j.Seq, Owner: j.Owner}
 	if j.Time != 0 {
 		t.Status.Timestamp = time.Unix(0, j.Time).UTC()
 	}

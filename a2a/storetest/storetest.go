@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) a2a.TaskStore, newPair func(t
 	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrent(t, newPair) })
 	t.Run("CancelVersusComplete", func(t *testing.T) { testRace(t, newPair) })
 	t.Run("List", func(t *testing.T) { testList(t, newStore(t)) })
+	t.Run("Owner", func(t *testing.T) { testOwner(t, newStore(t)) })
 }
 
 var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -370,5 +372,86 @@ func testList(t *testing.T, s a2a.TaskStore) {
 		if !seen[id] && id != "a03" {
 			t.Errorf("%s skipped", id)
 		}
+	}
+}
+
+// testOwner: a store keeps Task.Owner through Create, Get, Update and
+// List, and List's Owner selects the tasks of one owner, in the total as
+// in the pages.
+func testOwner(t *testing.T, s a2a.TaskStore) {
+	ctx := context.Background()
+	owners := []string{"https://as.example sub alice", "https://as.example sub bob", ""}
+	var want [3][]string // by owner, in List order
+	for i := range 12 {
+		o := i % 3
+		st := a2a.TaskStateCompleted
+		if i%2 == 0 {
+			st = a2a.TaskStateWorking
+		}
+		tk := Task(fmt.Sprintf("o%02d", i), "X", st, base.Add(time.Duration(i)*time.Millisecond))
+		tk.Owner = owners[o]
+		if err := s.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		want[o] = append([]string{tk.ID}, want[o]...)
+	}
+	if got, err := s.Get(ctx, "o01"); err != nil || got.Owner != owners[1] {
+		t.Fatalf("Get: owner %q, %v", got.Owner, err)
+	}
+	got, err := s.Update(ctx, "o00", func(o *a2a.Task) (*a2a.Task, error) {
+		n := *o
+		n.Seq++
+		n.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: base.Add(time.Second)}
+		return &n, nil
+	})
+	if err != nil || got.Owner != owners[0] {
+		t.Fatalf("Update: owner %q, %v", got.Owner, err)
+	}
+	if got, _ := s.Get(ctx, "o00"); got.Owner != owners[0] {
+		t.Fatalf("Get after Update: owner %q", got.Owner)
+	}
+	want[0] = append([]string{"o00"}, slices.DeleteFunc(want[0], func(id string) bool { return id == "o00" })...)
+	for o, owner := range owners[:2] {
+		for _, size := range []int{1, 3, 100} {
+			var ids []string
+			q := a2a.TaskQuery{ContextID: "X", Owner: owner, PageSize: size}
+			for range 20 {
+				p, err := s.List(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.TotalSize != len(want[o]) {
+					t.Errorf("owner %q: total %d, want %d", owner, p.TotalSize, len(want[o]))
+				}
+				for _, tk := range p.Tasks {
+					if tk.Owner != owner {
+						t.Errorf("owner %q: listed %s of %q", owner, tk.ID, tk.Owner)
+					}
+					ids = append(ids, tk.ID)
+				}
+				if q.PageToken = p.NextPageToken; q.PageToken == "" {
+					break
+				}
+			}
+			if !reflect.DeepEqual(ids, want[o]) {
+				t.Errorf("owner %q by %d: %v, want %v", owner, size, ids, want[o])
+			}
+		}
+		p, err := s.List(ctx, a2a.TaskQuery{Owner: owner, State: a2a.TaskStateWorking, PageSize: 100})
+		n := 0
+		for _, id := range want[o] {
+			if tk, _ := s.Get(ctx, id); tk.Status.State == a2a.TaskStateWorking {
+				n++
+			}
+		}
+		if err != nil || p.TotalSize != n || len(p.Tasks) != n {
+			t.Errorf("owner %q, working: total %d, %d tasks, want %d (%v)", owner, p.TotalSize, len(p.Tasks), n, err)
+		}
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{ContextID: "X", PageSize: 100}); err != nil || p.TotalSize != 12 || len(p.Tasks) != 12 {
+		t.Errorf("no owner selected: total %d, %d tasks, want 12 (%v)", p.TotalSize, len(p.Tasks), err)
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{Owner: "nobody", PageSize: 100}); err != nil || p.TotalSize != 0 || len(p.Tasks) != 0 {
+		t.Errorf("an owner with no task: %+v %v", p, err)
 	}
 }

@@ -291,3 +291,49 @@ func TestAuthStdio(t *testing.T) {
 		t.Fatalf("stdio add: %s", out.String())
 	}
 }
+
+// TestA2ATasksOwnedByTheirClient: with authorization on, a task is its
+// creator's (A2A §3.1.4: ListTasks "MUST return only tasks visible to the
+// authenticated client"): another client of the same issuer, with a valid
+// token of its own, lists none of them, and GetTask, CancelTask,
+// SubscribeToTask and a SendMessage continuing the task answer it -32001
+// as for an id that does not exist. (Found by review on 2026-12-05: any
+// client listed and read every task.)
+func TestA2ATasksOwnedByTheirClient(t *testing.T) {
+	base, as := startAuth(t)
+	token := func(sub string) map[string]string {
+		c := as.Claims(a2aAud, "")
+		c["sub"], c["client_id"] = sub, "app-"+sub
+		return map[string]string{"Authorization": "Bearer " + as.Token(c)}
+	}
+	alice, bob := token("alice"), token("bob")
+	secret := "alice-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	a := do(t, "POST", base+"/a2a", alice, `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"`+secret+`"}]}}}`)
+	res, _ := a.body["result"].(map[string]any)
+	task, _ := res["task"].(map[string]any)
+	id, _ := task["id"].(string)
+	if a.status != 200 || id == "" {
+		t.Fatalf("alice's SendMessage: %d %.300s", a.status, a.raw)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"historyLength":10,"includeArtifacts":true}}`
+	if l := do(t, "POST", base+"/a2a", alice, list); !strings.Contains(l.raw, id) || !strings.Contains(l.raw, `"totalSize":1`) {
+		t.Errorf("alice's ListTasks: %.300s", l.raw)
+	}
+	if l := do(t, "POST", base+"/a2a", bob, list); l.status != 200 || strings.Contains(l.raw, id) || strings.Contains(l.raw, secret) || !strings.Contains(l.raw, `"totalSize":0`) {
+		t.Errorf("bob's ListTasks: %d %.300s", l.status, l.raw)
+	}
+	for _, call := range []string{
+		`{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"` + id + `"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"CancelTask","params":{"id":"` + id + `"}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"SubscribeToTask","params":{"id":"` + id + `"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"SendMessage","params":{"message":{"messageId":"m2","taskId":"` + id + `","role":"ROLE_USER","parts":[{"text":"more"}]}}}`,
+	} {
+		b := do(t, "POST", base+"/a2a", bob, call)
+		if errCode(b) != -32001 || strings.Contains(b.raw, secret) {
+			t.Errorf("bob: %.60s…: %d %.200s, want -32001", call, b.status, b.raw)
+		}
+	}
+	if g := do(t, "POST", base+"/a2a", alice, `{"jsonrpc":"2.0","id":7,"method":"GetTask","params":{"id":"`+id+`","historyLength":5}}`); g.status != 200 || !strings.Contains(g.raw, secret) {
+		t.Errorf("alice's GetTask: %d %.300s", g.status, g.raw)
+	}
+}
