@@ -344,3 +344,85 @@ func TestConcurrentFirstUse(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// signWithHeader signs claims with k (RS256), its kid in the header, then
+// the header fields of hdr set (nil deletes one).
+func signWithHeader(k *authtest.Key, claims jwt.MapClaims, hdr map[string]any) string {
+	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	t.Header["kid"] = k.ID
+	for n, v := range hdr {
+		if v == nil {
+			delete(t.Header, n)
+		} else {
+			t.Header[n] = v
+		}
+	}
+	s, err := t.SignedString(k.Key)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// TestRevokeCachedWithoutKID: a token without kid, verified while the
+// JWKS holds more than one key that fits (a rotation), is cached with the
+// key that verified it, so that dropping that key revokes it like a token
+// with a kid. (Found by review on 2026-12-05: it was cached with no key
+// and stayed valid until its exp.)
+func TestRevokeCachedWithoutKID(t *testing.T) {
+	as := authtest.New(t)
+	k0 := as.Current()
+	k1 := as.Rotate() // the JWKS holds k0 and k1
+	res := newResource(t, as, auth.ResourceConfig{}, auth.IssuerConfig{UnknownKeyInterval: time.Millisecond})
+	ctx := context.Background()
+	noKID := func(k *authtest.Key, jti string) string {
+		c := as.Claims(resourceID, "")
+		c["jti"] = jti
+		return signWithHeader(k, c, map[string]any{"kid": nil})
+	}
+	old, kept := noKID(k0, "a"), noKID(k1, "b")
+	for _, tok := range []string{old, kept} {
+		if _, e := res.Authenticate(ctx, bearer(tok), nil); e != nil {
+			t.Fatalf("a token without kid: %s", e.Message)
+		}
+	}
+	as.Drop(k0.ID)
+	time.Sleep(2 * time.Millisecond)
+	as.Rotate() // a token under a new kid makes the resource fetch the JWKS
+	time.Sleep(2 * time.Millisecond)
+	if _, e := res.Authenticate(ctx, bearer(as.Token(as.Claims(resourceID, ""))), nil); e != nil {
+		t.Fatalf("token under the new key: %s", e.Message)
+	}
+	if _, e := res.Authenticate(ctx, bearer(old), nil); e == nil || e.Status != 401 {
+		t.Errorf("a cached token without kid, of a dropped key, was let through")
+	}
+	if _, e := res.Authenticate(ctx, bearer(kept), nil); e != nil {
+		t.Errorf("a cached token without kid, of a key still published, was refused: %s", e.Message)
+	}
+}
+
+// TestJWSHeaderChecks: a token whose header lists critical extensions
+// (RFC 7515 §4.1.11: none is understood here), or whose typ or kid is
+// not a string, is refused, however well it is signed.
+func TestJWSHeaderChecks(t *testing.T) {
+	as := authtest.New(t)
+	res := newResource(t, as, auth.ResourceConfig{}, auth.IssuerConfig{})
+	ctx := context.Background()
+	for name, hdr := range map[string]map[string]any{
+		"crit, an unknown extension": {"crit": []string{"urn:x:unknown"}, "urn:x:unknown": true},
+		"crit, b64 false":            {"crit": []string{"b64"}, "b64": false},
+		"crit, empty":                {"crit": []string{}},
+		"typ a number":               {"typ": 123},
+		"typ null":                   {"typ": json.RawMessage("null")},
+		"kid a number":               {"kid": 5},
+	} {
+		tok := signWithHeader(as.Current(), as.Claims(resourceID, ""), hdr)
+		if _, e := res.Authenticate(ctx, bearer(tok), nil); e == nil || e.Status != 401 {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// The same token without those fields is fine.
+	if _, e := res.Authenticate(ctx, bearer(signWithHeader(as.Current(), as.Claims(resourceID, ""), nil)), nil); e != nil {
+		t.Fatalf("a plain token: %s", e.Message)
+	}
+}

@@ -91,6 +91,7 @@ func parseJWKS(doc []byte, prev *keySet, at int64) (ks *keySet, skipped int, err
 		return nil, 0, errors.New("auth: the JWKS has no \"keys\" member")
 	}
 	ks = &keySet{byKID: make(map[string]*jwk), at: at}
+	ambiguous := map[string]bool{} // kids of more than one key
 	old := map[string]*jwk{}
 	if prev != nil {
 		for _, k := range prev.all {
@@ -112,9 +113,11 @@ func parseJWKS(doc []byte, prev *keySet, at int64) (ks *keySet, skipped int, err
 			k = o
 		}
 		if k.kid != "" {
-			if _, dup := ks.byKID[k.kid]; dup {
-				skipped++ // two keys under one kid: neither is trusted by kid
+			if _, dup := ks.byKID[k.kid]; dup || ambiguous[k.kid] {
+				// Two or more keys under one kid: none is trusted by kid.
+				skipped++
 				delete(ks.byKID, k.kid)
+				ambiguous[k.kid] = true
 				continue
 			}
 			ks.byKID[k.kid] = k

@@ -57,31 +57,44 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 	if err != nil {
 		return nil, nil, reasonUnavailable
 	}
-	var used *jwk
+	var (
+		used       *jwk
+		candidates []*jwk // the keys a token without kid may be signed by
+	)
 	keyfunc := func(t *jwt.Token) (any, error) {
-		switch typ, _ := t.Header["typ"].(string); strings.ToLower(typ) {
+		typ, ok := t.Header["typ"].(string)
+		if _, present := t.Header["typ"]; present && !ok {
+			return nil, errors.New("auth: typ is not a string")
+		}
+		switch strings.ToLower(typ) {
 		case "", "jwt", "at+jwt", "application/at+jwt":
 		default:
 			return nil, errors.New("auth: typ is not an access token's")
 		}
+		if _, present := t.Header["crit"]; present {
+			// RFC 7515 §4.1.11: a recipient must refuse a token whose
+			// crit lists an extension it does not understand, and this
+			// verifier understands none.
+			return nil, errors.New("auth: crit lists extensions")
+		}
 		alg := t.Method.Alg()
 		kid, hasKID := t.Header["kid"].(string)
+		if _, present := t.Header["kid"]; present && !hasKID {
+			return nil, errors.New("auth: kid is not a string")
+		}
 		if !hasKID {
 			var set jwt.VerificationKeySet
 			for _, k := range ks.all {
-				if k.fits(alg) {
+				if k.fits(alg) && !k.revoked.Load() {
 					set.Keys = append(set.Keys, k.key)
+					candidates = append(candidates, k)
 				}
 			}
 			if len(set.Keys) == 0 {
 				return nil, errors.New("auth: no key fits")
 			}
-			if len(set.Keys) == 1 {
-				for _, k := range ks.all {
-					if k.fits(alg) {
-						used = k
-					}
-				}
+			if len(candidates) == 1 {
+				used = candidates[0]
 			}
 			return set, nil
 		}
@@ -106,7 +119,14 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 		jwt.WithIssuedAt(),
 		jwt.WithLeeway(iss.cfg.Leeway),
 	)
-	if _, err := p.ParseWithClaims(token, &c, keyfunc); err != nil {
+	parsed, err := p.ParseWithClaims(token, &c, keyfunc)
+	if err == nil && used == nil && len(candidates) > 1 {
+		// A token without kid, while more than one key fits (a rotation):
+		// the key that verified it is the one whose removal from the JWKS
+		// revokes it in the cache.
+		used = signedBy(token, parsed, candidates)
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, jwt.ErrTokenExpired), errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
 			return nil, nil, reasonExpired
@@ -130,6 +150,20 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 	}
 	tok.ScopeNames = append(scopeNames(c.Scope), scopeNames(c.Scp)...)
 	return tok, used, reasonOK
+}
+
+// signedBy returns the key among candidates whose signature t carries.
+func signedBy(raw string, t *jwt.Token, candidates []*jwk) *jwk {
+	i := strings.LastIndexByte(raw, '.')
+	if i < 0 {
+		return nil
+	}
+	for _, k := range candidates {
+		if t.Method.Verify(raw[:i], t.Signature, k.key) == nil {
+			return k
+		}
+	}
+	return nil
 }
 
 // scopeNames reads a scope claim: a space-separated string or an array
