@@ -75,7 +75,8 @@
 // algorithms (alg none and HS* can never be allowed, so an HS256 token
 // keyed with the public key fails), the key the kid names (its alg and
 // type must fit), typ absent, "JWT", "at+jwt" or "application/at+jwt"
-// (other typs, such as logout tokens, are refused), iss equal to the
+// (other typs, such as logout tokens, are refused), no crit header (RFC
+// 7515 §4.1.11: no extension is understood here), iss equal to the
 // issuer exactly, aud holding the resource identifier (RFC 8707; one
 // trailing slash of difference tolerated, and the configured aliases —
 // the demo's origin), exp required, nbf and iat not in the future, each
