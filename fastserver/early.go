@@ -136,6 +136,17 @@ func (s *Server) expectHandler(ctx *fasthttp.RequestCtx) (status int) {
 		}
 		ctx.SetUserValue(userRated, true)
 	}
+	if ep.Authorize != nil {
+		// Row 2a comes before rows 3 to 6, here as in the handler: a
+		// client without valid credentials learns nothing from them and
+		// holds no budget. It gets 100 Continue, then the handler's 401
+		// or 403 (auth's doc).
+		var r Request
+		r.reset(&f, nil, nil)
+		if ep.Authorize(&r) != nil {
+			return fasthttp.StatusContinue
+		}
+	}
 	enc, encErr := contentEncoding(&f)
 	if st, _, _ := s.checkHeaders(&f, h, encErr); st != 0 {
 		return fasthttp.StatusExpectationFailed

@@ -337,3 +337,46 @@ func TestA2ATasksOwnedByTheirClient(t *testing.T) {
 		t.Errorf("alice's GetTask: %d %.300s", g.status, g.raw)
 	}
 }
+
+// TestExpectAuthorizationFirst: with Expect: 100-continue, a request
+// without credentials gets 100 Continue and then the 401, whatever its
+// Content-Type, Content-Length or Content-Encoding: rows 3 to 6 come
+// after authorization there as without Expect, so a client without a
+// token learns nothing from them (the review of 2026-12-05 found 417 for
+// each). With a token, rows 3 to 6 refuse before the body: 417.
+func TestExpectAuthorizationFirst(t *testing.T) {
+	base, as := startAuth(t)
+	addr := strings.TrimPrefix(base, "http://")
+	token := "Authorization: Bearer " + as.Token(as.Claims(mcpAud, "")) + "\r\n"
+	for _, tc := range []struct {
+		hdr, auth string
+		first     string
+	}{
+		{"Content-Type: application/json\r\nContent-Length: 2", "", "100"},
+		{"Content-Type: text/plain\r\nContent-Length: 2", "", "100"},
+		{"Content-Type: application/json\r\nContent-Length: 999999999", "", "100"},
+		{"Content-Type: application/json\r\nContent-Encoding: br\r\nContent-Length: 2", "", "100"},
+		{"Content-Type: text/plain\r\nContent-Length: 2", token, "417"},
+		{"Content-Type: application/json\r\nContent-Length: 999999999", token, "417"},
+	} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"+tc.auth+tc.hdr+"\r\n\r\n")
+		br := bufio.NewReader(c)
+		line, _ := br.ReadString('\n')
+		if !strings.HasPrefix(line, "HTTP/1.1 "+tc.first+" ") {
+			t.Errorf("%q, token %v: %q, want %s", tc.hdr, tc.auth != "", line, tc.first)
+		} else if tc.first == "100" {
+			for l, _ := br.ReadString('\n'); l != "\r\n" && l != ""; l, _ = br.ReadString('\n') {
+			}
+			io.WriteString(c, "{}")
+			if final, _ := br.ReadString('\n'); !strings.HasPrefix(final, "HTTP/1.1 401 ") {
+				t.Errorf("%q without a token, after the body: %q, want 401", tc.hdr, final)
+			}
+		}
+		c.Close()
+	}
+}
