@@ -22,7 +22,7 @@ func (s *Server) serveInitialize(r *fastserver.Request, dst []byte) ([]byte, err
 	if r.Msg.ParamsType == decode.ParamsObject {
 		caps, _ = decode.Lookup(r.Msg.Params, "capabilities")
 	}
-	ss, err := s.sessions.create(v, caps, time.Now())
+	ss, err := s.sessions.create(v, caps, ownerOf(r), time.Now())
 	if err != nil {
 		return dst, err
 	}

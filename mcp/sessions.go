@@ -40,6 +40,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
@@ -65,7 +66,10 @@ type SessionOptions struct {
 
 // WithSessions turns on sessions for 2025-xx clients (see the package
 // doc): Mcp-Session-Id, logging/setLevel and resource subscriptions that
-// last, a GET stream of notifications, DELETE. Default: off, stateless.
+// last, a GET stream of notifications, DELETE. With WithAuth a session
+// belongs to the token that initialized it (its issuer and subject): a
+// request with another token finds no session under its id (404).
+// Default: off, stateless.
 func WithSessions(o SessionOptions) Option {
 	return func(s *Server) error {
 		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 {
@@ -94,6 +98,7 @@ type sessionTable struct {
 
 type session struct {
 	id       string
+	owner    string // who initialized it, with WithAuth (ownerOf)
 	version  Version
 	caps     []byte // initialize's params.capabilities, copied
 	mu       sync.Mutex
@@ -111,11 +116,12 @@ var (
 	errSessionFull = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many sessions"}
 )
 
-// create starts a session of version v whose client declared caps.
-func (t *sessionTable) create(v Version, caps []byte, now time.Time) (*session, *fastserver.Error) {
+// create starts a session of version v whose client declared caps, for
+// owner (ownerOf).
+func (t *sessionTable) create(v Version, caps []byte, owner string, now time.Time) (*session, *fastserver.Error) {
 	var raw [16]byte
 	rand.Read(raw[:])
-	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), version: v, caps: append([]byte(nil), caps...),
+	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), owner: owner, version: v, caps: append([]byte(nil), caps...),
 		subs: map[string]bool{}, events: make(chan []byte, t.opts.Queue), seen: now}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -144,10 +150,14 @@ func (ss *session) expired(now time.Time, idle time.Duration) bool {
 	return !ss.streamed && now.Sub(ss.seen) > idle
 }
 
-// lookup returns the live session id names and marks it seen.
-func (t *sessionTable) lookup(id []byte, now time.Time) *session {
+// lookup returns the live session id names, when owner owns it, and
+// marks it seen. A session of another owner does not exist for it.
+func (t *sessionTable) lookup(id []byte, owner string, now time.Time) *session {
 	t.mu.Lock()
 	ss := t.m[string(id)]
+	if ss != nil && ss.owner != owner {
+		ss = nil
+	}
 	if ss != nil && ss.expired(now, t.opts.Idle) {
 		t.endLocked(ss.id, ss)
 		ss = nil
@@ -161,11 +171,15 @@ func (t *sessionTable) lookup(id []byte, now time.Time) *session {
 	return ss
 }
 
-// end ends the session id names; it reports whether there was one.
-func (t *sessionTable) end(id []byte) bool {
+// end ends the session id names, when owner owns it; it reports whether
+// there was one.
+func (t *sessionTable) end(id []byte, owner string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ss := t.m[string(id)]
+	if ss != nil && ss.owner != owner {
+		ss = nil
+	}
 	if ss != nil {
 		t.endLocked(ss.id, ss)
 	}
@@ -191,7 +205,23 @@ func (s *Server) sessionOf(r *fastserver.Request) *session {
 	if id == nil {
 		return nil
 	}
-	return s.sessions.lookup(id, time.Now())
+	return s.sessions.lookup(id, ownerOf(r), time.Now())
+}
+
+// ownerOf returns who r's token names (its issuer and subject, or its
+// client id when it names no subject), or "" without one: with WithAuth
+// a session is its initializer's, and a request with another token does
+// not find it (MCP's security practices: bind session ids to the user).
+func ownerOf(r *fastserver.Request) string {
+	t := auth.FromRequest(r)
+	switch {
+	case t == nil:
+		return ""
+	case t.Subject != "":
+		return t.Issuer + " sub " + t.Subject
+	default:
+		return t.Issuer + " client " + t.ClientID
+	}
 }
 
 // checkSession refuses, under 2025-xx with sessions on, a request whose
@@ -200,7 +230,7 @@ func (s *Server) checkSession(r *fastserver.Request) *fastserver.Error {
 	if s.sessions == nil || RequestVersion(r).Stateless() {
 		return nil
 	}
-	if id := r.HeaderOf(keySession); id != nil && s.sessions.lookup(id, time.Now()) == nil {
+	if id := r.HeaderOf(keySession); id != nil && s.sessions.lookup(id, ownerOf(r), time.Now()) == nil {
 		return errSessionGone
 	}
 	return nil
@@ -270,12 +300,15 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 		return false
 	}
 	id := ctx.Request.Header.Peek(HeaderSession)
+	owner := ""
 	if len(id) > 0 && s.auth != nil && (ctx.IsDelete() || ctx.IsGet()) {
 		// A session's stream and its end need the endpoint's token, as
-		// its POSTs do (WithAuth).
+		// its POSTs do (WithAuth), and the session's own owner's.
 		var r fastserver.Request
 		r.Reset(&ctx.Request.Header, nil, ctx)
-		if e := s.auth.Authorize(&r); e != nil {
+		e := s.auth.Authorize(&r)
+		owner = ownerOf(&r)
+		if e != nil {
 			status := e.Status
 			if status == 0 {
 				status = fasthttp.StatusUnauthorized
@@ -291,7 +324,7 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	case ctx.IsDelete():
 		if len(id) == 0 {
 			ctx.Error("DELETE needs the Mcp-Session-Id of the session to end", fasthttp.StatusBadRequest)
-		} else if s.sessions.end(id) {
+		} else if s.sessions.end(id, owner) {
 			ctx.SetStatusCode(fasthttp.StatusNoContent)
 		} else {
 			ctx.Error("session not found", fasthttp.StatusNotFound)
@@ -301,7 +334,7 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 		if len(id) == 0 {
 			return false // 405: no stream without a session
 		}
-		ss := s.sessions.lookup(id, time.Now())
+		ss := s.sessions.lookup(id, owner, time.Now())
 		if ss == nil {
 			ctx.Error("session not found", fasthttp.StatusNotFound)
 			return true

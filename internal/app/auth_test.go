@@ -380,3 +380,54 @@ func TestExpectAuthorizationFirst(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestSessionsOwnedByTheirClient: with authorization and sessions on, a
+// session belongs to the client whose token initialized it (MCP's
+// security best practices: bind session ids to the user): another client
+// of the same issuer, with a valid token and the session's id, finds no
+// session for its POST, its GET stream or its DELETE (404), and the
+// session lives on for its owner. (Found by review on 2026-12-05: any
+// valid token could use or end any session whose id it held.)
+func TestSessionsOwnedByTheirClient(t *testing.T) {
+	as := authtest.New(t)
+	url, stop, err := Start(Options{
+		Server:   fastserver.Config{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Auth:     AuthOptions{Issuer: as.URL, Audience: mcpAud},
+		Sessions: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	token := func(sub string) string {
+		c := as.Claims(mcpAud, "")
+		c["sub"] = sub
+		return "Bearer " + as.Token(c)
+	}
+	alice, bob := token("alice"), token("bob")
+	hdr := func(tok, sid string) map[string]string {
+		return map[string]string{"Authorization": tok, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-06-18", "Accept": "application/json, text/event-stream"}
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	a := do(t, "POST", url+"/mcp", map[string]string{"Authorization": alice, "Accept": "application/json, text/event-stream"}, init)
+	sid := a.header.Get("Mcp-Session-Id")
+	if a.status != 200 || sid == "" {
+		t.Fatalf("alice's initialize: %d, session %q", a.status, sid)
+	}
+	setLevel := `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`
+	if b := do(t, "POST", url+"/mcp", hdr(bob, sid), setLevel); b.status != 404 {
+		t.Errorf("bob's POST in alice's session: %d %.200s, want 404", b.status, b.raw)
+	}
+	if b := do(t, "DELETE", url+"/mcp", hdr(bob, sid), ""); b.status != 404 {
+		t.Errorf("bob's DELETE of alice's session: %d, want 404", b.status)
+	}
+	if b := do(t, "GET", url+"/mcp", hdr(bob, sid), ""); b.status != 404 {
+		t.Errorf("bob's GET stream of alice's session: %d, want 404", b.status)
+	}
+	if a := do(t, "POST", url+"/mcp", hdr(alice, sid), setLevel); a.status != 200 {
+		t.Errorf("alice's POST in her session: %d %.200s", a.status, a.raw)
+	}
+	if a := do(t, "DELETE", url+"/mcp", hdr(alice, sid), ""); a.status != 204 {
+		t.Errorf("alice's DELETE of her session: %d, want 204", a.status)
+	}
+}
