@@ -335,15 +335,10 @@ func (s *Server) owner(r *fastserver.Request) string {
 	if s.auth == nil {
 		return ""
 	}
-	t := auth.FromRequest(r)
-	switch {
-	case t == nil:
-		return ""
-	case t.Subject != "":
-		return t.Issuer + " sub " + t.Subject
-	default:
-		return t.Issuer + " client " + t.ClientID
+	if t := auth.FromRequest(r); t != nil {
+		return t.Principal()
 	}
+	return ""
 }
 
 // getOwned returns the task with the given id when r's caller owns it,

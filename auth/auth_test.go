@@ -426,3 +426,24 @@ func TestJWSHeaderChecks(t *testing.T) {
 		t.Fatalf("a plain token: %s", e.Message)
 	}
 }
+
+// TestPrincipal: tokens of one subject and issuer name one principal,
+// whatever else differs; another subject, another issuer or a token
+// without subject (its client id) name others.
+func TestPrincipal(t *testing.T) {
+	a := auth.Token{Issuer: "https://as.example", Subject: "alice", ClientID: "app1", ID: "j1"}
+	for _, tc := range []struct {
+		tok  auth.Token
+		same bool
+	}{
+		{auth.Token{Issuer: "https://as.example", Subject: "alice", ClientID: "app2", ID: "j2"}, true},
+		{auth.Token{Issuer: "https://as.example", Subject: "bob", ClientID: "app1"}, false},
+		{auth.Token{Issuer: "https://other.example", Subject: "alice", ClientID: "app1"}, false},
+		{auth.Token{Issuer: "https://as.example", ClientID: "alice"}, false},
+		{auth.Token{Issuer: "https://as.example sub alice"}, false},
+	} {
+		if got := tc.tok.Principal() == a.Principal(); got != tc.same {
+			t.Errorf("%+v: same principal as %+v: %v, want %v", tc.tok, a, got, tc.same)
+		}
+	}
+}

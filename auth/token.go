@@ -50,6 +50,17 @@ type Token struct {
 	Introspected bool
 }
 
+// Principal names who the token speaks for, to key what a client owns
+// (an A2A task, an MCP session): its issuer and subject, or its client id
+// when it names no subject. Tokens of one principal give the same string;
+// tokens of two issuers never do.
+func (t *Token) Principal() string {
+	if t.Subject != "" {
+		return t.Issuer + " sub " + t.Subject
+	}
+	return t.Issuer + " client " + t.ClientID
+}
+
 // HasScope reports whether the token carries the named scope.
 func (t *Token) HasScope(name string) bool {
 	for _, s := range t.ScopeNames {

@@ -213,15 +213,10 @@ func (s *Server) sessionOf(r *fastserver.Request) *session {
 // a session is its initializer's, and a request with another token does
 // not find it (MCP's security practices: bind session ids to the user).
 func ownerOf(r *fastserver.Request) string {
-	t := auth.FromRequest(r)
-	switch {
-	case t == nil:
-		return ""
-	case t.Subject != "":
-		return t.Issuer + " sub " + t.Subject
-	default:
-		return t.Issuer + " client " + t.ClientID
+	if t := auth.FromRequest(r); t != nil {
+		return t.Principal()
 	}
+	return ""
 }
 
 // checkSession refuses, under 2025-xx with sessions on, a request whose
