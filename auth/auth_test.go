@@ -8,9 +8,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -444,6 +447,65 @@ func TestPrincipal(t *testing.T) {
 	} {
 		if got := tc.tok.Principal() == a.Principal(); got != tc.same {
 			t.Errorf("%+v: same principal as %+v: %v, want %v", tc.tok, a, got, tc.same)
+		}
+	}
+}
+
+// TestIntrospectionDecides: with introspection configured, a token with
+// two dots that the issuer's keys do not verify (an opaque token such as
+// PASETO's v4.local.…, or an issuer that publishes no keys at all) is
+// introspected rather than refused 503 (the review of 2026-12-05 found
+// "authorization server cannot be reached" for an issuer that was up);
+// and an introspected refresh token is refused, since a resource server
+// never accepts one (RFC 6749 §1.5).
+func TestIntrospectionDecides(t *testing.T) {
+	var srv *httptest.Server
+	var intros atomic.Int32
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "introspection_endpoint": srv.URL + "/introspect", "token_endpoint": srv.URL + "/token"})
+		case "/introspect":
+			intros.Add(1)
+			r.ParseForm()
+			tok := r.PostForm.Get("token")
+			answer := map[string]any{"active": strings.HasPrefix(tok, "v4.") || strings.HasPrefix(tok, "rt-"), "aud": resourceID, "sub": "s", "exp": time.Now().Add(time.Minute).Unix()}
+			if strings.HasPrefix(tok, "rt-") {
+				answer["token_type"] = "refresh_token"
+			}
+			json.NewEncoder(w).Encode(answer)
+		default:
+			w.WriteHeader(404)
+		}
+	}))
+	defer srv.Close()
+	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: srv.URL, Introspection: &auth.IntrospectionConfig{ClientID: "rs", ClientSecret: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tok    string
+		status int // 0: accepted
+	}{
+		{"v4.local.abcdef", 0},
+		{"opaque-but-inactive", 401},
+		{"a.b.c", 401},
+		{"rt-refresh-token", 401},
+	} {
+		before := intros.Load()
+		_, e := res.Authenticate(context.Background(), bearer(tc.tok), nil)
+		switch {
+		case tc.status == 0 && e != nil:
+			t.Errorf("%s: %d %s, want accepted", tc.tok, e.Status, e.Message)
+		case tc.status != 0 && (e == nil || e.Status != tc.status):
+			t.Errorf("%s: %v, want %d", tc.tok, e, tc.status)
+		}
+		if intros.Load() != before+1 {
+			t.Errorf("%s: %d introspections, want 1", tc.tok, intros.Load()-before)
 		}
 	}
 }

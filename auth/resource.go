@@ -355,13 +355,19 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		why   reason
 		until time.Time
 	)
-	if strings.Count(s, ".") == 2 {
+	isJWT := strings.Count(s, ".") == 2
+	if isJWT {
 		tok, key, why = r.iss.verifyJWT(ctx, s, r.audiences)
 		if why == reasonOK {
 			until = tok.Expiry
 		}
-	} else {
+	}
+	if !isJWT || (why == reasonInvalid || why == reasonUnavailable) && r.iss.cfg.Introspection != nil {
+		// Not a JWT this issuer's keys verify (an opaque token may hold
+		// two dots, as PASETO's do; an issuer may publish no keys at
+		// all): its introspection endpoint, when there is one, decides.
 		tok, until, why = r.iss.introspect(ctx, s, r.audiences)
+		key = nil
 	}
 	if why != reasonOK {
 		return nil, why

@@ -199,6 +199,10 @@ type introspection struct {
 	Aud      jwt.ClaimStrings `json:"aud"`
 	Iss      string           `json:"iss"`
 	Jti      string           `json:"jti"`
+	// TokenType is RFC 7662's token_type: a refresh token is never one
+	// a resource server accepts (RFC 6749 §1.5), and the endpoint looks
+	// a token up among every type whatever the hint (RFC 7662 §2.1).
+	TokenType string `json:"token_type"`
 }
 
 // introspect asks the introspection endpoint about an opaque token. It
@@ -260,6 +264,8 @@ func (iss *Issuer) introspect(ctx context.Context, token string, audiences []str
 	now := time.Now()
 	switch {
 	case !r.Active:
+		return nil, time.Time{}, reasonInvalid
+	case strings.EqualFold(r.TokenType, "refresh_token"), strings.EqualFold(r.TokenType, "refresh"):
 		return nil, time.Time{}, reasonInvalid
 	case r.Iss != "" && r.Iss != iss.URL():
 		return nil, time.Time{}, reasonIssuer
