@@ -306,14 +306,29 @@ func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 		chunks[i] = string(text[i*len(text)/n : (i+1)*len(text)/n])
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
 		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("the server is shutting down")}, nil
 	}
-	d.pending.Add(1)
 	id, delay := c.TaskID, time.Duration(ms)*time.Millisecond
+	// The work is counted when it starts, in Then, not here: Then is not
+	// called when the outcome cannot be stored (the task went final
+	// meanwhile, or the store is down), and a count taken here would
+	// never be given back, leaving Close (and the process's shutdown)
+	// waiting for ever.
 	return &a2a.Reply{State: a2a.TaskStateWorking, Status: textMessage(fmt.Sprintf("streaming %d chunks", n)),
-		Then: func() { defer d.pending.Done(); d.sendChunks(id, chunks, delay) }}, nil
+		Then: func() {
+			d.mu.Lock()
+			if d.closed {
+				d.mu.Unlock()
+				return
+			}
+			d.pending.Add(1)
+			d.mu.Unlock()
+			defer d.pending.Done()
+			d.sendChunks(id, chunks, delay)
+		}}, nil
 }
 
 // sendChunks is the stream skill's work after the answer.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/decode"
@@ -163,5 +165,56 @@ func TestA2AEcho(t *testing.T) {
 		if _, code := a2aCall(t, ep, "", tt.body); code != tt.code {
 			t.Errorf("%s: %d, want %d", tt.body, code, tt.code)
 		}
+	}
+}
+
+// cancelingStore cancels a task just before the next Update of it runs,
+// once armed: a CancelTask landing between the agent's run and the
+// storing of its reply, the interleaving of a real race.
+type cancelingStore struct {
+	*a2a.MemoryStore
+	arm atomic.Bool
+}
+
+func (s *cancelingStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a2a.Task, error)) (*a2a.Task, error) {
+	if s.arm.CompareAndSwap(true, false) {
+		s.MemoryStore.Update(ctx, id, func(old *a2a.Task) (*a2a.Task, error) {
+			nt := *old
+			nt.Seq++
+			nt.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled, Timestamp: time.Now()}
+			return &nt, nil
+		})
+	}
+	return s.MemoryStore.Update(ctx, id, f)
+}
+
+// TestStreamSkillShutdownAfterLostReply: a stream-skill continuation
+// whose task is canceled while the agent runs is answered -32004 and its
+// work never starts; Close (the server's shutdown) still returns. (Found
+// by review on 2026-12-05: the work was counted when the agent answered,
+// never given back, and SIGTERM left the process running for ever.)
+func TestStreamSkillShutdownAfterLostReply(t *testing.T) {
+	st := &cancelingStore{MemoryStore: a2a.NewMemoryStore(0, 0)}
+	d, err := NewA2A(A2AOptions{Tasks: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := d.Server.Endpoint()
+	meta := `"metadata":{"skillId":"stream","chunks":1000,"delayMs":10000}`
+	res, code := a2aCall(t, ep, "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{`+meta+`,"message":{"role":"ROLE_USER","messageId":"a","parts":[{"text":"abcdef"}]}}}`)
+	if code != 0 {
+		t.Fatal(code)
+	}
+	id := at(res, "task", "id").(string)
+	st.arm.Store(true)
+	if _, code = a2aCall(t, ep, "", `{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{`+meta+`,"message":{"role":"ROLE_USER","messageId":"b","taskId":"`+id+`","parts":[{"text":"more"}]}}}`); code != -32004 {
+		t.Errorf("the continuation of a task canceled meanwhile: code %d, want -32004", code)
+	}
+	closed := make(chan struct{})
+	go func() { d.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close has not returned after 5 s: the stream skill's work was counted and never given back")
 	}
 }
