@@ -29,8 +29,8 @@
 //
 // # Tasks
 //
-// One hash per task plus sorted sets per context, for all tasks and by
-// creation, under one hash tag; every change is a Lua check-and-set on
+// One hash per task plus sorted sets per context, per owner, for all
+// tasks and by creation, under one hash tag; every change is a Lua check-and-set on
 // the task's version that refuses to leave a final state, so a cancel
 // racing a completion ends one way for every instance. Bounded in count
 // (oldest evicted) and per-task size, kept TTL after the last change.
@@ -68,7 +68,8 @@
 // # Security
 //
 // Keys are the client's address (rate limit) and random task ids; every
-// script bounds its work (a page walks at most the context's index, a
+// script bounds its work (a page walks at most the context's or the
+// owner's index, a
 // create evicts at most the excess). Give the fleet its own Redis database
 // or Options.Prefix, and a password in the URL in production; the URL's
 // password is never logged.

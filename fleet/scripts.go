@@ -85,14 +85,16 @@ local P = ARGV[1]          -- key prefix, ending in "{a2a}:"
 local TTL = tonumber(ARGV[2])
 local function tkey(id) return P .. 't:' .. id end
 local function ckey(c) return P .. 'c:' .. c end
+local function okey(o) return P .. 'o:' .. o end -- an owner's tasks
 local ALL, AGE = P .. 'all', P .. 'age'
 local function nowms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 -- drop a task and its index entries
-local function drop(id, ctx)
+local function drop(id, ctx, own)
   if ctx then redis.call('ZREM', ckey(ctx), id) end
+  if own and own ~= '' then redis.call('ZREM', okey(own), id) end
   redis.call('ZREM', ALL, id)
   redis.call('ZREM', AGE, id)
   redis.call('DEL', tkey(id))
@@ -110,10 +112,11 @@ local function prune(zkey, limit)
     end
   end
 end
-local function touch(ctx)
+local function touch(ctx, own)
   redis.call('EXPIRE', ALL, TTL + 60)
   redis.call('EXPIRE', AGE, TTL + 60)
   redis.call('EXPIRE', ckey(ctx), TTL + 60)
+  if own and own ~= '' then redis.call('EXPIRE', okey(own), TTL + 60) end
 end
 local function final(s)
   return s == '3' or s == '4' or s == '5' or s == '7'
@@ -132,15 +135,17 @@ if redis.call('EXISTS', k) == 1 then return 0 end
 redis.call('HSET', k, 'd', data, 's', st, 'c', ctx, 'v', 1, 'u', ms, 'o', own)
 redis.call('EXPIRE', k, TTL)
 redis.call('ZADD', ckey(ctx), ms, id)
+if own ~= '' then redis.call('ZADD', okey(own), ms, id) end
 redis.call('ZADD', ALL, ms, id)
 redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
-touch(ctx)
+touch(ctx, own)
 local over = redis.call('ZCARD', AGE) - maxn
 if over > 0 then
   local gone = redis.call('ZPOPMIN', AGE, over)
   for i = 1, #gone, 2 do
     local old = gone[i]
-    drop(old, redis.call('HGET', tkey(old), 'c'))
+    local h = redis.call('HMGET', tkey(old), 'c', 'o')
+    drop(old, h[1], h[2])
   end
 end
 prune(ALL, 16)
@@ -155,16 +160,18 @@ return 1
 var scriptUpdate = rueidis.NewLuaScript(taskLua + `
 local id, ver, st, ms, data = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local k = tkey(id)
-local cur = redis.call('HMGET', k, 'v', 's', 'c')
+local cur = redis.call('HMGET', k, 'v', 's', 'c', 'o')
 if not cur[1] then return -1 end
 if final(cur[2]) then return -2 end
 if cur[1] ~= ver then return 0 end
 redis.call('HSET', k, 'd', data, 's', st, 'v', tonumber(ver) + 1, 'u', ms)
 redis.call('EXPIRE', k, TTL)
 redis.call('ZADD', ckey(cur[3]), ms, id)
+local own = cur[4] or ''
+if own ~= '' then redis.call('ZADD', okey(own), ms, id) end
 redis.call('ZADD', ALL, ms, id)
 redis.call('EXPIRE', AGE, TTL + 60)
-touch(cur[3])
+touch(cur[3], own)
 return 1
 `)
 
@@ -178,15 +185,16 @@ return 1
 // follows the page.
 var scriptList = rueidis.NewLuaScript(taskLua + `
 local ctx, cms, cid, size, st, after, own = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
-local z = ALL
-if ctx ~= '' then z = ckey(ctx) end
+-- the smallest index that holds every match: a context's tasks, an
+-- owner's, or all; a task of another owner does not exist for the caller
+local z, byOwner = ALL, false
+if ctx ~= '' then z = ckey(ctx) elseif own ~= '' then z, byOwner = okey(own), true end
 prune(z, 1000)
--- a task of another owner does not exist for the caller
 local function mine(st2, own2)
   return (st == '0' or st2 == st) and (own == '' or own2 == own)
 end
 local total = 0
-if st == '0' and own == '' then
+if st == '0' and (own == '' or byOwner) then
   total = redis.call('ZCOUNT', z, after, '+inf')
 else
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', z, after, '+inf')) do

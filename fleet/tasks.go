@@ -44,9 +44,10 @@ type TaskOptions struct {
 //
 // Layout (one hash tag, {a2a}, so every key of a script is in one slot):
 // a hash per task (d: the task's JSON, s: state, c: context, v: version,
-// u: status time in ms) with EXPIRE TTL renewed by each change; a sorted
-// set per context and one for all tasks, scored by status time, for
-// ListTasks; a sorted set by creation, to evict the oldest past MaxTasks.
+// u: status time in ms, o: owner) with EXPIRE TTL renewed by each change;
+// a sorted set per context, one per owner (a2a.Task.Owner) and one for
+// all tasks, scored by status time, for ListTasks; a sorted set by
+// creation, to evict the oldest past MaxTasks.
 // Every write is one Lua script. Update is a check-and-set on the
 // version, refused by the script when the stored task is final, retried
 // on a conflict: so of a cancel and a completion racing on two instances
@@ -57,8 +58,10 @@ type TaskOptions struct {
 // a2a.ErrStoreUnavailable, which the a2a server answers 503 / -32603
 // with Retry-After.
 //
-// ListTasks with a status filter counts the matching tasks of the
-// context (or of the whole store, without contextId) by walking its
+// ListTasks reads the smallest index that holds its matches: the
+// context's, else the owner's (every ListTasks with authorization on
+// names its caller), else all tasks'. With a status filter, or with both
+// a context and an owner, it counts the matching tasks by walking that
 // index: O(tasks in it).
 type TaskStore struct {
 	f      *Fleet

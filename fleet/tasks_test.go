@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +186,83 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestListByOwnerIndexed: a ListTasks scoped to its caller (TaskQuery.Owner,
+// set for every ListTasks with authorization on) reads the owner's own
+// index, not every task: among 20,000 tasks of one owner, another's
+// listing costs nothing and finds none, and the owner's pages are whole.
+// (The first version of the filter walked every task to count and fill a
+// page: with 100,000 tasks it passed the call timeout and took both
+// instances "down", found by review on 2026-12-05.)
+func TestListByOwnerIndexed(t *testing.T) {
+	r := services.StartRedis(t)
+	f := newFleet(t, r, "a", "own:")
+	s := newStore(t, f, TaskOptions{})
+	ctx := context.Background()
+	at := time.Now().UTC()
+	const n = 20000
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= n; i = next.Add(1) {
+				tk := &a2a.Task{ID: fmt.Sprintf("t%06d", i), ContextID: fmt.Sprintf("c%d", i%100), Owner: "alice",
+					Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at.Add(time.Duration(i) * time.Millisecond)}}
+				if err := s.Create(ctx, tk); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, tk := range []*a2a.Task{
+		{ID: "bob1", ContextID: "c1", Owner: "bob", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at}},
+		{ID: "bob2", ContextID: "cb", Owner: "bob", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: at.Add(time.Hour)}},
+	} {
+		if err := s.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The work a listing does, in task hashes read (Redis counts the
+	// commands scripts run).
+	hmgets := func() int {
+		info, err := f.client.Do(ctx, f.client.B().Info().Section("commandstats").Build()).ToString()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, found := strings.Cut(info, "cmdstat_hmget:calls=")
+		if !found {
+			return 0 // none yet
+		}
+		n, _ := strconv.Atoi(rest[:strings.IndexAny(rest, ",\r\n")])
+		return n
+	}
+	changes := f.changes.Get()
+	before := hmgets()
+	start := time.Now()
+	p, err := s.List(ctx, a2a.TaskQuery{Owner: "bob", PageSize: 100})
+	took := time.Since(start)
+	if read := hmgets() - before; read > 10 {
+		t.Errorf("bob's listing read %d task hashes among %d tasks: it walks other owners' tasks", read, n)
+	}
+	if err != nil || p.TotalSize != 2 || len(p.Tasks) != 2 || p.Tasks[0].ID != "bob2" || p.Tasks[1].ID != "bob1" {
+		t.Fatalf("bob's tasks among %d of alice's: %+v, %v", n, p, err)
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{Owner: "bob", State: a2a.TaskStateWorking, PageSize: 100}); err != nil || p.TotalSize != 1 || len(p.Tasks) != 1 {
+		t.Errorf("bob's working tasks: %+v, %v", p, err)
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{Owner: "carol", PageSize: 100}); err != nil || p.TotalSize != 0 || len(p.Tasks) != 0 {
+		t.Errorf("carol's tasks: %+v, %v", p, err)
+	}
+	if p, err := s.List(ctx, a2a.TaskQuery{Owner: "alice", PageSize: 100}); err != nil || p.TotalSize != n || len(p.Tasks) != 100 || p.Tasks[0].ID != fmt.Sprintf("t%06d", n) {
+		t.Errorf("alice's first page: total %d, %d tasks, %v", p.TotalSize, len(p.Tasks), err)
+	}
+	if f.changes.Get() != changes || !f.Up() {
+		t.Errorf("the listings took the fleet down")
+	}
+	t.Logf("bob's listing among %d tasks: %v", n, took)
 }
