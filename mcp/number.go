@@ -13,6 +13,8 @@ package mcp
 // whose value needs more), so numbers are compared exactly unless both
 // carry exponents beyond that bound.
 
+import "strconv"
+
 const maxExp = 1 << 50
 
 // decimal is a JSON number read without conversion: its value is
@@ -80,6 +82,23 @@ func parseDecimal(v []byte) decimal {
 	d.zero = d.start == d.end
 	d.point = int64(len(d.ip)) + exp - int64(d.start)
 	return d
+}
+
+// appendShort appends d's value as a JSON number of its significant
+// digits alone: 0, or ±0.De±point.
+func (d *decimal) appendShort(dst []byte) []byte {
+	if d.zero {
+		return append(dst, '0')
+	}
+	if d.neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, "0."...)
+	for i := d.start; i < d.end; i++ {
+		dst = append(dst, d.digit(i))
+	}
+	dst = append(dst, 'e')
+	return strconv.AppendInt(dst, d.point, 10)
 }
 
 // digit returns the i-th digit of ip+fp.
