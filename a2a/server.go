@@ -75,7 +75,9 @@ type Config struct {
 	MaxTasks int
 	// MaxTaskBytes is the store's budget in estimated bytes (strings, raw
 	// bytes and a fixed overhead per object); the oldest tasks are evicted
-	// while it is passed. 0 means DefaultMaxTaskBytes (64 MiB).
+	// while it is passed, and a change that would make one task alone pass
+	// it is refused (-32602, the task unchanged). 0 means
+	// DefaultMaxTaskBytes (64 MiB).
 	MaxTaskBytes int64
 	// Tasks, when not nil, is where tasks are kept instead of the
 	// in-memory store that MaxTasks and MaxTaskBytes bound (those are

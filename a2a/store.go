@@ -59,15 +59,18 @@ func (s *store) get(id string) (*Task, bool) {
 
 // put stores t under t.ID: a new task becomes the youngest, evicting the
 // oldest ones as needed; an existing one is replaced in place.
-func (s *store) put(t *Task) {
+func (s *store) put(t *Task) error {
 	size := taskSize(t)
+	if size > s.maxBytes {
+		return ErrTaskTooLarge // it alone would pass the budget
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.tasks[t.ID]; ok {
 		s.bytes += size - old.size
 		s.tasks[t.ID] = storedTask{t, size}
 		s.evict(t.ID)
-		return
+		return nil
 	}
 	if s.n == s.maxTasks {
 		s.dropOldest()
@@ -77,6 +80,7 @@ func (s *store) put(t *Task) {
 	s.tasks[t.ID] = storedTask{t, size}
 	s.bytes += size
 	s.evict(t.ID)
+	return nil
 }
 
 // update applies f to the stored task with the given id and stores its
@@ -95,6 +99,11 @@ func (s *store) update(id string, f func(*Task) (*Task, error)) (*Task, bool, er
 		return old.t, true, err
 	}
 	size := taskSize(t)
+	if size > s.maxBytes {
+		// The task alone would pass the budget, and the task being
+		// changed is never evicted: refused, the task unchanged.
+		return old.t, true, ErrTaskTooLarge
+	}
 	s.bytes += size - old.size
 	s.tasks[id] = storedTask{t, size}
 	s.evict(id)

@@ -213,10 +213,11 @@ func (m *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 	return t, nil
 }
 
-// Create stores t, evicting the oldest tasks past the bounds.
+// Create stores t, evicting the oldest tasks past the bounds. A task
+// whose estimated size alone passes the byte budget is refused with
+// ErrTaskTooLarge (and so is an Update that would make it so).
 func (m *MemoryStore) Create(_ context.Context, t *Task) error {
-	m.s.put(t)
-	return nil
+	return m.s.put(t)
 }
 
 // Update applies f under the store's lock.
