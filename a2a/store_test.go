@@ -106,25 +106,34 @@ func TestStoreByteBound(t *testing.T) {
 	if got := ids(s); got != "c,d" {
 		t.Errorf("kept %s", got)
 	}
-	// A task larger than the budget evicts everything else and stays.
-	s.put(task("big", strings.Repeat("x", 10000)))
+	// A task larger than the whole budget is refused, and evicts nothing.
+	if err := s.put(task("big", strings.Repeat("x", 10000))); err != ErrTaskTooLarge {
+		t.Errorf("a task over the budget: %v, want ErrTaskTooLarge", err)
+	}
 	s.invariants(t)
-	if got := ids(s); got != "big" {
+	if got := ids(s); got != "c,d" {
 		t.Errorf("kept %s", got)
 	}
 	s.put(task("e", "x"))
 	s.invariants(t)
-	if got := ids(s); got != "e" {
+	if got := ids(s); got != "c,d,e" {
 		t.Errorf("kept %s", got)
 	}
-	// Growing the oldest task under pressure evicts the others, not it.
+	// Growing the oldest task under pressure evicts the others, not it;
+	// growing it past the whole budget is refused, the task unchanged.
 	s = newStore(100, 2*one+one/2)
 	s.put(task("a", strings.Repeat("x", 1000)))
 	s.put(task("b", strings.Repeat("x", 1000)))
-	s.put(task("a", strings.Repeat("x", 3000)))
+	s.put(task("a", strings.Repeat("x", 2000)))
 	s.invariants(t)
 	if got := ids(s); got != "a" {
 		t.Errorf("kept %s", got)
+	}
+	if _, _, err := s.update("a", func(*Task) (*Task, error) { return task("a", strings.Repeat("x", 10000)), nil }); err != ErrTaskTooLarge {
+		t.Errorf("growing a task past the budget: %v, want ErrTaskTooLarge", err)
+	}
+	if tk, _ := s.get("a"); taskSize(tk) > 2*one+one/2 {
+		t.Errorf("the refused change was stored")
 	}
 	// Shrinking never evicts.
 	s.put(task("b", "x"))
