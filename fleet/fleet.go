@@ -307,16 +307,25 @@ func (f *Fleet) probe() {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		defer f.probing.Store(false)
 		t := time.NewTicker(f.opts.ProbeInterval)
 		defer t.Stop()
-		for !f.up.Load() {
-			select {
-			case <-f.closed:
-				return
-			case <-t.C:
+		for {
+			for !f.up.Load() {
+				select {
+				case <-f.closed:
+					f.probing.Store(false)
+					return
+				case <-t.C:
+				}
+				f.heartbeat() // marks up on success
 			}
-			f.heartbeat() // marks up on success
+			f.probing.Store(false)
+			// A markDown between the loop's last look at up and the
+			// store above found this probe running and started none:
+			// look again, and go on probing if so.
+			if f.up.Load() || !f.probing.CompareAndSwap(false, true) {
+				return
+			}
 		}
 	}()
 }
