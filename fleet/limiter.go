@@ -110,6 +110,7 @@ type leaseEntry struct {
 	seen     int64  // unix ns of the last Take
 	since    int64  // unix ns of the last grant (demand window start)
 	attempts int    // Takes since the last grant
+	failed   bool   // the last refill got no answer from Redis
 	low      int    // refill in the background at or below this many
 	busy     bool   // a refill is in flight
 	done     chan struct{}
@@ -213,11 +214,19 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 			l.limited.Inc()
 			return wait
 		}
-		if try > 0 {
+		if try > 0 && (e.failed || !l.f.up.Load()) {
 			// The refill brought no answer: Redis is down.
 			l.mu.Unlock()
 			l.fallback.Inc()
 			return l.local().Take(key)
+		}
+		if try >= maxTakeTries {
+			// Redis answered every refill, and other requests of the
+			// same client spent what it granted: the client is at its
+			// limit, and every token it was given was counted by Redis.
+			l.mu.Unlock()
+			l.limited.Inc()
+			return time.Duration(l.period) * time.Microsecond
 		}
 		if e.busy {
 			l.waits.Inc()
@@ -233,6 +242,10 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 		now = time.Now().UnixNano()
 	}
 }
+
+// maxTakeTries bounds the refills one Take waits for while other Takes of
+// the same key spend what each brings.
+const maxTakeTries = 8
 
 func (l *Limiter) insert(key netip.Addr) *leaseEntry {
 	if len(l.keys) >= l.clients {
@@ -276,6 +289,7 @@ func (l *Limiter) refill(e *leaseEntry) {
 	grant, retry, err := l.call(rkey, want, 0)
 
 	l.mu.Lock()
+	e.failed = err != nil
 	if err == nil {
 		now = time.Now().UnixNano()
 		if grant > 0 {

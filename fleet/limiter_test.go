@@ -335,3 +335,57 @@ func TestFleetSize(t *testing.T) {
 		t.Errorf("size %d after b left, want 1", a.Size())
 	}
 }
+
+// TestLimiterHotKeyStaysFleetWide: one client hit by 16 concurrent
+// requests on each of three instances, with Redis up all along: every
+// decision is Redis's (none falls back to the per-instance share), and
+// the fleet admits at most B + R·W + N·L. (Found by review on 2026-12-05:
+// a Take whose refill's tokens went to other Takes of the key decided
+// "Redis is down" and admitted through the fallback, 1,120 against a
+// bound of 800.)
+func TestLimiterHotKeyStaysFleetWide(t *testing.T) {
+	r := services.StartRedis(t)
+	const rate, burst = 200.0, 50
+	const w = 2 * time.Second
+	var ls []*Limiter
+	var fs []*Fleet
+	for _, name := range []string{"a", "b", "c"} {
+		f := newFleet(t, r, name, "hot:")
+		fs = append(fs, f)
+		ls = append(ls, newLimiter(t, f, LimiterOptions{Rate: rate, Burst: burst}))
+	}
+	for deadline := time.Now().Add(3 * time.Second); fs[0].Size() != 3 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	key := netip.MustParseAddr("198.51.100.7")
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(w)
+	for i := range 3 * 16 {
+		l := ls[i%3]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; time.Now().Before(end) && n < 1_000_000; n++ {
+				if l.Take(key) == 0 {
+					ok.Add(1)
+				} else {
+					time.Sleep(time.Millisecond) // a refused client backs off a little
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var fb uint64
+	for _, l := range ls {
+		fb += l.fallback.Get()
+	}
+	up := fs[0].Up() && fs[1].Up() && fs[2].Up()
+	if bound := ls[0].Bound(3, w); float64(ok.Load()) > bound {
+		t.Errorf("admitted %d over %v, bound %.0f", ok.Load(), w, bound)
+	}
+	if fb > 0 && up {
+		t.Errorf("%d decisions made by the per-instance fallback while Redis was up", fb)
+	}
+	t.Logf("admitted %d over %v; fallback decisions %d", ok.Load(), w, fb)
+}
