@@ -228,7 +228,9 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 		}
 		return nil, fmt.Errorf("fleet: update script answered %d", r)
 	}
-	return nil, fmt.Errorf("fleet: task %s: %d conflicting updates in a row", id, maxCASTries)
+	// Busy, not broken: the client is told to retry (503 with
+	// Retry-After), as when the store cannot be reached.
+	return nil, fmt.Errorf("fleet: task %s: %d conflicting updates in a row: %w", id, maxCASTries, a2a.ErrStoreUnavailable)
 }
 
 // List returns one page of the tasks matching q.

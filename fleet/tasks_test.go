@@ -266,3 +266,38 @@ func TestListByOwnerIndexed(t *testing.T) {
 	}
 	t.Logf("bob's listing among %d tasks: %v", n, took)
 }
+
+// TestUpdateConflictsAreRetryable: an Update that loses its
+// check-and-set maxCASTries times in a row (here: f itself changes the
+// task each time) gives up with an error wrapping a2a.ErrStoreUnavailable,
+// which the server answers 503 with Retry-After, not a bare internal
+// error; the task keeps every change that won.
+func TestUpdateConflictsAreRetryable(t *testing.T) {
+	r := services.StartRedis(t)
+	f := newFleet(t, r, "a", "cas:")
+	s := newStore(t, f, TaskOptions{})
+	ctx := context.Background()
+	tk := &a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: time.Now().UTC()}, Seq: 1}
+	if err := s.Create(ctx, tk); err != nil {
+		t.Fatal(err)
+	}
+	bump := func(old *a2a.Task) (*a2a.Task, error) {
+		n := *old
+		n.Seq++
+		return &n, nil
+	}
+	calls := 0
+	_, err := s.Update(ctx, "t1", func(old *a2a.Task) (*a2a.Task, error) {
+		calls++
+		if _, err := s.Update(ctx, "t1", bump); err != nil { // another writer wins
+			t.Fatal(err)
+		}
+		return bump(old)
+	})
+	if !errors.Is(err, a2a.ErrStoreUnavailable) || calls != maxCASTries {
+		t.Fatalf("after %d tries: %v, want an error wrapping ErrStoreUnavailable after %d", calls, err, maxCASTries)
+	}
+	if got, err := s.Get(ctx, "t1"); err != nil || got.Seq != uint64(1+maxCASTries) {
+		t.Errorf("the winning changes: Seq %d, %v; want %d", got.Seq, err, 1+maxCASTries)
+	}
+}
