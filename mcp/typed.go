@@ -6,7 +6,8 @@ package mcp
 // MCP Go SDK has both) registers a handler written against Go types:
 // the input and output schemas are inferred from In and Out with
 // github.com/google/jsonschema-go (the generator the SDK uses, so the same
-// structs and `json`/`jsonschema` tags give the same schemas), the
+// structs and `json`/`jsonschema` tags give the same schemas, but for
+// []byte, json.RawMessage and nil maps: see inferSchema), the
 // arguments are checked against the input schema like any tool's (the
 // compiled subset covers what the generator writes for plain structs, so
 // the check allocates nothing), then decoded into In with sonic, and Out is
@@ -58,7 +59,8 @@ var argsAPI = sonic.Config{
 }.Froze()
 
 // resultOptions encode Out: invalid UTF-8 becomes U+FFFD (the answer
-// stays valid JSON) and map keys are sorted (answers are deterministic).
+// stays valid JSON), map keys are sorted (answers are deterministic), and
+// a nil map or slice is null, as its inferred schema allows.
 const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 
 // AddTool registers a typed tool on s: h's In and Out give the tool's
@@ -117,13 +119,43 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	return s.AddTool(t)
 }
 
-// inferSchema writes T's JSON Schema with the official SDK's generator.
+// typeSchemas are the schemas inferSchema gives the types whose JSON is
+// not what the generator assumes from their kind: []byte is base64 text
+// (or null), as sonic and encoding/json write and read it, not an array
+// of numbers; json.RawMessage is any JSON value.
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[[]byte]():          {Types: []string{"null", "string"}},
+	reflect.TypeFor[json.RawMessage](): {},
+}
+
+// inferSchema writes T's JSON Schema with the official SDK's generator,
+// []byte and json.RawMessage described as they are encoded (typeSchemas),
+// and a map inside T allowed to be null, as a nil map is encoded (the
+// generator allows it for slices only).
 func inferSchema[T any]() ([]byte, error) {
-	js, err := jsonschema.For[T](nil)
+	js, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
 	if err != nil {
 		return nil, err
 	}
+	nullableMaps(js, true)
 	return js.MarshalJSON()
+}
+
+// nullableMaps lets the map schemas under js (an object with
+// additionalProperties and no properties: what the generator writes for
+// a map) be null; the root, which must be an object, is left alone.
+func nullableMaps(js *jsonschema.Schema, root bool) {
+	if js == nil {
+		return
+	}
+	if !root && js.Type == "object" && js.Properties == nil && js.AdditionalProperties != nil {
+		js.Type, js.Types = "", []string{"null", "object"}
+	}
+	for _, p := range js.Properties {
+		nullableMaps(p, false)
+	}
+	nullableMaps(js.Items, false)
+	nullableMaps(js.AdditionalProperties, false)
 }
 
 // isObjectSchema reports whether a generated schema's type is exactly
