@@ -57,7 +57,9 @@ func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
 		if err != nil {
 			return dst, err
 		}
-		if err := encoder.EncodeInto(&dst, res, 0); err != nil {
+		// Invalid UTF-8 in a string becomes U+FFFD: the answer stays
+		// JSON (RFC 8259 §8.1).
+		if err := encoder.EncodeInto(&dst, res, encoder.ValidateString); err != nil {
 			return dst, err
 		}
 		return dst, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -288,5 +289,30 @@ func TestNewEndpointErrors(t *testing.T) {
 		if _, err := New(Config{}, tc.eps...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: New error %v, want one with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestTypedInvalidUTF8Result: a typed handler's result holding invalid
+// UTF-8 (in a string or a map key) is answered as valid JSON, the bad
+// bytes replaced by U+FFFD (RFC 8259 §8.1: JSON text is UTF-8). (Found by
+// review on 2026-12-05: the bytes went out as they were.)
+func TestTypedInvalidUTF8Result(t *testing.T) {
+	h := Typed(func(r *Request, p *struct{}) (map[string]string, error) {
+		return map[string]string{"k\xfe": "a\xffb"}, nil
+	})
+	var d decode.Decoder
+	var m decode.Message
+	if err := d.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	var r Request
+	r.Reset(nil, &m, nil)
+	out, err := h.ServeRPC(&r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if !utf8.Valid(out) || json.Unmarshal(out, &got) != nil || got["k\uFFFD"] != "a\uFFFDb" {
+		t.Errorf("result %q: want valid UTF-8 JSON with U+FFFD in place of the bad bytes", out)
 	}
 }
