@@ -40,6 +40,11 @@ func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
 	return HandlerFunc(func(r *Request, dst []byte) ([]byte, error) {
 		var p P
 		if params := r.Msg.Params; len(params) > 0 && r.Msg.ParamsType == decode.ParamsObject {
+			if decode.HasDuplicateNameDeep(params) {
+				// Below params' own level the last occurrence of a name
+				// wins (contract §2), where sonic would merge the two.
+				params = decode.AppendLastWins(nil, params)
+			}
 			if err := paramsAPI.Unmarshal(params, &p); err != nil {
 				return dst, paramsError(params, err)
 			}

@@ -316,3 +316,31 @@ func TestTypedInvalidUTF8Result(t *testing.T) {
 		t.Errorf("result %q: want valid UTF-8 JSON with U+FFFD in place of the bad bytes", out)
 	}
 }
+
+// TestTypedLastOccurrenceWins: below params' own level a repeated name's
+// last occurrence is what a Typed handler gets (contract §2: "the last
+// one wins"), not a merge of the occurrences into one struct or map.
+func TestTypedLastOccurrenceWins(t *testing.T) {
+	type in struct {
+		Inner struct {
+			A int    `json:"a"`
+			B string `json:"b"`
+		} `json:"inner"`
+		M map[string]int `json:"m"`
+	}
+	var got in
+	h := Typed(func(r *Request, p *in) (int, error) { got = *p; return 1, nil })
+	var d decode.Decoder
+	var m decode.Message
+	if err := d.Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"inner":{"a":1},"inner":{"b":"x"},"m":{"k":1},"m":{"j":2}}}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	var r Request
+	r.Reset(nil, &m, nil)
+	if _, err := h.ServeRPC(&r, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got.Inner.A != 0 || got.Inner.B != "x" || len(got.M) != 1 || got.M["j"] != 2 {
+		t.Errorf("the handler got %+v, want the last occurrences: inner {b:x}, m {j:2}", got)
+	}
+}

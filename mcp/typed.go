@@ -210,6 +210,13 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 // rewritten as plain integers and decoded again when the first attempt
 // fails; a failure names the member at fault (-32602).
 func decodeArguments[In any](args []byte, in *In) error {
+	if decode.HasDuplicateNameDeep(args) {
+		// A name repeated below the arguments' own level (the check
+		// refuses it there): the last occurrence is the one the schema
+		// judged and the one the handler gets, whereas sonic would merge
+		// the two into one struct, slice or map.
+		args = decode.AppendLastWins(nil, args)
+	}
 	err := argsAPI.Unmarshal(args, in)
 	if err == nil {
 		return nil

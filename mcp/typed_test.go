@@ -357,3 +357,59 @@ func TestTypedBytesAndMaps(t *testing.T) {
 		t.Errorf("b as an array of numbers: %+v, want -32602", a)
 	}
 }
+
+type lastInner struct {
+	X int64  `json:"x,omitempty"`
+	K string `json:"k,omitempty"`
+}
+
+type lastIn struct {
+	O struct {
+		P  lastInner         `json:"p,omitzero"`
+		PP *lastInner        `json:"pp,omitempty"`
+		L  []lastInner       `json:"l,omitempty"`
+		M  map[string]string `json:"m,omitempty"`
+	} `json:"o,omitzero"`
+}
+
+// TestTypedLastOccurrenceWins: below the arguments' own level a repeated
+// name is not refused, and its last occurrence wins (contract §2): the
+// value the schema judged is the value the handler gets, never a merge of
+// the two occurrences, for a struct, a pointer, a slice and a map. (Found
+// by review on 2026-12-05: sonic merged them, so values the schema
+// refused reached the handler.)
+func TestTypedLastOccurrenceWins(t *testing.T) {
+	s, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := `{"type":"object","properties":{"x":{"type":"integer","maximum":10},"k":{"type":"string","pattern":"^[a-z]+$"}},"additionalProperties":false}`
+	schema := `{"type":"object","properties":{"o":{"type":"object","properties":{"p":` + inner + `,"pp":` + inner + `,"l":{"type":"array","items":` + inner + `},"m":{"type":"object","additionalProperties":{"type":"string","pattern":"^[a-z]+$"}}}}}}`
+	var got string
+	if err := AddTool(s, Tool{Name: "t", InputSchema: schema}, func(_ context.Context, _ *Call, in lastIn) (string, error) {
+		b, _ := json.Marshal(in.O)
+		got = string(b)
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	for _, tc := range []struct{ args, want string }{
+		{`{"o":{"p":{"x":1000},"p":{}}}`, `{}`},
+		{`{"o":{"p":{"k":"BAD"},"p":{"x":1}}}`, `{"p":{"x":1}}`},
+		{`{"o":{"pp":{"k":"BAD"},"pp":{"x":1}}}`, `{"pp":{"x":1}}`},
+		{`{"o":{"l":[{"k":"BAD"}],"l":[{"x":1}]}}`, `{"l":[{"x":1}]}`},
+		{`{"o":{"m":{"a":"BAD"},"m":{"b":"ok"}}}`, `{"m":{"b":"ok"}}`},
+		{`{"o":{"p":{"x":1,"\u0078":2}}}`, `{"p":{"x":2}}`},
+	} {
+		got = ""
+		a := exchange(t, ep, nil, call(`"name":"t","arguments":`+tc.args))
+		if a.Code != 0 || got != tc.want {
+			t.Errorf("%s: code %d %s, the handler got %s, want %s", tc.args, a.Code, a.Msg, got, tc.want)
+		}
+	}
+	// The schema judges the last occurrence: a refused one is refused.
+	if a := exchange(t, ep, nil, call(`"name":"t","arguments":{"o":{"p":{"x":1},"p":{"x":1000}}}`)); a.Code != decode.CodeInvalidParams {
+		t.Errorf("the last occurrence over the maximum: %+v, want -32602", a)
+	}
+}
