@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
 	"github.com/rpcedge/rpcedge/a2a"
 )
@@ -40,7 +42,13 @@ import (
 // them; a change older than one already sent (by the task's Seq) is
 // dropped by the stream. Remote changes are handed to the local streams
 // from one goroutine: a local stream whose queue is full holds it up for
-// at most a2a.Config.StreamWait before that stream is cut.
+// at most a2a.Config.StreamWait before that stream is cut. That goroutine
+// is not the Redis client's reader: the subscription's callback only
+// queues a message (up to eventQueue; past it a message is dropped and
+// counted, rpcedge_fleet_events_dropped_total), since the instance's
+// every call shares the client's one connection, and a reader held up by
+// a slow stream would stall them all and take the instance "down" with
+// Redis fine (found by review on 2026-12-05).
 
 // Broker is the fleet's a2a.Broker (set it as a2a.Config.Events, with the
 // fleet's TaskStore as Config.Tasks): task changes stored through any
@@ -54,7 +62,14 @@ type Broker struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	once    sync.Once
+	queue   chan []byte // remote messages, for deliver
+	dropped *metrics.Counter
+	wg      sync.WaitGroup // deliver
 }
+
+// eventQueue is how many remote messages wait for the delivering
+// goroutine.
+const eventQueue = 4096
 
 var _ a2a.Broker = (*Broker)(nil)
 
@@ -71,9 +86,26 @@ func (f *Fleet) Broker() *Broker {
 		origin:  hex.EncodeToString(raw[:]),
 		cancel:  cancel,
 		done:    make(chan struct{}),
+		queue:   make(chan []byte, eventQueue),
+		dropped: f.set.GetOrCreateCounter(`rpcedge_fleet_events_dropped_total{instance=` + strconv.Quote(f.opts.Instance) + `}`),
 	}
+	b.wg.Add(1)
+	go b.deliver(ctx)
 	go b.listen(ctx)
 	return b
+}
+
+// deliver hands the queued remote messages to the local streams.
+func (b *Broker) deliver(ctx context.Context) {
+	defer b.wg.Done()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-b.queue:
+			b.receive(msg)
+		}
+	}
 }
 
 // Publish delivers c to this instance's streams of the task and publishes
@@ -108,6 +140,7 @@ func (b *Broker) Close() {
 	b.once.Do(func() {
 		b.cancel()
 		<-b.done
+		b.wg.Wait()
 	})
 }
 
@@ -118,7 +151,11 @@ func (b *Broker) listen(ctx context.Context) {
 	cl := b.f.client
 	for ctx.Err() == nil {
 		err := cl.Receive(ctx, cl.B().Subscribe().Channel(b.channel).Build(), func(m rueidis.PubSubMessage) {
-			b.receive([]byte(m.Message))
+			select { // never wait here: this is the connection's reader
+			case b.queue <- []byte(m.Message):
+			default:
+				b.dropped.Inc()
+			}
 		})
 		if ctx.Err() != nil {
 			return

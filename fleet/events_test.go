@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,5 +98,42 @@ func TestBrokerAcrossInstances(t *testing.T) {
 		for len(onB) > 0 {
 			<-onB
 		}
+	}
+}
+
+// TestSlowStreamDoesNotStallInstance: a stream on instance B that stops
+// reading (its deliver waits 1 s a change) holds up only the delivery of
+// remote changes, never the Redis client's reader that every call of B
+// shares: B's task store answers at once and B stays up, while A
+// publishes changes of that task and 40 of others. (Found by review on
+// 2026-12-05: the reader waited in the delivery, B's calls passed their
+// timeout, and B marked itself down with Redis fine.)
+func TestSlowStreamDoesNotStallInstance(t *testing.T) {
+	r := services.StartRedis(t)
+	fa, fb := newFleet(t, r, "a", "slow:"), newFleet(t, r, "b", "slow:")
+	ba, bb := fa.Broker(), fb.Broker()
+	t.Cleanup(ba.Close)
+	t.Cleanup(bb.Close)
+	sb := newStore(t, fb, TaskOptions{})
+	var got atomic.Int32
+	defer bb.Subscribe("slow", func(c *a2a.TaskChange) { got.Add(1); time.Sleep(time.Second) })()
+	time.Sleep(200 * time.Millisecond) // the subscription is in place
+	ctx := context.Background()
+	changes := fb.changes.Get()
+	ba.Publish(ctx, testChange("slow", 1))
+	ba.Publish(ctx, testChange("slow", 2))
+	for i := range 40 {
+		ba.Publish(ctx, testChange("other", uint64(i+3)))
+	}
+	for deadline := time.Now().Add(5 * time.Second); got.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range 5 {
+		if _, err := sb.Get(ctx, "no-such-task"); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Fatalf("B's task store while one of its streams is slow: %v", err)
+		}
+	}
+	if !fb.Up() || fb.changes.Get() != changes {
+		t.Errorf("B turned itself down because one of its streams was slow")
 	}
 }

@@ -173,6 +173,7 @@ func (f *Fleet) Size() int { return int(f.size.Load()) }
 //	rpcedge_fleet_redis_calls_total{instance}        counter
 //	rpcedge_fleet_redis_errors_total{instance}       counter, calls that failed for want of Redis
 //	rpcedge_fleet_redis_state_changes_total{instance} counter
+//	rpcedge_fleet_events_dropped_total{instance}     counter, remote task changes dropped (Broker's queue full)
 //	rpcedge_fleet_instance_info{instance}            gauge, always 1
 //
 // and those of the limiters made from it.
@@ -193,6 +194,8 @@ const fleetMetricsHelp = `# HELP rpcedge_fleet_redis_up Whether this instance re
 # TYPE rpcedge_fleet_redis_errors_total counter
 # HELP rpcedge_fleet_redis_state_changes_total Changes between Redis reachable and not.
 # TYPE rpcedge_fleet_redis_state_changes_total counter
+# HELP rpcedge_fleet_events_dropped_total Task changes from other instances dropped because the delivering queue was full.
+# TYPE rpcedge_fleet_events_dropped_total counter
 # HELP rpcedge_fleet_instance_info This instance's name, as a label; always 1.
 # TYPE rpcedge_fleet_instance_info gauge
 # HELP rpcedge_fleet_lease_calls_total Lease calls (the GCRA script) made to Redis.
