@@ -108,10 +108,18 @@ func (b *Broker) deliver(ctx context.Context) {
 	}
 }
 
-// Publish delivers c to this instance's streams of the task and publishes
-// it to the others. A publication that fails (Redis down) is not retried.
+// Publish publishes c to the other instances and delivers it to this
+// instance's streams of the task. A publication that fails (Redis down)
+// is not retried. The other instances come first: delivering to a local
+// stream whose queue is full may wait (a2a.Config.StreamWait) and spend
+// ctx, which the publication would then miss (found by review on
+// 2026-12-05: a final status never reached another instance's stream).
 func (b *Broker) Publish(ctx context.Context, c *a2a.TaskChange) {
+	b.publishRemote(ctx, c)
 	b.local.Publish(ctx, c)
+}
+
+func (b *Broker) publishRemote(ctx context.Context, c *a2a.TaskChange) {
 	if !b.f.up.Load() {
 		return
 	}

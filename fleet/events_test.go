@@ -137,3 +137,32 @@ func TestSlowStreamDoesNotStallInstance(t *testing.T) {
 		t.Errorf("B turned itself down because one of its streams was slow")
 	}
 }
+
+// TestPublishReachesOthersFirst: a change published on A whose local
+// streams are slow (each waits 1 s, as a full a2a follower does before it
+// is cut) still reaches B's stream, within the 1 s context a2a gives a
+// publication: the other instances are published to first.
+func TestPublishReachesOthersFirst(t *testing.T) {
+	r := services.StartRedis(t)
+	fa, fb := newFleet(t, r, "a", "first:"), newFleet(t, r, "b", "first:")
+	ba, bb := fa.Broker(), fb.Broker()
+	t.Cleanup(ba.Close)
+	t.Cleanup(bb.Close)
+	onB := make(chan *a2a.TaskChange, 16)
+	defer bb.Subscribe("t-1", func(c *a2a.TaskChange) { onB <- c })()
+	defer ba.Subscribe("t-1", func(c *a2a.TaskChange) { time.Sleep(time.Second) })()
+	defer ba.Subscribe("t-1", func(c *a2a.TaskChange) { time.Sleep(time.Second) })()
+	time.Sleep(200 * time.Millisecond) // the subscriptions are in place
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	final := &a2a.TaskChange{TaskID: "t-1", ContextID: "c", Seq: 7, Events: []a2a.TaskEvent{{Status: &a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: time.Now()}}}}
+	ba.Publish(ctx, final)
+	select {
+	case c := <-onB:
+		if c.Seq != 7 {
+			t.Errorf("B got seq %d, want 7", c.Seq)
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("the change published on A never reached B's stream (A up %v, errors %d)", fa.Up(), fa.errs.Get())
+	}
+}
