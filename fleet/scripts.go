@@ -180,11 +180,13 @@ return 1
 //
 // ARGV: prefix, ttl (s), context ("" for all), cursor ms ("" for the
 // first page), cursor id, page size, state ("0" for any), after ms
-// ("-inf" for any), owner ("" for any)
+// ("-inf" for any), owner ("" for any), the most bytes of task data a
+// page holds (a page holds one task at least)
 // Returns {total, more, id1, ms1, data1, id2, ...}: more is 1 when a task
 // follows the page.
 var scriptList = rueidis.NewLuaScript(taskLua + `
 local ctx, cms, cid, size, st, after, own = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
+local maxb, bytes = tonumber(ARGV[10]), 0
 -- the smallest index that holds every match: a context's tasks, an
 -- owner's, or all; a task of another owner does not exist for the caller
 local z, byOwner = ALL, false
@@ -222,7 +224,8 @@ local function take(id, ms)
     return true
   end
   if not mine(h[2], h[3] or '') then return true end
-  if n == size then out[2] = 1 return false end
+  if n == size or (n > 0 and bytes + #h[1] > maxb) then out[2] = 1 return false end
+  bytes = bytes + #h[1]
   n = n + 1
   out[#out + 1] = id
   out[#out + 1] = ms

@@ -22,7 +22,13 @@ const (
 	// with the tries (up to casBackoff each), so that racing writers stop
 	// colliding instead of losing together again.
 	maxCASTries = 32
-	casBackoff  = 10 * time.Millisecond
+	// pageBytes bounds the stored form of one ListTasks page's tasks (a
+	// page holds one task at least, and fewer than its size past this,
+	// with a next page token): 100 tasks of 1 MiB in one reply held the
+	// instance's one Redis connection past the call timeout and took the
+	// fleet down (found by review on 2026-12-05).
+	pageBytes  = 4 << 20
+	casBackoff = 10 * time.Millisecond
 )
 
 // TaskOptions configures a TaskStore.
@@ -264,7 +270,7 @@ func (s *TaskStore) List(ctx context.Context, q a2a.TaskQuery) (a2a.TaskPage, er
 	cctx, cancel := s.f.ctx(ctx)
 	defer cancel()
 	vals, err := scriptList.Exec(cctx, s.f.client, []string{s.prefix + "all"}, []string{
-		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, q.Owner,
+		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, q.Owner, strconv.Itoa(pageBytes),
 	}).ToArray()
 	if s.f.check(err) != nil {
 		return a2a.TaskPage{}, s.fail(err)

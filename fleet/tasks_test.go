@@ -301,3 +301,49 @@ func TestUpdateConflictsAreRetryable(t *testing.T) {
 		t.Errorf("the winning changes: Seq %d, %v; want %d", got.Seq, err, 1+maxCASTries)
 	}
 }
+
+// TestListPageBytes: a page of large tasks holds at most pageBytes of
+// them (one at least) and says there is more, so that a client pages
+// through 30 tasks of 700 KiB in replies that stay small, seeing each
+// task once. (Found by review on 2026-12-05: 100 tasks of 1 MiB in one
+// reply passed the call timeout and took both instances down.)
+func TestListPageBytes(t *testing.T) {
+	r := services.StartRedis(t)
+	f := newFleet(t, r, "a", "pb:")
+	s := newStore(t, f, TaskOptions{})
+	ctx := context.Background()
+	at := time.Now().UTC()
+	const n = 30
+	pad := strings.Repeat("p", 700<<10)
+	for i := range n {
+		tk := &a2a.Task{ID: fmt.Sprintf("t%02d", i), ContextID: "big", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at.Add(time.Duration(i) * time.Millisecond)},
+			Metadata: []byte(`{"pad":"` + pad + `"}`)}
+		if err := s.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	q := a2a.TaskQuery{ContextID: "big", PageSize: 100}
+	pages := 0
+	for ; pages < 50; pages++ {
+		p, err := s.List(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Tasks) == 0 || len(p.Tasks)*(700<<10) > pageBytes+(700<<10) || p.TotalSize != n {
+			t.Fatalf("page %d: %d tasks, total %d", pages, len(p.Tasks), p.TotalSize)
+		}
+		for _, tk := range p.Tasks {
+			if seen[tk.ID] {
+				t.Fatalf("task %s listed twice", tk.ID)
+			}
+			seen[tk.ID] = true
+		}
+		if q.PageToken = p.NextPageToken; q.PageToken == "" {
+			break
+		}
+	}
+	if len(seen) != n || pages < 4 {
+		t.Errorf("%d tasks seen in %d pages, want %d in several", len(seen), pages+1, n)
+	}
+}
