@@ -260,6 +260,13 @@ func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Vers
 			}
 			tick.Reset(s.keepAlive)
 		case <-tick.C:
+			// A task gone from the store (evicted, expired) will send no
+			// more changes: the stream ends with -32001 rather than
+			// keep-alives until its duration limit (found by review on
+			// 2026-12-05). A store that cannot answer ends nothing.
+			if _, err := s.tasks.Get(ctx, t.ID); errors.Is(err, ErrTaskNotFound) {
+				return dst, storeError(err, t.ID)
+			}
 			if err := st.Comment("keep-alive"); err != nil {
 				return dst, err
 			}

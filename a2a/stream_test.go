@@ -709,3 +709,24 @@ func TestStreamBackPressure(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamOfEvictedTaskEnds: a stream whose task leaves the store (here
+// evicted by MaxTasks) ends with -32001 at its next keep-alive, rather
+// than sending keep-alives until MaxStreamDuration while holding a stream
+// slot. (Found by review on 2026-12-05.)
+func TestStreamOfEvictedTaskEnds(t *testing.T) {
+	s, _, addr := streamServer(t, fastserver.Config{}, func(c *Config) { c.MaxTasks = 2; c.KeepAlive = 100 * time.Millisecond })
+	id := holdTask(t, s)
+	c := post(t, addr, "1.0", streamReq(1, "SubscribeToTask", `{"id":"`+id+`"}`))
+	if _, _, err := c.next(); err != nil {
+		t.Fatal(err)
+	}
+	call(t, s, "", req("SendMessage", text10("x")))
+	call(t, s, "", req("SendMessage", text10("y"))) // the held task is evicted
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	data, _, err := c.next()
+	if err != nil || !strings.Contains(data, "-32001") {
+		t.Fatalf("after the task's eviction: %q, %v; want a final -32001", data, err)
+	}
+	waitUntil(t, "unsubscribed", func() bool { return s.events.(*LocalBroker).Subscribers() == 0 })
+}
