@@ -264,8 +264,8 @@ func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Vers
 			// more changes: the stream ends with -32001 rather than
 			// keep-alives until its duration limit (found by review on
 			// 2026-12-05). A store that cannot answer ends nothing.
-			if _, err := s.tasks.Get(ctx, t.ID); errors.Is(err, ErrTaskNotFound) {
-				return dst, storeError(err, t.ID)
+			if !s.taskExists(ctx, t.ID) {
+				return dst, storeError(ErrTaskNotFound, t.ID)
 			}
 			if err := st.Comment("keep-alive"); err != nil {
 				return dst, err
@@ -280,6 +280,26 @@ func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Vers
 			return dst, context.Cause(ctx)
 		}
 	}
+}
+
+// TaskExister is implemented by a TaskStore that can tell whether it
+// holds a task without reading it (MemoryStore, the fleet's Redis store):
+// a stream asks at each keep-alive.
+type TaskExister interface {
+	// Exists reports whether the store holds the task; an error means
+	// it cannot tell.
+	Exists(ctx context.Context, id string) (bool, error)
+}
+
+// taskExists reports whether the store still holds the task, true when it
+// cannot tell (unreachable): only a task known gone ends a stream.
+func (s *Server) taskExists(ctx context.Context, id string) bool {
+	if e, ok := s.tasks.(TaskExister); ok {
+		ok, err := e.Exists(ctx, id)
+		return ok || err != nil
+	}
+	_, err := s.tasks.Get(ctx, id)
+	return !errors.Is(err, ErrTaskNotFound)
 }
 
 // streamSlack is how long past Config.MaxStreamDuration the handler

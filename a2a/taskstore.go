@@ -213,6 +213,12 @@ func (m *MemoryStore) Get(_ context.Context, id string) (*Task, error) {
 	return t, nil
 }
 
+// Exists reports whether the store holds the task (TaskExister).
+func (m *MemoryStore) Exists(_ context.Context, id string) (bool, error) {
+	_, ok := m.s.get(id)
+	return ok, nil
+}
+
 // Create stores t, evicting the oldest tasks past the bounds. A task
 // whose estimated size alone passes the byte budget is refused with
 // ErrTaskTooLarge (and so is an Update that would make it so).

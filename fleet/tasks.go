@@ -130,6 +130,22 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*a2a.Task, error) {
 	return t, err
 }
 
+// Exists reports whether the store holds the task, without reading it
+// (a2a.TaskExister: a stream asks at each keep-alive).
+func (s *TaskStore) Exists(ctx context.Context, id string) (bool, error) {
+	if !s.f.up.Load() {
+		return false, errDownNow
+	}
+	cctx, cancel := s.f.ctx(ctx)
+	defer cancel()
+	c := s.f.client
+	n, err := c.Do(cctx, c.B().Exists().Key(s.prefix+"t:"+id).Build()).AsInt64()
+	if s.f.check(err) != nil {
+		return false, s.fail(err)
+	}
+	return n == 1, nil
+}
+
 func (s *TaskStore) get(ctx context.Context, id string) (*a2a.Task, string, error) {
 	if !s.f.up.Load() {
 		return nil, "", errDownNow

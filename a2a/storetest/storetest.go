@@ -96,6 +96,13 @@ func testGetCreate(t *testing.T, s a2a.TaskStore) {
 		t.Fatal(err)
 	}
 	same(t, "Get after Create", got, want)
+	if e, ok := s.(a2a.TaskExister); ok {
+		for id, want := range map[string]bool{"t1": true, "nope": false} {
+			if got, err := e.Exists(ctx, id); err != nil || got != want {
+				t.Errorf("Exists(%q): %v, %v; want %v", id, got, err, want)
+			}
+		}
+	}
 	// A bare task (no optional content) keeps its nil members nil.
 	bare := &a2a.Task{ID: "t2", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	if err := s.Create(ctx, bare); err != nil {
