@@ -169,6 +169,12 @@ type follower struct {
 	done  chan struct{} // closed when the stream stops reading
 	cut   atomic.Bool
 	unsub func()
+	// started: the stream reads its queue (serveFollow). Before, nothing
+	// reads it (the agent of a SendStreamingMessage may run long), so a
+	// full queue drops its oldest change instead of cutting the stream,
+	// and lossy says so: the stream then starts from the task as stored
+	// after the drops, which holds every change dropped.
+	started, lossy atomic.Bool
 }
 
 // follow subscribes st to the task's changes. A change that finds the
@@ -184,6 +190,22 @@ func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
 		case f.ch <- c:
 			return
 		default:
+		}
+		// lossy before started is read: of this and serveFollow's
+		// started-then-lossy, one sees the other (atomics are
+		// sequentially consistent), so a change dropped here is one the
+		// stream's fresh read of the task holds.
+		f.lossy.Store(true)
+		if !f.started.Load() {
+			select {
+			case <-f.ch: // the oldest
+			default:
+			}
+			select {
+			case f.ch <- c:
+			default: // taken by a racing publisher: lossy covers it
+			}
+			return
 		}
 		t := time.NewTimer(s.streamWait)
 		defer t.Stop()
@@ -217,6 +239,14 @@ func ends(s TaskState) bool {
 // whose Seq is above t's, until a status that ends the stream, which is
 // returned as the last event.
 func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Version, history int, dst []byte) ([]byte, error) {
+	f.started.Store(true)
+	if f.lossy.Load() {
+		// Changes were dropped before the stream started: start from the
+		// task as stored now, which holds them.
+		if now, err := s.tasks.Get(st.Context(), t.ID); err == nil && now.Seq > t.Seq {
+			t = now
+		}
+	}
 	if ends(t.Status.State) {
 		if err := st.Start(); err != nil {
 			return dst, err

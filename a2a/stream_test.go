@@ -730,3 +730,66 @@ func TestStreamOfEvictedTaskEnds(t *testing.T) {
 	}
 	waitUntil(t, "unsubscribed", func() bool { return s.events.(*LocalBroker).Subscribers() == 0 })
 }
+
+// TestStreamContinuingBusyTask: a SendStreamingMessage continuing a task
+// that other writers change while its agent runs (more changes than its
+// queue holds, before its first event) is answered: a stream that starts
+// with the task as stored, holding every change, and goes on. (Found by
+// review on 2026-12-05: the full queue cut the stream before its first
+// byte, while its message was stored; the client saw the connection
+// close with no answer.)
+func TestStreamContinuingBusyTask(t *testing.T) {
+	release := make(chan struct{})
+	var srv *Server
+	base := streamAgent(&srv)
+	slow := AgentFunc(func(ctx context.Context, c *Call) (*Reply, error) {
+		if c.Task != nil {
+			<-release
+			return &Reply{State: TaskStateWorking}, nil
+		}
+		return base(ctx, c)
+	})
+	s, _, addr := streamServer(t, fastserver.Config{}, func(c *Config) {
+		c.Agent, c.StreamQueue, c.StreamWait = slow, 4, 50*time.Millisecond
+	})
+	srv = s
+	id := holdTask(t, s)
+	updated := make(chan error, 1)
+	go func() { // other writers, while the agent runs
+		defer close(release)
+		for deadline := time.Now().Add(5 * time.Second); s.events.(*LocalBroker).Subscribers() != 1 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		for i := range 20 {
+			if _, err := s.UpdateArtifact(context.Background(), id, ArtifactUpdate{Artifact: Artifact{ArtifactID: "a", Parts: PartsOf(TextPart("x" + strconv.Itoa(i)))}, Append: i > 0}); err != nil {
+				updated <- err
+				return
+			}
+		}
+		updated <- nil
+	}()
+	c := post(t, addr, "1.0", streamReq(1, "SendStreamingMessage", `{"message":{"role":"ROLE_USER","messageId":"c","taskId":"`+id+`","parts":[{"text":"more"}]}}`))
+	if err := <-updated; err != nil {
+		t.Fatal(err)
+	}
+	if c.resp == nil || c.resp.StatusCode != 200 {
+		t.Fatalf("no answer: %+v", c.resp)
+	}
+	c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	data, _, err := c.next()
+	if err != nil || !strings.Contains(data, `"x19"`) || !strings.Contains(data, `"more"`) {
+		t.Fatalf("first event %q, %v: want the task with every change and the message", data, err)
+	}
+	if a := call(t, s, "", req("CancelTask", `{"id":"`+id+`"}`)); a.code != 0 {
+		t.Fatalf("CancelTask: %+v", a)
+	}
+	for range 5 {
+		data, _, err = c.next()
+		if err != nil || strings.Contains(data, "CANCELED") {
+			break
+		}
+	}
+	if err != nil || !strings.Contains(data, "CANCELED") {
+		t.Errorf("the stream did not go on to the cancel: %q, %v", data, err)
+	}
+}
