@@ -362,6 +362,9 @@ func appendPlainIntegers(dst, v []byte) ([]byte, bool) {
 				plain = false
 			}
 		}
+		if d.zero && v[0] == '-' {
+			return append(dst, '0'), true // -0: an unsigned field takes 0
+		}
 		if plain || !d.isInteger() || d.point > 40 {
 			return append(dst, v...), false
 		}

@@ -288,6 +288,8 @@ func TestAppendPlainIntegers(t *testing.T) {
 		`{"s":"1.0"}`:         `{"s":"1.0"}`,
 		`1e41`:                `1e41`,
 		`{"\u0061":1E+1}`:     `{"\u0061":10}`,
+		`-0`:                  `0`, // an unsigned field takes it
+		`[-0.0,-0e9,0]`:       `[0,0,0]`,
 	} {
 		got, _ := appendPlainIntegers(nil, []byte(in))
 		if string(got) != want {
@@ -411,5 +413,31 @@ func TestTypedLastOccurrenceWins(t *testing.T) {
 	// The schema judges the last occurrence: a refused one is refused.
 	if a := exchange(t, ep, nil, call(`"name":"t","arguments":{"o":{"p":{"x":1},"p":{"x":1000}}}`)); a.Code != decode.CodeInvalidParams {
 		t.Errorf("the last occurrence over the maximum: %+v, want -32602", a)
+	}
+}
+
+// TestTypedUnsignedMinusZero: -0 is the integer 0, which an unsigned
+// field takes (found by review on 2026-12-05: it was refused as out of
+// range while -0.0 and 0e5 were taken).
+func TestTypedUnsignedMinusZero(t *testing.T) {
+	s, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got uint64 = 99
+	if err := AddTool(s, Tool{Name: "u"}, func(_ context.Context, _ *Call, in struct {
+		U uint64 `json:"u"`
+	}) (string, error) {
+		got = in.U
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	for _, n := range []string{"-0", "-0.0", "0e5", "0"} {
+		got = 99
+		if a := exchange(t, ep, nil, call(`"name":"u","arguments":{"u":`+n+`}`)); a.Code != 0 || got != 0 {
+			t.Errorf("u %s: %+v, the handler got %d", n, a, got)
+		}
 	}
 }
