@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
@@ -93,6 +94,11 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		return s.fail(fmt.Errorf("mcp: tool %q: a typed tool's Handler is set by AddTool; leave it nil", t.Name))
 	}
 	if t.InputSchema == "" {
+		if f := stringOption(reflect.TypeFor[In](), map[reflect.Type]bool{}); f != "" {
+			// The generator describes the field by its Go type, sonic
+			// reads it as a string: no argument could pass both.
+			return s.fail(fmt.Errorf("mcp: tool %q: input field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an InputSchema", t.Name, f))
+		}
 		in, err := inferSchema[In]()
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: input type %v: %w", t.Name, reflect.TypeFor[In](), err))
@@ -104,6 +110,9 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	}
 	structured := false
 	if t.OutputSchema == "" {
+		if f := stringOption(reflect.TypeFor[Out](), map[reflect.Type]bool{}); f != "" {
+			return s.fail(fmt.Errorf("mcp: tool %q: output field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an OutputSchema", t.Name, f))
+		}
 		out, err := inferSchema[Out]()
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: output type %v: %w", t.Name, reflect.TypeFor[Out](), err))
@@ -113,10 +122,47 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 			structured = true
 		}
 	} else {
+		if k := reflect.TypeFor[Out]().Kind(); k != reflect.Struct && k != reflect.Map && k != reflect.Pointer && k != reflect.Interface {
+			// A result that is not an object can never be the
+			// structuredContent an output schema asks for.
+			return s.fail(fmt.Errorf("mcp: tool %q: an OutputSchema with an output type %v, which is not an object (a struct or a map)", t.Name, reflect.TypeFor[Out]()))
+		}
 		structured = true
 	}
 	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String}
 	return s.AddTool(t)
+}
+
+// stringOption returns the path of the first struct field in t (at any
+// depth) whose json tag has the ",string" option, or "".
+func stringOption(t reflect.Type, seen map[reflect.Type]bool) string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return ""
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		for _, o := range strings.Split(opts, ",") {
+			if o == "string" {
+				return name
+			}
+		}
+		if p := stringOption(f.Type, seen); p != "" {
+			return name + "." + p
+		}
+	}
+	return ""
 }
 
 // typeSchemas are the schemas inferSchema gives the types whose JSON is
