@@ -45,15 +45,23 @@ func TestChangeEncoding(t *testing.T) {
 	}
 }
 
+// twoInstances starts a Redis and two Fleets on it under prefix, "a" and
+// "b", with their Brokers (closed when the test ends).
+func twoInstances(t *testing.T, prefix string) (r *services.Redis, fa, fb *Fleet, ba, bb *Broker) {
+	t.Helper()
+	r = services.StartRedis(t)
+	fa, fb = newFleet(t, r, "a", prefix), newFleet(t, r, "b", prefix)
+	ba, bb = fa.Broker(), fb.Broker()
+	t.Cleanup(ba.Close)
+	t.Cleanup(bb.Close)
+	return r, fa, fb, ba, bb
+}
+
 // Two instances on one Redis: a change published through one reaches the
 // subscribers of the task on the other (and its own at once), not those of
 // other tasks; an instance does not deliver its own change twice.
 func TestBrokerAcrossInstances(t *testing.T) {
-	r := services.StartRedis(t)
-	fa, fb := newFleet(t, r, "a", "ev:"), newFleet(t, r, "b", "ev:")
-	ba, bb := fa.Broker(), fb.Broker()
-	t.Cleanup(ba.Close)
-	t.Cleanup(bb.Close)
+	r, fa, fb, ba, bb := twoInstances(t, "ev:")
 	onA := make(chan *a2a.TaskChange, 16)
 	onB := make(chan *a2a.TaskChange, 16)
 	other := make(chan *a2a.TaskChange, 16)
@@ -109,11 +117,7 @@ func TestBrokerAcrossInstances(t *testing.T) {
 // 2026-12-05: the reader waited in the delivery, B's calls passed their
 // timeout, and B marked itself down with Redis fine.)
 func TestSlowStreamDoesNotStallInstance(t *testing.T) {
-	r := services.StartRedis(t)
-	fa, fb := newFleet(t, r, "a", "slow:"), newFleet(t, r, "b", "slow:")
-	ba, bb := fa.Broker(), fb.Broker()
-	t.Cleanup(ba.Close)
-	t.Cleanup(bb.Close)
+	_, _, fb, ba, bb := twoInstances(t, "slow:")
 	sb := newStore(t, fb, TaskOptions{})
 	var got atomic.Int32
 	defer bb.Subscribe("slow", func(c *a2a.TaskChange) { got.Add(1); time.Sleep(time.Second) })()
@@ -143,11 +147,7 @@ func TestSlowStreamDoesNotStallInstance(t *testing.T) {
 // is cut) still reaches B's stream, within the 1 s context a2a gives a
 // publication: the other instances are published to first.
 func TestPublishReachesOthersFirst(t *testing.T) {
-	r := services.StartRedis(t)
-	fa, fb := newFleet(t, r, "a", "first:"), newFleet(t, r, "b", "first:")
-	ba, bb := fa.Broker(), fb.Broker()
-	t.Cleanup(ba.Close)
-	t.Cleanup(bb.Close)
+	_, fa, _, ba, bb := twoInstances(t, "first:")
 	onB := make(chan *a2a.TaskChange, 16)
 	defer bb.Subscribe("t-1", func(c *a2a.TaskChange) { onB <- c })()
 	defer ba.Subscribe("t-1", func(c *a2a.TaskChange) { time.Sleep(time.Second) })()
