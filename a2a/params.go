@@ -155,31 +155,13 @@ func optBool(v []byte, field string) *fastserver.Error {
 // eachElement calls f for each element of the valid JSON array arr, in
 // order, until f returns false.
 func eachElement(arr []byte, f func(i int, elem []byte) bool) {
-	i := skipSpace(arr, 0)
-	if i >= len(arr) || arr[i] != '[' {
-		return
-	}
-	i = skipSpace(arr, i+1)
-	for n := 0; i < len(arr) && arr[i] != ']'; n++ {
-		end := decode.SkipValue(arr, i)
-		if end <= i {
+	var it decode.Elements
+	n := 0
+	for it.Reset(arr); it.Next(); n++ {
+		if !f(n, it.Value()) {
 			return
 		}
-		if !f(n, arr[i:end]) {
-			return
-		}
-		i = skipSpace(arr, end)
-		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
-		}
 	}
-}
-
-func skipSpace(v []byte, i int) int {
-	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n') {
-		i++
-	}
-	return i
 }
 
 // taskParams reads the params of GetTask and CancelTask (and their 0.3

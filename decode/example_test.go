@@ -219,3 +219,16 @@ func ExampleStringsEqual() {
 	// false
 	// true
 }
+
+// Walking a raw array of params without decoding it: the values borrow
+// from the message.
+func ExampleElements() {
+	var it decode.Elements
+	for it.Reset([]byte(`[ {"uri":"file:///a"}, "b", [1, 2] ]`)); it.Next(); {
+		fmt.Printf("%s\n", it.Value())
+	}
+	// Output:
+	// {"uri":"file:///a"}
+	// "b"
+	// [1, 2]
+}

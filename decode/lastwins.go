@@ -29,8 +29,9 @@ func HasDuplicateNameDeep(v []byte) bool {
 			}
 		}
 	case '[':
-		for e, ok := firstElement(v, i); ok; e, ok = nextElement(v, e) {
-			if c := v[e.start]; (c == '{' || c == '[') && HasDuplicateNameDeep(v[e.start:e.end]) {
+		var it Elements
+		for it.Reset(v); it.Next(); {
+			if c := it.value[0]; (c == '{' || c == '[') && HasDuplicateNameDeep(it.value) {
 				return true
 			}
 		}
@@ -80,12 +81,13 @@ func AppendLastWins(dst, v []byte) []byte {
 	case '[':
 		dst = append(dst, '[')
 		n := 0
-		for e, ok := firstElement(v, i); ok; e, ok = nextElement(v, e) {
+		var it Elements
+		for it.Reset(v); it.Next(); {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			n++
-			dst = AppendLastWins(dst, v[e.start:e.end])
+			dst = AppendLastWins(dst, it.value)
 		}
 		return append(dst, ']')
 	}
@@ -104,31 +106,6 @@ func memberKey(it *Members) string {
 	q := make([]byte, 0, len(it.name)+2)
 	q = append(append(append(q, '"'), it.name...), '"')
 	return string(AppendUnquoted(nil, q))
-}
-
-// element is the span of one array element.
-type element struct{ start, end int }
-
-// firstElement returns the first element of the array that opens at
-// v[open].
-func firstElement(v []byte, open int) (element, bool) {
-	i := skipWS(v, open+1)
-	if i >= len(v) || v[i] == ']' {
-		return element{}, false
-	}
-	end := SkipValue(v, i)
-	return element{i, end}, end > i
-}
-
-// nextElement returns the element after e.
-func nextElement(v []byte, e element) (element, bool) {
-	i := skipWS(v, e.end)
-	if i >= len(v) || v[i] != ',' {
-		return element{}, false
-	}
-	i = skipWS(v, i+1)
-	end := SkipValue(v, i)
-	return element{i, end}, end > i
 }
 
 // firstByte returns the first byte of v after whitespace, or 0.

@@ -151,6 +151,70 @@ func (it *Members) NameIs(s string) bool {
 // Value returns the current member's raw value.
 func (it *Members) Value() []byte { return it.value }
 
+// Elements iterates over the elements of a raw JSON array, as Members
+// does over an object's members:
+//
+//	var it decode.Elements
+//	for it.Reset(arr); it.Next(); {
+//		... it.Value() ...
+//	}
+//
+// The zero value holds no array. Value borrows from the array. Elements
+// allocates nothing; it is not safe for concurrent use.
+type Elements struct {
+	arr   []byte
+	pos   int
+	value []byte
+	first bool
+	end   int
+}
+
+// Reset starts an iteration over arr, a valid JSON array. Anything that
+// is not an array iterates over nothing.
+func (it *Elements) Reset(arr []byte) {
+	it.arr, it.pos, it.value, it.first, it.end = nil, 0, nil, true, 0
+	i := skipWS(arr, 0)
+	if i < len(arr) && arr[i] == '[' {
+		it.arr, it.pos = arr, i+1
+	}
+}
+
+// Next advances to the next element and reports whether there is one.
+func (it *Elements) Next() bool {
+	a := it.arr
+	i := skipWS(a, it.pos)
+	if !it.first {
+		if i >= len(a) || a[i] != ',' {
+			if i < len(a) && a[i] == ']' {
+				it.end = i + 1
+			}
+			it.arr = nil
+			return false
+		}
+		i = skipWS(a, i+1)
+	} else if i < len(a) && a[i] == ']' {
+		it.end = i + 1
+		it.arr = nil
+		return false
+	}
+	it.first = false
+	end := SkipValue(a, i)
+	if i >= len(a) || end <= i || end > len(a) {
+		it.arr = nil // cut short: not valid JSON
+		return false
+	}
+	it.value, it.pos = a[i:end], end
+	return true
+}
+
+// Value returns the current element's raw value.
+func (it *Elements) Value() []byte { return it.value }
+
+// End returns the offset in the array given to Reset just past its
+// closing bracket, once Next has reported that no element is left; 0
+// before, or when the array was cut short.
+func (it *Elements) End() int { return it.end }
+
 // Lookup returns the raw value of the member of obj named name (escapes
 // resolved, case-sensitive) and how many members have that name. When the
 // name appears more than once, value is the last one.

@@ -263,6 +263,75 @@ func TestMembersDifferential(t *testing.T) {
 	}
 }
 
+func TestElements(t *testing.T) {
+	arr := []byte(` [ 1 , "a,b]" , [2,[3]] , {"x":[]},"\u005d" ,null ] `)
+	var got []string
+	var it Elements
+	for it.Reset(arr); it.Next(); {
+		got = append(got, string(it.Value()))
+	}
+	want := []string{`1`, `"a,b]"`, `[2,[3]]`, `{"x":[]}`, `"\u005d"`, `null`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	if it.End() != len(arr)-1 {
+		t.Errorf("End %d, want %d", it.End(), len(arr)-1)
+	}
+	for _, empty := range []string{`[]`, ` [ ] `, "[\n]"} {
+		if it.Reset([]byte(empty)); it.Next() {
+			t.Errorf("%q iterated", empty)
+		}
+		if it.End() == 0 {
+			t.Errorf("%q: End 0 after the last element", empty)
+		}
+	}
+	for _, notArr := range []string{``, `{}`, `"[1]"`, `1`, `null`} {
+		if it.Reset([]byte(notArr)); it.Next() {
+			t.Errorf("%q iterated", notArr)
+		}
+	}
+	// Cut short (not valid JSON): the walk stops, End stays 0, no panic.
+	for _, cut := range []string{`[1,`, `[1`, `["a`, `[{"a":1}`, `[1 2]`} {
+		n := 0
+		for it.Reset([]byte(cut)); it.Next(); n++ {
+		}
+		if it.End() != 0 || n > 1 {
+			t.Errorf("%q: %d elements, End %d", cut, n, it.End())
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() {
+		for it.Reset(arr); it.Next(); {
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
+
+func TestElementsDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 2000; n++ {
+		inner := randomJSON(rng, 0, false)
+		arr := inner
+		if len(bytes.TrimSpace(arr)) == 0 || bytes.TrimSpace(arr)[0] != '[' {
+			arr = append(append([]byte("[ "), inner...), " , 0]"...)
+		}
+		var ref []json.RawMessage
+		if err := json.Unmarshal(arr, &ref); err != nil {
+			t.Fatalf("generator made invalid JSON %s: %v", arr, err)
+		}
+		k := 0
+		var it Elements
+		for it.Reset(arr); it.Next(); k++ {
+			if k >= len(ref) || strings.TrimSpace(string(ref[k])) != string(it.Value()) {
+				t.Fatalf("%s: element %d = %s, reference %q", arr, k, it.Value(), ref)
+			}
+		}
+		if k != len(ref) {
+			t.Fatalf("%s: %d elements, reference %d", arr, k, len(ref))
+		}
+	}
+}
+
 // TestMembersNameEscaped: the escape flag of a name, with the backslash
 // in the first 16 bytes (the word-wise search), past them (the vector
 // search), right before the closing quote, and as an escaped quote.

@@ -144,41 +144,6 @@ func stringLength(v []byte) int {
 	return n
 }
 
-// elements iterates over the elements of a raw JSON array, as
-// decode.Members does over an object's members.
-type elements struct {
-	arr   []byte
-	pos   int
-	value []byte
-}
-
-func (it *elements) reset(arr []byte) {
-	it.arr, it.pos, it.value = nil, 0, nil
-	i := skipWS(arr, 0)
-	if i < len(arr) && arr[i] == '[' {
-		it.arr, it.pos = arr, i+1
-	}
-}
-
-func (it *elements) next() bool {
-	a := it.arr
-	i := skipWS(a, it.pos)
-	if i < len(a) && a[i] == ',' {
-		i = skipWS(a, i+1)
-	}
-	if i >= len(a) || a[i] == ']' {
-		it.arr = nil
-		return false
-	}
-	end := decode.SkipValue(a, i)
-	if end <= i {
-		it.arr = nil
-		return false
-	}
-	it.value, it.pos = a[i:end], end
-	return true
-}
-
 func skipWS(v []byte, i int) int {
 	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n') {
 		i++
@@ -244,18 +209,18 @@ func equalJSON(a, b []byte) bool {
 	case kindBool, kindNull:
 		return bytes.Equal(a, b)
 	case kindArray:
-		var ia, ib elements
-		ia.reset(a)
-		ib.reset(b)
+		var ia, ib decode.Elements
+		ia.Reset(a)
+		ib.Reset(b)
 		for {
-			na, nb := ia.next(), ib.next()
+			na, nb := ia.Next(), ib.Next()
 			if na != nb {
 				return false
 			}
 			if !na {
 				return true
 			}
-			if !equalJSON(ia.value, ib.value) {
+			if !equalJSON(ia.Value(), ib.Value()) {
 				return false
 			}
 		}

@@ -123,23 +123,6 @@ func TestEqualJSON(t *testing.T) {
 	}
 }
 
-func TestElements(t *testing.T) {
-	var it elements
-	var got []string
-	for it.reset([]byte(` [ 1 , "a,b" , [2,3] , {"x":[]} ] `)); it.next(); {
-		got = append(got, string(it.value))
-	}
-	if strings.Join(got, "|") != `1|"a,b"|[2,3]|{"x":[]}` {
-		t.Errorf("%q", got)
-	}
-	for it.reset([]byte(`[]`)); it.next(); {
-		t.Error("element in []")
-	}
-	for it.reset([]byte(`{}`)); it.next(); {
-		t.Error("element in {}")
-	}
-}
-
 // FuzzCompareNumbers checks the decimal comparison against math/big on
 // numbers with moderate exponents.
 func FuzzCompareNumbers(f *testing.F) {

@@ -278,10 +278,10 @@ func (s *schema) compileType(v []byte, at string) error {
 		}
 		return nil
 	case kindArray:
-		var it elements
+		var it decode.Elements
 		n := 0
-		for it.reset(v); it.next(); n++ {
-			if !isString(it.value) || !one(it.value) {
+		for it.Reset(v); it.Next(); n++ {
+			if !isString(it.Value()) || !one(it.Value()) {
 				return &schemaError{ptr: at, msg: "type names must be known, unique strings"}
 			}
 		}
@@ -316,12 +316,12 @@ func (s *schema) compileRequired(v []byte, at string) error {
 	if kindOf(v) != kindArray {
 		return &schemaError{ptr: at, msg: "required must be an array of strings"}
 	}
-	var it elements
-	for it.reset(v); it.next(); {
-		if !isString(it.value) {
+	var it decode.Elements
+	for it.Reset(v); it.Next(); {
+		if !isString(it.Value()) {
 			return &schemaError{ptr: at, msg: "required must be an array of strings"}
 		}
-		name := decode.AppendUnquoted(nil, it.value)
+		name := decode.AppendUnquoted(nil, it.Value())
 		for _, r := range s.required {
 			if string(r) == string(name) {
 				return &schemaError{ptr: at, msg: fmt.Sprintf("required names %q twice", name)}
@@ -336,9 +336,9 @@ func (s *schema) compileEnum(v []byte, at string) error {
 	if kindOf(v) != kindArray {
 		return &schemaError{ptr: at, msg: "enum must be an array"}
 	}
-	var it elements
-	for it.reset(v); it.next(); {
-		s.enum = append(s.enum, append([]byte(nil), it.value...))
+	var it decode.Elements
+	for it.Reset(v); it.Next(); {
+		s.enum = append(s.enum, append([]byte(nil), it.Value()...))
 	}
 	if len(s.enum) == 0 {
 		return &schemaError{ptr: at, msg: "enum must list at least one value"}
@@ -532,10 +532,10 @@ func (s *schema) check(v []byte, set *nameSet) *fieldError {
 		return s.checkObject(v, set)
 	case kindArray:
 		if s.items != nil {
-			var it elements
+			var it decode.Elements
 			i := 0
-			for it.reset(v); it.next(); i++ {
-				if err := s.items.validate(it.value); err != nil {
+			for it.Reset(v); it.Next(); i++ {
+				if err := s.items.validate(it.Value()); err != nil {
 					return err.in("[" + strconv.Itoa(i) + "]")
 				}
 			}

@@ -117,10 +117,10 @@ func duplicateAnywhere(v []byte, ptr string) (string, string, bool) {
 			}
 		}
 	case kindArray:
-		var it elements
+		var it decode.Elements
 		i := 0
-		for it.reset(v); it.next(); i++ {
-			if p, n, dup := duplicateAnywhere(it.value, fmt.Sprintf("%s/%d", ptr, i)); dup {
+		for it.Reset(v); it.Next(); i++ {
+			if p, n, dup := duplicateAnywhere(it.Value(), fmt.Sprintf("%s/%d", ptr, i)); dup {
 				return p, n, true
 			}
 		}
@@ -159,10 +159,10 @@ func WithLibraryValidation() Option {
 
 // onlyObject reports whether the raw type value t is ["object"].
 func onlyObject(t []byte) bool {
-	var it elements
+	var it decode.Elements
 	n := 0
-	for it.reset(t); it.next(); n++ {
-		if !decode.StringIs(it.value, "object") {
+	for it.Reset(t); it.Next(); n++ {
+		if !decode.StringIs(it.Value(), "object") {
 			return false
 		}
 	}

@@ -239,9 +239,9 @@ func instanceOf(v []byte) (any, *fieldError) {
 		return m, nil
 	case kindArray:
 		a := []any{}
-		var it elements
-		for it.reset(v); it.next(); {
-			x, err := instanceOf(it.value)
+		var it decode.Elements
+		for it.Reset(v); it.Next(); {
+			x, err := instanceOf(it.Value())
 			if err != nil {
 				return nil, err.in("[" + strconv.Itoa(len(a)) + "]")
 			}

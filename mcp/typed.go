@@ -324,10 +324,10 @@ func pathAt(v []byte, pos int, path string) string {
 			}
 		}
 	case kindArray:
-		var it elements
+		var it decode.Elements
 		i := 0
-		for it.reset(v); it.next(); i++ {
-			x := it.value
+		for it.Reset(v); it.Next(); i++ {
+			x := it.Value()
 			if start := cap(v) - cap(x); pos >= start && pos <= start+len(x) {
 				return pathAt(x, pos-start, fmt.Sprintf("%s[%d]", path, i))
 			}
@@ -349,10 +349,10 @@ func pathOf(v, text []byte, path string) (string, bool) {
 			}
 		}
 	case kindArray:
-		var it elements
+		var it decode.Elements
 		i := 0
-		for it.reset(v); it.next(); i++ {
-			if p, ok := pathOf(it.value, text, fmt.Sprintf("%s[%d]", path, i)); ok {
+		for it.Reset(v); it.Next(); i++ {
+			if p, ok := pathOf(it.Value(), text, fmt.Sprintf("%s[%d]", path, i)); ok {
 				return p, true
 			}
 		}
@@ -389,14 +389,14 @@ func appendPlainIntegers(dst, v []byte) ([]byte, bool) {
 	case kindArray:
 		changed := false
 		dst = append(dst, '[')
-		var it elements
+		var it decode.Elements
 		n := 0
-		for it.reset(v); it.next(); n++ {
+		for it.Reset(v); it.Next(); n++ {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			var c bool
-			dst, c = appendPlainIntegers(dst, it.value)
+			dst, c = appendPlainIntegers(dst, it.Value())
 			changed = changed || c
 		}
 		return append(dst, ']'), changed
