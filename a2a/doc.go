@@ -52,7 +52,10 @@
 // every instance of a fleet serves every task. Every change of a task is
 // a check-and-set (TaskStore.Update), so a CancelTask racing the
 // completion of a task ends in exactly one of the two, for every reader.
-// An Agent whose work goes on after it answered (State
+// A final state is never undone: the reply of an Agent to a message
+// continuing a task that was canceled (or finished) while it ran is
+// dropped (-32004), and so is one whose task left the store meanwhile
+// (evicted, expired: -32001), which is not stored again. An Agent whose work goes on after it answered (State
 // TaskStateWorking) reports the outcome with Server.UpdateTask. ListTasks
 // pages by status timestamp, newest first, then id (pageSize 1 to 100,
 // default 50; contextId, status and statusTimestampAfter filters). While

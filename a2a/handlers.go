@@ -132,6 +132,14 @@ func appendReplyMessage(dst []byte, msg *Message, call *Call, v Version) []byte 
 
 // storeReply stores the task outcome of reply: a new task, or the change
 // of the continued one (published to its streams).
+//
+// A continued task that went final while the agent ran (finished, or
+// canceled with the cancel acknowledged) keeps its state: the reply is
+// dropped with -32004. One that left the store meanwhile (evicted,
+// expired) is not stored again from call.Task, the snapshot taken before
+// the agent ran: it may have been canceled in between, and its clients
+// were told it does not exist (GetTask, its streams): the reply is
+// dropped with -32001.
 func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Task, error) {
 	in := call.Message
 	status, artifacts := s.outcome(reply, call)
@@ -164,10 +172,6 @@ func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Tas
 		return &nt, nil
 	}
 	t, err := s.tasks.Update(ctx, call.TaskID, next)
-	if errors.Is(err, ErrTaskNotFound) { // evicted while the agent ran: store it again
-		t, _ = next(call.Task)
-		err = s.tasks.Create(ctx, t)
-	}
 	if err != nil {
 		if errors.Is(err, ErrTaskFinal) {
 			return nil, errFinalTask
