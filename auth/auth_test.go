@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -102,6 +103,10 @@ func TestAuthenticate(t *testing.T) {
 		{"token with space", []byte("Bearer ab cd"), "/mcp", 400, `error="invalid_request"`},
 		{"query token", bearer(good), "/mcp?access_token=" + good, 400, `error="invalid_request"`},
 		{"query token only", nil, "/mcp?x=1&ACCESS_TOKEN=abc", 400, `error="invalid_request"`},
+		{"query token escaped", nil, "/mcp?%61ccess_token=abc", 400, `error="invalid_request"`},
+		{"query token escaped underscore", nil, "/mcp?access%5Ftoken=abc", 400, `error="invalid_request"`},
+		{"query token all escaped", nil, "/mcp?a=1&%61%63%63%65%73%73%5f%74%6F%6b%65%6e", 400, `error="invalid_request"`},
+		{"query other name", nil, "/mcp?access_token2=abc&%zzaccess_token=x&access+token=y", 401, `resource_metadata=`},
 		{"garbage", bearer("abc.def.ghi"), "/mcp", 401, `error="invalid_token"`},
 		{"not a jwt", bearer("opaque-token"), "/mcp", 401, `error="invalid_token"`},
 		{"expired", bearer(as.Token(expired)), "/mcp", 401, `error="invalid_token", error_description="the access token expired`},
@@ -282,6 +287,34 @@ func TestIntrospection(t *testing.T) {
 		if _, e := res.Authenticate(ctx, bearer(bad), nil); e == nil || e.Status != 401 {
 			t.Errorf("%s: let through", bad)
 		}
+	}
+	// Malformed answers are the server failing, never a token let through
+	// (found by review on 2026-12-05: encoding/json stops after the first
+	// value and lets the last of two "active" members win).
+	good := fmt.Sprintf(`{"active":true,"aud":%q,"iss":%q,"exp":%d}`, resourceID, as.URL, exp)
+	malformed := map[string]string{
+		"trailing value":  good + ` {"active":false}`,
+		"trailing bytes":  good + `x`,
+		"two active":      `{"active":false,` + good[1:],
+		"two aud":         good[:len(good)-1] + `,"aud":"https://other/mcp"}`,
+		"escaped twice":   `{"\u0061ctive":false,` + good[1:],
+		"invalid UTF-8":   good[:len(good)-1] + ",\"sub\":\"\xff\"}",
+		"lone surrogate":  good[:len(good)-1] + `,"sub":"\ud800"}`,
+		"not an object":   `[` + good + `]`,
+		"nested too deep": good[:len(good)-1] + `,"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	}
+	for name, body := range malformed {
+		tok := "raw-" + strings.ReplaceAll(name, " ", "-")
+		as.OpaqueRaw(tok, body)
+		if tk, e := res.Authenticate(ctx, bearer(tok), nil); e == nil || e.Status == 0 {
+			t.Errorf("%s: let through as %+v", name, tk)
+		} else if e.Status != 503 {
+			t.Errorf("%s: status %d, want 503 (the server's answer is broken)", name, e.Status)
+		}
+	}
+	as.OpaqueRaw("raw-fine", " \n"+good+"\r\n")
+	if _, e := res.Authenticate(ctx, bearer("raw-fine"), nil); e != nil {
+		t.Errorf("a well-formed raw answer with whitespace around it: %s", e.Message)
 	}
 }
 

@@ -96,6 +96,44 @@ func equalFold(b []byte, s string) bool {
 	return true
 }
 
+// nameFold reports whether the query parameter name p, its percent
+// escapes and '+' resolved, is s (lower case) in any case: a client may
+// escape any byte of a name (%61ccess_token), and a server behind the
+// resource, or the client's library, reads it unescaped. A malformed
+// escape is taken as it is written.
+func nameFold(p []byte, s string) bool {
+	j := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '%' && i+2 < len(p) && unhex(p[i+1]) >= 0 && unhex(p[i+2]) >= 0 {
+			c = byte(unhex(p[i+1])<<4 | unhex(p[i+2]))
+			i += 2
+		} else if c == '+' {
+			c = ' '
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if j >= len(s) || c != s[j] {
+			return false
+		}
+		j++
+	}
+	return j == len(s)
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
 // queryToken reports whether a request-target carries an access_token
 // query parameter (RFC 6750 §2.3), which this server never accepts.
 func queryToken(uri []byte) bool {
@@ -117,7 +155,7 @@ func queryToken(uri []byte) bool {
 		if i := bytes.IndexByte(p, '='); i >= 0 {
 			p = p[:i]
 		}
-		if equalFold(p, "access_token") || equalFold(p, "access%5ftoken") {
+		if nameFold(p, "access_token") {
 			return true
 		}
 	}

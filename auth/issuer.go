@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // Defaults of IssuerConfig.
@@ -369,6 +371,9 @@ func (iss *Issuer) get(ctx context.Context, u string) ([]byte, error) {
 	return readJSON(resp, u)
 }
 
+// readJSON reads an authorization server's JSON answer (metadata, JWKS,
+// introspection) from u: status 200, at most maxDocument bytes, one valid
+// JSON text with no member name twice at its top level.
 func readJSON(resp *http.Response, u string) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	switch {
@@ -378,6 +383,14 @@ func readJSON(resp *http.Response, u string) ([]byte, error) {
 		return nil, fmt.Errorf("auth: %s: status %d", u, resp.StatusCode)
 	case len(body) > maxDocument:
 		return nil, fmt.Errorf("auth: %s: over %d bytes", u, maxDocument)
+	case !decode.Valid(body):
+		// encoding/json reads the first value and ignores what follows,
+		// and takes invalid UTF-8 and lone surrogates as U+FFFD.
+		return nil, fmt.Errorf("auth: %s: not one valid JSON text (RFC 8259, UTF-8)", u)
+	case decode.DuplicateName(body):
+		// encoding/json lets the last of two members win, which need not
+		// be what the server meant ("active":false,"active":true).
+		return nil, fmt.Errorf("auth: %s: a member name appears twice", u)
 	}
 	return body, nil
 }

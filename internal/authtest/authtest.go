@@ -11,6 +11,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +39,7 @@ type Issuer struct {
 	keys    []*Key // published in the JWKS
 	current *Key
 	opaque  map[string]map[string]any // introspection answers by token
+	raw     map[string]string         // introspection answers written as they are
 	n       int
 
 	// JWKSFetches counts fetches of the JWKS.
@@ -78,7 +80,7 @@ func (i *Issuer) Close() { i.srv.Close() }
 
 // Start starts an issuer on a loopback port; Close stops it.
 func Start() *Issuer {
-	i := &Issuer{opaque: map[string]map[string]any{}}
+	i := &Issuer{opaque: map[string]map[string]any{}, raw: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]any{
@@ -108,7 +110,13 @@ func Start() *Issuer {
 		r.ParseForm()
 		i.mu.Lock()
 		ans, ok := i.opaque[r.PostForm.Get("token")]
+		raw, isRaw := i.raw[r.PostForm.Get("token")]
 		i.mu.Unlock()
+		if isRaw {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, raw)
+			return
+		}
 		if !ok {
 			ans = map[string]any{"active": false}
 		}
@@ -199,6 +207,14 @@ func Sign(k *Key, claims jwt.MapClaims) string {
 		panic(err)
 	}
 	return s
+}
+
+// OpaqueRaw registers an opaque token whose introspection answers body,
+// byte for byte, as a malformed or hostile authorization server would.
+func (i *Issuer) OpaqueRaw(token, body string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.raw[token] = body
 }
 
 // Opaque registers an opaque token whose introspection answers ans.
