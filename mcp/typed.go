@@ -46,7 +46,10 @@ import (
 // handler added content of its own; otherwise as one text item (a string
 // as it is, any other value as its JSON). An error is answered as
 // ToolHandler describes: a *fastserver.Error as that JSON-RPC error, any
-// other error as a result with isError: true and the error's text.
+// other error as a result with isError: true and the error's text. An Out
+// that JSON cannot encode (a NaN or infinite float, a MarshalJSON that
+// fails) is answered 500 / -32603, as a result that breaks the output
+// schema is.
 type ToolHandlerFor[In, Out any] func(ctx context.Context, c *Call, in In) (Out, error)
 
 // argsAPI decodes typed arguments: strings copied and checked as UTF-8,
@@ -234,7 +237,10 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 	}
 	start := len(c.scratch)
 	if err := encoder.EncodeInto(&c.scratch, out, resultOptions); err != nil {
-		return fmt.Errorf("mcp: encoding the result: %w", err)
+		// A value JSON cannot hold (NaN, an infinity, a failing
+		// MarshalJSON) is the server failing, row 18, not the tool
+		// reporting an error to the model.
+		return outputError("the result cannot be encoded as JSON: " + clip(err.Error()))
 	}
 	js := c.scratch[start:]
 	if tt.structured {

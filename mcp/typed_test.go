@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -477,5 +478,41 @@ func TestTypedRegistrationRefusals(t *testing.T) {
 	if err := AddTool(s, Tool{Name: "t", InputSchema: `{"type":"object","properties":{"inner":{"type":"object","properties":{"n":{"type":"string"}}}}}`},
 		func(context.Context, *Call, strIn) (string, error) { return "", nil }); err != nil {
 		t.Errorf("a ,string field with an InputSchema: %v", err)
+	}
+}
+
+// TestTypedResultNotJSON: an Out that JSON cannot hold is the server
+// failing (500 / -32603), not a tool error the model reads (found by
+// review on 2026-12-05: answered isError with sonic's message).
+func TestTypedResultNotJSON(t *testing.T) {
+	s, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type out struct {
+		X float64 `json:"x"`
+	}
+	if err := AddTool(s, Tool{Name: "f"}, func(_ context.Context, _ *Call, in struct {
+		K string `json:"k"`
+	}) (out, error) {
+		switch in.K {
+		case "nan":
+			return out{X: math.NaN()}, nil
+		case "inf":
+			return out{X: math.Inf(-1)}, nil
+		}
+		return out{X: 1.5}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	for _, k := range []string{"nan", "inf"} {
+		a := exchange(t, ep, nil, call(`"name":"f","arguments":{"k":"`+k+`"}`))
+		if a.Status != 500 || a.Code != decode.CodeInternalError || !strings.Contains(a.Msg, "cannot be encoded") {
+			t.Errorf("%s: %+v", k, a)
+		}
+	}
+	if a := exchange(t, ep, nil, call(`"name":"f","arguments":{"k":"x"}`)); a.Code != 0 || !strings.Contains(string(a.Result), `"structuredContent":{"x":1.5}`) {
+		t.Errorf("a finite result: %+v %s", a, a.Result)
 	}
 }
