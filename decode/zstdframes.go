@@ -42,10 +42,11 @@ package decode
 // the content size staying as declared (the decoder still checks it), so
 // that it is decoded in byte order up to the ceiling like any other frame
 // rather than refused from its header. A read then returns one byte more
-// than came from the wire; zstdFrames reads a tenth less than it is asked
-// for, so that a read always has room for its insertions (a frame that
-// needs one is at least 12 bytes long), and a one-byte read, with no room,
-// hands the inserted byte over in the next. A single-segment frame
+// than came from the wire; where a frame header may come, zstdFrames reads
+// a tenth less than it is asked for, so that a read always has room for
+// its insertions (a frame that needs one is at least 12 bytes long), and a
+// one-byte read, with no room, hands the inserted byte over in the next.
+// Bytes a block still owes are read in full: no header is among them. A single-segment frame
 // declaring more than 8 MiB is refused from its header, as the contract
 // allows. Before a frame's header reaches the decoder, the history its
 // window will take is reserved through BodyReader.Reserve.
@@ -157,9 +158,7 @@ func (z *zstdFrames) Read(p []byte) (int, error) {
 		z.rerr = nil
 		return 1, err
 	}
-	// Room for the Window_Descriptor bytes a read may need inserted (see
-	// the NOTE): a tenth of p, and a byte.
-	n, err := z.r.Read(p[:len(p)-min(len(p)/10+1, len(p)-1)])
+	n, err := z.r.Read(p[:z.readable(len(p))])
 	n, werr := z.walk(p, n)
 	if werr != nil {
 		z.err = werr
@@ -169,6 +168,21 @@ func (z *zstdFrames) Read(p []byte) (int, error) {
 		z.rerr, err = err, nil // the inserted byte comes before the source's error
 	}
 	return n, err
+}
+
+// readable returns how much of a buffer of size bytes a read may fill,
+// leaving room for the Window_Descriptor bytes the read may need inserted
+// (see the NOTE). None can be inserted once the walk has stopped
+// following frames, nor in the bytes a block, a skippable frame or a
+// dictionary ID still owes (skip): only a frame header can need one. In
+// the r bytes past those, a frame that needs one is at least 12 bytes
+// long, so r - r/10 - 1 bytes hold at most r/10 + 1 of them.
+func (z *zstdFrames) readable(size int) int {
+	if z.state == zsPass || z.skip >= int64(size) {
+		return size
+	}
+	r := size - int(z.skip)
+	return size - min(r/10+1, r-1)
 }
 
 // field starts a field of size bytes (after skip bytes), or, for an empty
