@@ -103,7 +103,9 @@ type A2AOptions struct {
 	StreamQueue int
 	KeepAlive   time.Duration
 	// MaxWaiting bounds the wait skill's tasks waiting in this process;
-	// past it a wait task is rejected. 0 means DefaultMaxWaiting.
+	// past it a wait task is rejected. A task stops counting at its
+	// deadline, or when its cancel reaches this process (from any
+	// instance of a fleet). 0 means DefaultMaxWaiting.
 	MaxWaiting int
 	// Auth, when set, protects the endpoint with OAuth: the card declares
 	// its security schemes (A2AAuthCard) and an extended card
@@ -129,7 +131,7 @@ type A2ADemo struct {
 	Server *a2a.Server
 
 	mu      sync.Mutex
-	timers  map[string]*time.Timer
+	waiting map[string]*waiter // the wait skill's slots, by task id
 	max     int
 	closed  bool
 	pending sync.WaitGroup
@@ -138,7 +140,7 @@ type A2ADemo struct {
 
 // NewA2A returns the demo A2A server of contract §5 with the wait skill.
 func NewA2A(o A2AOptions) (*A2ADemo, error) {
-	d := &A2ADemo{timers: make(map[string]*time.Timer), max: o.MaxWaiting, stop: make(chan struct{})}
+	d := &A2ADemo{waiting: make(map[string]*waiter), max: o.MaxWaiting, stop: make(chan struct{})}
 	if d.max <= 0 {
 		d.max = DefaultMaxWaiting
 	}
@@ -186,9 +188,23 @@ func (d *A2ADemo) handle(ctx context.Context, c *a2a.Call) (*a2a.Reply, error) {
 	return Echo(ctx, c)
 }
 
+// waiter is a wait task's slot in this process (one of
+// A2AOptions.MaxWaiting): the timer of its deadline and its subscription
+// to the task's changes, through which a cancel frees the slot. Its fields
+// are guarded by A2ADemo.mu; whoever takes it out of A2ADemo.waiting ends
+// the subscription.
+type waiter struct {
+	timer *time.Timer
+	unsub func() // nil until subscribed, and once taken to be called
+	ended bool   // the task reached a final state: nothing to complete
+}
+
 // wait is the wait skill: the task stays working until it is canceled or
 // its deadline passes; then this process completes it (UpdateTask), unless
-// a cancel came first, wherever it came from. A task whose process dies
+// a cancel came first, wherever it came from. The task's slot in this
+// process is freed by its deadline, or as soon as the cancel reaches this
+// process (Broker: at once in-process, over pub/sub in a fleet; should a
+// fleet lose that message, at the deadline). A task whose process dies
 // before its deadline stays working until it is canceled or its store
 // forgets it.
 func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
@@ -200,25 +216,81 @@ func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
 		return nil, e
 	}
 	deadline := time.Now().Add(dur).UTC()
+	id, w := c.TaskID, new(waiter)
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || len(d.timers) >= d.max {
+	if d.closed || len(d.waiting) >= d.max {
+		d.mu.Unlock()
 		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("too many tasks are waiting in this process; try again later")}, nil
 	}
-	id := c.TaskID
 	d.pending.Add(1)
-	d.timers[id] = time.AfterFunc(dur, func() { d.finish(id, dur) })
+	d.waiting[id] = w
+	w.timer = time.AfterFunc(dur, func() { d.finish(id, w, dur) })
+	d.mu.Unlock()
+	// Subscribed before the reply is stored (after this returns), so no
+	// cancel can come before; outside d.mu, which deliver takes.
+	unsub := d.Server.Events().Subscribe(id, func(ch *a2a.TaskChange) {
+		for _, ev := range ch.Events {
+			if ev.Status != nil && ev.Status.State.Final() {
+				d.release(id, w)
+				return
+			}
+		}
+	})
+	d.mu.Lock()
+	if d.waiting[id] == w {
+		w.unsub, unsub = unsub, nil
+	}
+	d.mu.Unlock()
+	if unsub != nil { // freed meanwhile (the deadline passed, or Close)
+		unsub()
+	}
 	return &a2a.Reply{State: a2a.TaskStateWorking,
 		Status: textMessage("working until canceled, or until " + deadline.Format(time.RFC3339Nano))}, nil
 }
 
+// release frees the slot of a wait task that reached a final state (a
+// cancel, from this process or another): its timer stopped, its
+// subscription ended. It runs in the Broker's deliver, which must not
+// call the Broker: the subscription is ended on a goroutine of its own
+// (counted in pending, so that Close waits for it).
+func (d *A2ADemo) release(id string, w *waiter) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.waiting[id] != w {
+		return // freed already: the deadline passed, or Close
+	}
+	delete(d.waiting, id)
+	w.ended = true
+	if unsub := w.unsub; unsub != nil {
+		w.unsub = nil
+		d.pending.Add(1) // before the timer's count is given back
+		go func() {
+			defer d.pending.Done()
+			unsub()
+		}()
+	}
+	if w.timer.Stop() {
+		d.pending.Done()
+	}
+}
+
 // finish completes a waiting task at its deadline, unless it was canceled
 // meanwhile.
-func (d *A2ADemo) finish(id string, dur time.Duration) {
+func (d *A2ADemo) finish(id string, w *waiter, dur time.Duration) {
 	defer d.pending.Done()
 	d.mu.Lock()
-	delete(d.timers, id)
+	if d.waiting[id] == w {
+		delete(d.waiting, id)
+	}
+	unsub, ended := w.unsub, w.ended
+	w.unsub = nil
 	d.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+	if ended {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	done := &a2a.Reply{State: a2a.TaskStateCompleted,
@@ -242,7 +314,7 @@ func (d *A2ADemo) finish(id string, dur time.Duration) {
 func (d *A2ADemo) Waiting() int {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return len(d.timers)
+	return len(d.waiting)
 }
 
 // Close stops the pending deadlines (their tasks stay working) and the
@@ -254,13 +326,21 @@ func (d *A2ADemo) Close() {
 		close(d.stop)
 	}
 	d.closed = true
-	for id, t := range d.timers {
-		if t.Stop() {
+	var unsubs []func()
+	for id, w := range d.waiting {
+		if w.timer.Stop() {
 			d.pending.Done()
 		}
-		delete(d.timers, id)
+		if w.unsub != nil {
+			unsubs = append(unsubs, w.unsub)
+			w.unsub = nil
+		}
+		delete(d.waiting, id)
 	}
 	d.mu.Unlock()
+	for _, unsub := range unsubs { // outside d.mu, which a deliver may wait for
+		unsub()
+	}
 	d.pending.Wait()
 }
 
