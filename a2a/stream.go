@@ -22,7 +22,7 @@ import (
 // the contract's order: the params and the task first (as SendMessage and
 // GetTask check them), then the stream itself: 503 / -32603 with
 // Retry-After past fastserver's Config.MaxStreams, 406 / -32600 for a
-// client whose Accept does not list text/event-stream (or HTTP/1.0).
+// client whose Accept does not allow text/event-stream (or HTTP/1.0).
 //
 // A stream subscribes to its task's changes (Broker) before it reads or
 // creates the task, so that nothing falls between the first event (the
@@ -40,7 +40,7 @@ import (
 
 var (
 	errTooManyStreams    = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many streams open: try again later", RetryAfter: 1}
-	errNotEventStream    = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream: the Accept header must list it"}
+	errNotEventStream    = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream: the Accept header must allow it"}
 	errStreamHTTP10      = &fastserver.Error{Status: 406, Code: decode.CodeInvalidRequest, Message: "streaming methods answer text/event-stream, which needs HTTP/1.1: the request is HTTP/1.0"}
 	errNoStreamTransport = &fastserver.Error{Code: CodeUnsupportedOperation, Message: "streaming is not available on this transport"}
 )

@@ -397,6 +397,7 @@ func TestStreamRefusals(t *testing.T) {
 		{"agent fails", "", streamReq(1, "SendStreamingMessage", text10("fail")), nil, 500, -32603},
 		{"agent refuses", "", streamReq(1, "SendStreamingMessage", text10("bad")), nil, 200, -32602},
 		{"no text/event-stream", "", streamReq(1, "SendStreamingMessage", text10("x")), []string{"Accept: application/json"}, 406, -32600},
+		{"text/event-stream at q=0 under */*", "", streamReq(1, "SendStreamingMessage", text10("x")), []string{"Accept: */*, text/event-stream;q=0"}, 406, -32600},
 		{"version", "2.0", streamReq(1, "SendStreamingMessage", text10("x")), nil, 400, -32009},
 		{"subscribe: no params", "", `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask"}`, nil, 200, -32602},
 		{"subscribe: id not a string", "", streamReq(1, "SubscribeToTask", `{"id":5}`), nil, 200, -32602},

@@ -75,8 +75,8 @@ var _ StreamHandler = StreamHandlerFunc(nil)
 
 // Errors a Stream returns when it cannot send.
 var (
-	// ErrStreamNotAccepted: the request's Accept header does not list
-	// text/event-stream, or the request is HTTP/1.0 (ErrStreamHTTP10,
+	// ErrStreamNotAccepted: the request's Accept header does not allow
+	// text/event-stream (AcceptsEventStream), or the request is HTTP/1.0 (ErrStreamHTTP10,
 	// which wraps it), so the answer cannot be a stream.
 	ErrStreamNotAccepted = errors.New("fastserver: the client does not accept text/event-stream")
 	// ErrStreamHTTP10: the request is HTTP/1.0, which cannot carry a
@@ -365,8 +365,8 @@ func appendEvent(dst, msg []byte) []byte {
 //		return r.Stream(dst, x.streamer)
 //	}
 //
-// When the answer cannot stream (Stream.Live is false: the client does
-// not accept text/event-stream, too many streams are open, or the
+// When the answer cannot stream (Stream.Live is false: the client's
+// Accept does not allow text/event-stream, too many streams are open, or the
 // transport has none), h runs on the calling goroutine all the same and
 // its Sends fail with the reason, so h decides whether it can do without.
 func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
@@ -463,7 +463,7 @@ func (s *Server) streamRefusal(c *call) error {
 	if !h.IsHTTP11() {
 		return ErrStreamHTTP10
 	}
-	if !acceptsEventStream(c.f.get(fAccept)) {
+	if !AcceptsEventStream(c.f.get(fAccept)) {
 		return ErrStreamNotAccepted
 	}
 	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
@@ -473,10 +473,18 @@ func (s *Server) streamRefusal(c *call) error {
 	return nil
 }
 
-// acceptsEventStream reports whether an Accept value lists
-// text/event-stream (case-insensitively) without q=0.
-func acceptsEventStream(accept []byte) bool {
-	const want = "text/event-stream"
+// AcceptsEventStream reports whether an Accept field value allows an
+// answer of type text/event-stream, as RFC 9110 §12.5.1 reads it: the
+// most specific media range that matches decides (text/event-stream, then
+// text/*, then */*; names compared case-insensitively), and a weight of
+// q=0 refuses ("*/*, text/event-stream;q=0" does not allow it; when one
+// range comes twice, a q=0 on either refuses). A nil value — no Accept
+// field — allows every type; an empty one allows none.
+func AcceptsEventStream(accept []byte) bool {
+	if accept == nil {
+		return true
+	}
+	best, ok := 0, false // the specificity of the best match so far
 	for len(accept) > 0 {
 		item := accept
 		if i := bytes.IndexByte(accept, ','); i >= 0 {
@@ -489,16 +497,30 @@ func acceptsEventStream(accept []byte) bool {
 			item, params = item[:i], item[i+1:]
 		}
 		item = bytes.TrimSpace(item)
-		if len(item) != len(want) || !bytes.EqualFold(item, []byte(want)) {
+		spec := 0
+		switch {
+		case bytes.EqualFold(item, ctEventStream):
+			spec = 3
+		case bytes.EqualFold(item, textAny):
+			spec = 2
+		case string(item) == "*/*":
+			spec = 1
+		default:
 			continue
 		}
-		return !qZero(params)
+		switch {
+		case spec > best:
+			best, ok = spec, !qZero(params)
+		case spec == best:
+			ok = ok && !qZero(params)
+		}
 	}
-	return false
+	return ok
 }
 
 var (
 	ctEventStream = []byte("text/event-stream")
+	textAny       = []byte("text/*")
 	noCache       = []byte("no-cache")
 	noBuffering   = []byte("no")
 )

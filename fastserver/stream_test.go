@@ -142,7 +142,7 @@ func TestStreamEventsThenResult(t *testing.T) {
 
 func TestStreamNotAccepted(t *testing.T) {
 	_, addr := serve(t, Config{}, streamMethods(t, nil).Endpoint("/rpc", decode.IDsJSONRPC))
-	for _, accept := range []string{"Accept:", "Accept: application/json", "Accept: text/event-stream;q=0", "Accept: */*"} {
+	for _, accept := range []string{"Accept: application/json", "Accept: text/event-stream;q=0", "Accept: */*, text/event-stream;q=0", "Accept: text/*;q=0, */*", "Accept: application/*, text/plain"} {
 		r := roundTrip(t, addr, post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"refused"}`, accept))
 		if r.Status != 200 || string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":"`+ErrStreamNotAccepted.Error()+`"}` {
 			t.Errorf("%s: %d %s", accept, r.Status, r.Body)
@@ -152,7 +152,9 @@ func TestStreamNotAccepted(t *testing.T) {
 			t.Errorf("%s: count: %d %s, want the handler's failure as plain JSON", accept, r.Status, r.Body)
 		}
 	}
-	for _, accept := range []string{"Accept: text/event-stream", "Accept: TEXT/Event-Stream; q=0.5, application/json"} {
+	// RFC 9110 §12.5.1: */* and text/* allow it, and so does no Accept
+	// field at all ("Accept:" leaves the field out here).
+	for _, accept := range []string{"Accept: text/event-stream", "Accept: TEXT/Event-Stream; q=0.5, application/json", "Accept: */*", "Accept: text/*", "Accept:", "Accept: */*;q=0, text/*"} {
 		r := roundTrip(t, addr, post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"refused"}`, accept))
 		if string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":"live"}` {
 			t.Errorf("%s: %s", accept, r.Body)
@@ -381,5 +383,39 @@ func TestAppendEvent(t *testing.T) {
 		if got := string(appendEvent(nil, []byte(tc.msg))); got != tc.want {
 			t.Errorf("appendEvent(%q) = %q, want %q", tc.msg, got, tc.want)
 		}
+	}
+}
+
+// TestAcceptsEventStream reads Accept values as RFC 9110 §12.5.1 does:
+// the most specific matching range decides, q=0 refuses, no field allows
+// everything and an empty one nothing. (Found by review on 2026-12-05:
+// */* and text/* did not count, though the contract says "allows".)
+func TestAcceptsEventStream(t *testing.T) {
+	for v, want := range map[string]bool{
+		"text/event-stream":                         true,
+		" Text/Event-Stream ;charset=utf-8":         true,
+		"application/json, text/event-stream;q=0.1": true,
+		"*/*":                              true,
+		"text/*":                           true,
+		"*/*;q=0, text/*":                  true,
+		"text/*;q=0, text/event-stream":    true,
+		"*/*;q=0.5, text/event-stream;q=1": true,
+		"":                                 false,
+		"application/json":                 false,
+		"text/event-stream;q=0":            false,
+		"text/event-stream; Q=0.000":       false,
+		"*/*, text/event-stream;q=0":       false,
+		"text/*;q=0, */*":                  false,
+		"*/*;q=0":                          false,
+		"text/event-stream, text/event-stream;q=0": false,
+		"text/event-streams, text/plain, */json":   false,
+		"application/*":                            false,
+	} {
+		if got := AcceptsEventStream([]byte(v)); got != want {
+			t.Errorf("AcceptsEventStream(%q) = %v, want %v", v, got, want)
+		}
+	}
+	if !AcceptsEventStream(nil) {
+		t.Error("no Accept field: refused, want allowed")
 	}
 }

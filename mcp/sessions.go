@@ -33,6 +33,7 @@ package mcp
 // 2026-07-28 has no sessions: the header is ignored under it.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -334,7 +335,7 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 			ctx.Error("session not found", fasthttp.StatusNotFound)
 			return true
 		}
-		if !acceptsSSE(ctx.Request.Header.Peek("Accept")) {
+		if !fastserver.AcceptsEventStream(acceptValue(ctx)) {
 			ctx.Error("the session stream is text/event-stream", fasthttp.StatusNotAcceptable)
 			return true
 		}
@@ -357,52 +358,15 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	return false
 }
 
-// acceptsSSE reports whether an Accept value lists text/event-stream.
-func acceptsSSE(accept []byte) bool {
-	for len(accept) > 0 {
-		item := accept
-		if i := indexByte(accept, ','); i >= 0 {
-			item, accept = accept[:i], accept[i+1:]
-		} else {
-			accept = nil
-		}
-		if i := indexByte(item, ';'); i >= 0 {
-			item = item[:i]
-		}
-		if equalFoldTrim(item, "text/event-stream") {
-			return true
-		}
+// acceptValue returns the request's Accept field, its lines joined as
+// one list: nil when there is none.
+func acceptValue(ctx *fasthttp.RequestCtx) []byte {
+	vals := ctx.Request.Header.PeekAll("Accept")
+	switch len(vals) {
+	case 0:
+		return nil
+	case 1:
+		return append([]byte{}, vals[0]...)
 	}
-	return false
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
-}
-
-func equalFoldTrim(b []byte, s string) bool {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
-		b = b[:len(b)-1]
-	}
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x, y := b[i], s[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return bytes.Join(vals, []byte(", "))
 }

@@ -105,8 +105,25 @@ func TestSessions(t *testing.T) {
 	if resp, _ := do(t, "POST", url, id, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://watched"}}`); resp.StatusCode != 200 {
 		t.Fatalf("subscribe: %d", resp.StatusCode)
 	}
+	// An Accept that does not allow the stream (RFC 9110: q=0 on the most
+	// specific range) is 406, and leaves the stream free.
+	for _, accept := range []string{"application/json", "*/*, text/event-stream;q=0", "text/*;q=0"} {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Accept", accept)
+		req.Header.Set(HeaderSession, id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 406 {
+			t.Errorf("GET with Accept %q: %d, want 406", accept, resp.StatusCode)
+		}
+	}
+	// Two Accept lines are one list: the second allows the stream.
 	req, _ := http.NewRequest("GET", url, nil)
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Add("Accept", "application/json")
+	req.Header.Add("Accept", "text/*")
 	req.Header.Set(HeaderSession, id)
 	stream, err := http.DefaultClient.Do(req)
 	if err != nil {
