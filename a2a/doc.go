@@ -55,10 +55,11 @@
 // A final state is never undone: the reply of an Agent to a message
 // continuing a task that was canceled (or finished) while it ran is
 // dropped (-32004), and so is one whose task left the store meanwhile
-// (evicted, expired: -32001), which is not stored again. An Agent whose work goes on after it answered (State
-// TaskStateWorking) reports the outcome with Server.UpdateTask. ListTasks
-// pages by status timestamp, newest first, then id (pageSize 1 to 100,
-// default 50; contextId, status and statusTimestampAfter filters). While
+// (evicted, expired: -32001), which is not stored again. An Agent whose
+// work goes on after it answered (State TaskStateWorking) reports the
+// outcome with Server.UpdateTask. ListTasks pages by status timestamp,
+// newest first, then id (pageSize 1 to 100, default 50; contextId, status
+// and statusTimestampAfter filters). While
 // the store is unreachable, calls that need it (SendMessage creating or
 // continuing a task, GetTask, CancelTask, ListTasks) answer 503 / -32603
 // with Retry-After; the rest is served.
@@ -106,9 +107,9 @@
 // when the server shuts down (then with the task's current status). Past
 // fastserver's Config.MaxStreams a stream is refused 503 / -32603 with
 // Retry-After; a client whose Accept does not allow text/event-stream, or
-// whose request is HTTP/1.0, gets 406 / -32600, its message saying which. A client too slow to read is cut once Config.StreamQueue
-// changes wait for it; an idle stream sends an SSE comment every
-// Config.KeepAlive. Changes reach the streams through a Broker
+// whose request is HTTP/1.0, gets 406 / -32600, its message saying which.
+// A client too slow to read is cut once Config.StreamQueue changes wait
+// for it; an idle stream sends an SSE comment every Config.KeepAlive. Changes reach the streams through a Broker
 // (Config.Events): in-process by default, Redis pub/sub with package
 // fleet.
 //
