@@ -496,6 +496,7 @@ func FuzzRawHelpers(f *testing.F) {
 	for _, s := range []string{
 		`{"a":1,"b":"x\u00e9","a":[1,{"c":"\ud83d\ude00"}]}`, `"\u"`, `"\u12"`, `"\`, `{"\u":1}`,
 		`{"a\"b":"c\\"}`, `[1,2`, `{"a":}`, `"\ud800\u"`, `{"x":"\/\b\f\n\r\t"}`,
+		` [ 1 , "]" , [ [ ] ] , {"a":[2]} ] `, `[]`, `[1 2]`, `[,]`, `["a",`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -523,6 +524,22 @@ func FuzzRawHelpers(f *testing.F) {
 			it.Rest()
 			if !it.TakeValue(0) {
 				break
+			}
+		}
+		var el Elements
+		k := 0
+		for el.Reset(b); el.Next(); k++ {
+			if k > len(b) {
+				t.Fatalf("%q: more elements than bytes", b)
+			}
+			if valid && !Valid(el.Value()) {
+				t.Fatalf("%q: element %d %q is not valid JSON", b, k, el.Value())
+			}
+		}
+		if valid && firstByte(b) == '[' {
+			var ref []json.RawMessage
+			if json.Unmarshal(b, &ref) == nil && (len(ref) != k || el.End() == 0) {
+				t.Fatalf("%q: %d elements (End %d), encoding/json %d", b, k, el.End(), len(ref))
 			}
 		}
 		SkipValue(b, 0)
