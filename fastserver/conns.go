@@ -33,7 +33,7 @@ type capListener struct {
 // over503 is the answer past the cap.
 var over503 = func() []byte {
 	const body = "server busy: too many open connections"
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nServer: rpcedge\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nServer: " + serverName + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\nConnection: close\r\n\r\n" + body)
 }()
 

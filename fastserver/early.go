@@ -259,7 +259,7 @@ func earlyBytes(h *fasthttp.ResponseHeader, status int, ctype, body []byte) []by
 	resp.WriteString(strconv.Itoa(status))
 	resp.WriteByte(' ')
 	resp.WriteString(fasthttp.StatusMessage(status))
-	resp.WriteString("\r\nServer: rpcedge\r\nDate: ")
+	resp.WriteString("\r\nServer: " + serverName + "\r\nDate: ")
 	resp.Write(appendHTTPDate(resp.AvailableBuffer(), time.Now()))
 	resp.WriteString("\r\nContent-Type: ")
 	resp.Write(ctype)

@@ -497,9 +497,7 @@ func TestExpectContinue(t *testing.T) {
 			if got := r.Header.Get("Allow"); got != tc.allow {
 				t.Errorf("Allow %q, want %q", got, tc.allow)
 			}
-			if !netHTTP { // net/http keeps a connection whose body never came
-				c.expectClosed()
-			}
+			c.expectClosed()
 		})
 	}
 	t.Run("an endpoint's Other and its methods", func(t *testing.T) {
@@ -585,5 +583,42 @@ func TestEarlyAnswerDate(t *testing.T) {
 		if err != nil || time.Since(d) > time.Minute || time.Until(d) > time.Minute {
 			t.Errorf("%s: Date %q (%v), want the time now", r.StatusLine, r.Header.Get("Date"), err)
 		}
+	}
+}
+
+// TestAnswersNameTheServer: every answer names the server and carries
+// Date, whichever transport wrote it (found by review on 2026-12-05:
+// net/http's answers through the pipeline had no Server field).
+func TestAnswersNameTheServer(t *testing.T) {
+	_, addr := serve(t, Config{})
+	for _, raw := range []string{
+		post(pathRPC, valid), // 200
+		post(pathRPC, `{"jsonrpc":"2.0","id":7,"method":"nope"}`), // 404 / -32601
+		post(pathRPC, `{"a":`),                                                      // 400 / -32700
+		post(pathRPC, valid, "Content-Type: text/plain"),                            // 415
+		strings.Replace(post(pathRPC, "", "Content-Length: 0"), "POST ", "PUT ", 1), // 405
+		request("GET", "/healthz", ""),                                              // a GET route
+	} {
+		c := dial(t, addr)
+		c.send(raw)
+		r := c.read()
+		if got := r.Header.Get("Server"); got != "rpcedge" {
+			t.Errorf("%s: Server %q, want rpcedge", r.StatusLine, got)
+		}
+		if _, err := http.ParseTime(r.Header.Get("Date")); err != nil {
+			t.Errorf("%s: Date %q: %v", r.StatusLine, r.Header.Get("Date"), err)
+		}
+	}
+}
+
+// TestOptionsAsterisk: OPTIONS * is answered by the server's routing on
+// both transports (net/http's built-in handler answered it 200, bypassing
+// the pipeline and its metrics; found by review on 2026-12-05).
+func TestOptionsAsterisk(t *testing.T) {
+	_, addr := serve(t, Config{})
+	c := dial(t, addr)
+	c.send("OPTIONS * HTTP/1.1\r\nHost: test.example\r\n\r\n")
+	if r := c.read(); r.Status != 404 {
+		t.Errorf("OPTIONS *: %s, want 404", r.StatusLine)
 	}
 }

@@ -71,7 +71,10 @@ func (s *Server) ServeNetHTTP(ln net.Listener) error {
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// OPTIONS * goes to the pipeline (404, as over fasthttp), not to
+		// net/http's built-in 200.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.netMu.Lock()
 	s.net = append(s.net, hs)
@@ -157,7 +160,10 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx.Response.Header.SetNoDefaultContentType(true)
 	copyRequest(&ctx.Request, r)
 
-	if r.Method == http.MethodPost && r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+	// Any method: a 404 or 405 decided before the body, as over fasthttp
+	// (a handler that never reads the body would leave net/http waiting
+	// for it, up to the read timeout, before it closed).
+	if r.ProtoAtLeast(1, 1) && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 		if st := s.expectHandler(ctx); st != fasthttp.StatusContinue {
 			s.answerEarly(w, r, bareAnswer(st, ctx.Response.Header.Peek("Allow")), st)
 			return
@@ -213,7 +219,7 @@ func bareAnswer(status int, allow []byte) []byte {
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
 	b = append(b, fasthttp.StatusMessage(status)...)
-	b = append(b, "\r\nServer: rpcedge\r\nDate: "...)
+	b = append(b, "\r\nServer: "+serverName+"\r\nDate: "...)
 	b = appendHTTPDate(b, time.Now())
 	b = append(b, "\r\nContent-Length: 0\r\n"...)
 	if len(allow) > 0 {
@@ -263,13 +269,19 @@ func copyRequest(req *fasthttp.Request, r *http.Request) {
 	}
 }
 
+// serverField is the Server field of answers written through net/http,
+// as fasthttp writes its Name (read only: shared by every answer).
+var serverField = []string{serverName}
+
 // noClose keeps fasthttp's Request.Reset from closing a net/http body:
 // net/http closes (and drains) it itself, after the answer is written.
 type noClose struct{ io.Reader }
 
 // hopByHop are the fields the pipeline sets that net/http writes itself.
+// (Server is not among them: net/http writes none, so the pipeline's, or
+// serverName, is copied.)
 func hopByHop(name []byte) bool {
-	for _, n := range [...]string{"Content-Length", "Connection", "Transfer-Encoding", "Date", "Server"} {
+	for _, n := range [...]string{"Content-Length", "Connection", "Transfer-Encoding", "Date"} {
 		if equalFoldASCII(name, n) {
 			return true
 		}
@@ -286,6 +298,9 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Respon
 			continue
 		}
 		hdr.Add(string(k), string(v))
+	}
+	if _, ok := hdr["Server"]; !ok {
+		hdr["Server"] = serverField
 	}
 	if resp.ConnectionClose() && r.ProtoMajor == 1 {
 		hdr.Set("Connection", "close")

@@ -158,7 +158,7 @@ func (s *Server) newHTTP() *fasthttp.Server {
 		Handler:         s.serveTimed,
 		ErrorHandler:    s.errorHandler,
 		ExpectHandler:   s.expectHandler,
-		Name:            "rpcedge",
+		Name:            serverName,
 		Concurrency:     s.cfg.MaxConns,
 		ReadBufferSize:  s.cfg.MaxHeaderBytes,
 		WriteBufferSize: writeBuffer,
@@ -604,6 +604,10 @@ func (s *Server) endpointAt(path []byte) *endpoint {
 	}
 	return nil
 }
+
+// serverName is the Server field of every answer, whichever transport
+// writes it.
+const serverName = "rpcedge"
 
 // serve routes a request.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
