@@ -28,7 +28,14 @@ import (
 //   - Framing is net/http's: it refuses what it cannot frame (an unknown
 //     transfer coding 501, conflicting lengths 400) and hides
 //     Transfer-Encoding; trailers are in http.Request.Trailer and never
-//     reach a check.
+//     reach a check. What net/http takes and fasthttp refuses: a length
+//     and chunked together (served as chunked, the connection kept),
+//     Transfer-Encoding on HTTP/1.0 (ignored), two equal Content-Length
+//     lines, and obsolete line folding, which it unfolds (RFC 9112 §5.2
+//     allows that) before the handler could see it: behind a proxy that
+//     frames differently, prefer the fasthttp transport.
+//   - Over HTTP/2, net/http removes Expect before the handler runs: such
+//     a request is judged when it arrives, never answered 417.
 //   - The header section is http.Request.Header, whose lines of one name
 //     keep their order: a field's lines are combined as over fasthttp.
 //   - An early answer (rows 1 to 7 with the body still arriving) takes the
