@@ -21,27 +21,6 @@ func rawEcho(t testing.TB) string {
 	return listenRaw(t, rawEchoConn)
 }
 
-// listenRaw serves each connection to a loopback listener with serve and
-// returns the listener's /mcp URL; the listener closes with the test.
-func listenRaw(t testing.TB, serve func(net.Conn)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serve(c)
-		}
-	}()
-	return "http://" + ln.Addr().String() + "/mcp"
-}
-
 func rawEchoConn(c net.Conn) {
 	defer c.Close()
 	buf := make([]byte, 64<<10)

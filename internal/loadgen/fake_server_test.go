@@ -1,10 +1,13 @@
 package loadgen
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,4 +155,147 @@ func (f *fakeServer) handle(ctx *fasthttp.RequestCtx) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
 	ctx.SetContentType("application/json")
 	ctx.SetBody(b)
+}
+
+// listenRaw serves each connection to a loopback listener with serve and
+// returns the listener's /mcp URL; the listener closes with the test.
+func listenRaw(t testing.TB, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c)
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// rawFake is a hand-written HTTP/1.1 server on 127.0.0.1 for answers an
+// HTTP library will not write: two Content-Type lines, Transfer-Encoding
+// beside Content-Length, bytes after an answer, server-sent events with
+// CR line ends, an id re-spelled. answer returns the whole answer to each
+// request as bytes (rightAnswer builds the right one), or nil to hold the
+// request unanswered until the test ends; after, when set, returns bytes
+// written on the connection a little (2 ms) after the answer.
+type rawFake struct {
+	answer func(r *rawRequest) []byte
+	after  func(r *rawRequest) []byte
+
+	n       atomic.Int64 // requests read, across connections
+	url     string
+	release chan struct{}
+}
+
+// rawRequest is one request as a rawFake read it.
+type rawRequest struct {
+	k      int64 // 1 for the first request the server read
+	body   []byte
+	id     json.RawMessage // the id as sent; nil for a notification
+	method string
+	text   json.RawMessage // params.arguments.text as sent, nil if none
+}
+
+func startRaw(t testing.TB, f *rawFake) *rawFake {
+	t.Helper()
+	if f.answer == nil {
+		f.answer = rightAnswer
+	}
+	f.release = make(chan struct{})
+	f.url = listenRaw(t, f.serve)
+	t.Cleanup(func() { close(f.release) })
+	return f
+}
+
+func (f *rawFake) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for {
+		cl := -1
+		if _, err := br.ReadString('\n'); err != nil {
+			return
+		}
+		for {
+			h, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			h = strings.TrimRight(h, "\r\n")
+			if h == "" {
+				break
+			}
+			if k, v, _ := strings.Cut(h, ":"); strings.EqualFold(k, "Content-Length") {
+				cl, _ = strconv.Atoi(strings.TrimSpace(v))
+			}
+		}
+		if cl < 0 {
+			return
+		}
+		r := &rawRequest{k: f.n.Add(1), body: make([]byte, cl)}
+		if _, err := io.ReadFull(br, r.body); err != nil {
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Arguments struct {
+					Text json.RawMessage `json:"text"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(r.body, &msg) == nil {
+			r.id, r.method, r.text = msg.ID, msg.Method, msg.Params.Arguments.Text
+		}
+		out := f.answer(r)
+		if out == nil {
+			<-f.release
+			return
+		}
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+		if f.after != nil {
+			if extra := f.after(r); extra != nil {
+				time.Sleep(2 * time.Millisecond)
+				if _, err := c.Write(extra); err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// rightAnswer is the answer contract.md requires to the shapes loadgen
+// sends without MCP headers: the id and the text are echoed as they were
+// sent.
+func rightAnswer(r *rawRequest) []byte {
+	errorAnswer := func(status int, id string, code int) []byte {
+		return []byte(answer(status, jsonCT, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":`+strconv.Itoa(code)+`,"message":"m"}}`))
+	}
+	switch {
+	case bytes.HasPrefix(bytes.TrimLeft(r.body, " \t\r\n"), []byte("[")):
+		return errorAnswer(400, "null", -32600)
+	case !json.Valid(r.body):
+		return errorAnswer(400, "null", -32700)
+	case r.id == nil:
+		return []byte("HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+	case r.method != "tools/call":
+		return errorAnswer(404, string(r.id), -32601)
+	case r.text == nil:
+		return errorAnswer(200, string(r.id), -32602)
+	}
+	return []byte(answer(200, jsonCT, rightEcho(r)))
+}
+
+// rightEcho is the right JSON-RPC answer to an echo call.
+func rightEcho(r *rawRequest) string {
+	return `{"jsonrpc":"2.0","id":` + string(r.id) + `,"result":{"content":[{"type":"text","text":` + string(r.text) + `}]}}`
 }
