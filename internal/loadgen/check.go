@@ -28,8 +28,8 @@ const (
 	// error without an integer code and a string message, a duplicate
 	// member), or a 202 with a body.
 	ClassBody
-	// ClassID: the answer's id is missing, or not the request's id (or not
-	// null where the contract wants null).
+	// ClassID: the answer's id is missing, or not the request's id byte
+	// for byte (or not null where the contract wants null).
 	ClassID
 	// ClassCode: an error where a result was due, a result where an error
 	// was due, or the wrong error code.
@@ -310,11 +310,11 @@ func checkNotification(b []byte) string {
 	return ""
 }
 
-// idEqual compares an answer's id with the one sent. Both are JSON; the
-// contract wants the id verbatim, but a string id may be spelled with
-// other escapes.
+// idEqual compares an answer's id with the one sent, byte for byte: the
+// contract echoes the request's id bytes verbatim ("The id in answers"),
+// so the same string spelled with other escapes is another id.
 func idEqual(got, sent []byte) bool {
-	return string(got) == string(sent) || decode.StringsEqual(got, sent)
+	return string(got) == string(sent)
 }
 
 // errorCode returns the code of an error object (a validated value), or
@@ -549,8 +549,10 @@ func checkA2AEvent(res []byte, i int, last bool, taskID []byte) (id []byte, why 
 	case i == 0:
 		return nil, "an A2A stream does not start with a task or a message"
 	case is("statusUpdate", "status-update"), is("artifactUpdate", "artifact-update"):
+		// A task id is a value of the result, not the JSON-RPC id: any
+		// JSON spelling of the same string names the same task.
 		tid, _ := memberOf(body, "taskId")
-		if !idEqual(tid, taskID) {
+		if !decode.StringsEqual(tid, taskID) {
 			return nil, "an A2A stream event names another task"
 		}
 		status := is("statusUpdate", "status-update")

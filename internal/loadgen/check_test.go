@@ -51,6 +51,10 @@ func TestCheck(t *testing.T) {
 		{"wrong id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":43,"result":{}}`), false, ClassID},
 		{"id as string", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":"42","result":{}}`), false, ClassID},
 		{"id re-encoded", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42.0,"result":{}}`), false, ClassID},
+		// The contract echoes the id's bytes verbatim: the same string
+		// spelled with an escape is another id.
+		{"string id re-spelled", expect(ShapeCall, `"lg-1"`, "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":"\u006cg-1","result":{"content":[{"type":"text","text":"t"}]}}`), false, ClassID},
+		{"string id escaped slash", expect(ShapeCustom, `"a/b"`, ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":"a\/b","result":{}}`), false, ClassID},
 		{"no id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","result":{}}`), false, ClassID},
 		{"error for call", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"error":{"code":-32602,"message":"x"}}`), false, ClassCode},
 		{"echo wrong text", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"u"}]}}`), false, ClassResult},
