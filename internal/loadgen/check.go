@@ -24,9 +24,9 @@ const (
 	// 202 with a Content-Type, or a Content-Encoding loadgen did not ask for.
 	ClassHeader
 	// ClassBody: a body that is not one JSON-RPC 2.0 answer object (not
-	// JSON, jsonrpc not "2.0", neither or both of result and error, an
-	// error without an integer code and a string message, a duplicate
-	// member), or a 202 with a body.
+	// JSON, jsonrpc not "2.0", neither or both of result and error, a
+	// method member, an error without an integer code and a string
+	// message, a duplicate member), or a 202 with a body.
 	ClassBody
 	// ClassID: the answer's id is missing, or not the request's id byte
 	// for byte (or not null where the contract wants null).
@@ -139,6 +139,11 @@ func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 			dup, haveResult, result = haveResult, true, val
 		case it.NameIs("error"):
 			dup, haveError, errv = haveError, true, val
+		case it.NameIs("method"):
+			// A message with a method is a request or a notification,
+			// whatever else it holds (contract, "Names, values, and
+			// the rest").
+			return wrong(ClassBody, "the answer has a method: it is a request or notification, not a response")
 		}
 		if dup {
 			return wrong(ClassBody, "a member of the answer appears twice")

@@ -46,6 +46,11 @@ func TestCheck(t *testing.T) {
 		{"no jsonrpc", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"id":42,"result":{}}`), false, ClassBody},
 		{"jsonrpc 1.0", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"1.0","id":42,"result":{}}`), false, ClassBody},
 		{"duplicate id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"id":42,"result":{}}`), false, ClassBody},
+		// A message with a method is a request or a notification
+		// (contract, "Names, values, and the rest"), whatever else it holds.
+		{"method beside result", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"method":"sampling/createMessage","result":{"content":[{"type":"text","text":"t"}]}}`), false, ClassBody},
+		{"method beside error", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"method":"x","error":{"code":-32601,"message":"no"}}`), false, ClassBody},
+		{"method null", expect(ShapeCustom, "7", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"method":null,"result":{}}`), false, ClassBody},
 		{"result and error", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{},"error":{"code":1,"message":""}}`), false, ClassBody},
 		{"neither", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42}`), false, ClassBody},
 		{"wrong id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":43,"result":{}}`), false, ClassID},
