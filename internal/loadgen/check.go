@@ -114,9 +114,9 @@ func check(e *expectation, r *response, v2026 bool) verdict {
 }
 
 // checkAnswer checks b, the JSON-RPC answer to the request e describes.
-// b is validated whole, strictly (decode.Valid: RFC 8259, UTF-8), once;
-// the walks over it and its members after that are decode's, which trust
-// it.
+// b is validated whole, strictly (decode.Valid: RFC 8259, UTF-8), once,
+// and refused when any of its objects holds a name twice; the walks over
+// it and its members after that are decode's, which trust it.
 func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 	if i := skipWS(b, 0); i >= len(b) || b[i] != '{' {
 		return wrong(ClassBody, "body is not a JSON object")
@@ -124,29 +124,32 @@ func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 	if !decode.Valid(b) {
 		return wrong(ClassBody, "body is not valid JSON")
 	}
+	// A name twice in any object of the answer, at any depth (names
+	// compared after unescaping): a reader that keeps the last one sees
+	// another answer than one that keeps the first, so the answer has no
+	// single meaning to check.
+	if hasDuplicateName(b) {
+		return wrong(ClassBody, "a member name appears twice in one object of the answer")
+	}
 	var jsonrpc, id, result, errv []byte
 	var haveJSONRPC, haveID, haveResult, haveError bool
 	var it decode.Members
 	for it.Reset(b); it.Next(); {
 		val := it.Value()
-		var dup bool
 		switch {
 		case it.NameIs("jsonrpc"):
-			dup, haveJSONRPC, jsonrpc = haveJSONRPC, true, val
+			haveJSONRPC, jsonrpc = true, val
 		case it.NameIs("id"):
-			dup, haveID, id = haveID, true, val
+			haveID, id = true, val
 		case it.NameIs("result"):
-			dup, haveResult, result = haveResult, true, val
+			haveResult, result = true, val
 		case it.NameIs("error"):
-			dup, haveError, errv = haveError, true, val
+			haveError, errv = true, val
 		case it.NameIs("method"):
 			// A message with a method is a request or a notification,
 			// whatever else it holds (contract, "Names, values, and
 			// the rest").
 			return wrong(ClassBody, "the answer has a method: it is a request or notification, not a response")
-		}
-		if dup {
-			return wrong(ClassBody, "a member of the answer appears twice")
 		}
 	}
 	if !haveJSONRPC || !decode.StringIs(jsonrpc, "2.0") {
@@ -295,6 +298,9 @@ func checkNotification(b []byte) string {
 	}
 	if !decode.Valid(b) {
 		return "a streamed notification is not valid JSON"
+	}
+	if hasDuplicateName(b) {
+		return "a member name appears twice in one object of a streamed notification"
 	}
 	var haveJSONRPC, haveMethod bool
 	var it decode.Members

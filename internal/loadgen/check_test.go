@@ -46,6 +46,15 @@ func TestCheck(t *testing.T) {
 		{"no jsonrpc", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"id":42,"result":{}}`), false, ClassBody},
 		{"jsonrpc 1.0", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"1.0","id":42,"result":{}}`), false, ClassBody},
 		{"duplicate id", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"id":42,"result":{}}`), false, ClassBody},
+		// A member twice at any depth: a reader that keeps the last one
+		// sees another answer than one that keeps the first.
+		{"text twice in a content item", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"u","text":"t"}]}}`), false, ClassBody},
+		{"type twice in a content item", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"image","text":"t","type":"text"}]}}`), false, ClassBody},
+		{"content twice in the result", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"content":[],"content":[{"type":"text","text":"t"}]}}`), false, ClassBody},
+		{"isError twice, escaped", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{"isError":true,"is\u0045rror":false,"content":[{"type":"text","text":"t"}]}}`), false, ClassBody},
+		{"a member twice in error.data", expect(ShapeUnknown, "9", ""), answer(404, jsonCT, `{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"no","data":[{"a":1,"a":2}]}}`), false, ClassBody},
+		{"an unknown member twice", expect(ShapeCustom, "7", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"x":1,"x":2,"result":{}}`), false, ClassBody},
+		{"same name in two objects", expect(ShapeCustom, "7", ""), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"result":{"a":{"b":1},"c":{"b":1}}}`), false, ClassOK},
 		// A message with a method is a request or a notification
 		// (contract, "Names, values, and the rest"), whatever else it holds.
 		{"method beside result", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"method":"sampling/createMessage","result":{"content":[{"type":"text","text":"t"}]}}`), false, ClassBody},
@@ -130,6 +139,7 @@ func TestCheckStream(t *testing.T) {
 		{"no response", streamed(2), answer(200, sseCT, note+note), ClassBody, 0},
 		{"after the response", streamed(1), answer(200, sseCT, note+final+note), ClassBody, 0},
 		{"unterminated", streamed(1), answer(200, sseCT, note+strings.TrimSuffix(final, "\n")), ClassBody, 0},
+		{"a notification with a member twice", streamed(1), answer(200, sseCT, `data: {"jsonrpc":"2.0","method":"x","params":{"p":1,"p":2}}`+"\n\n"+final), ClassBody, 0},
 		{"a request before the response", streamed(1), answer(200, sseCT, `data: {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}`+"\n\n"+final), ClassBody, 0},
 		{"notification not JSON", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\n\n"+final), ClassBody, 0},
 		{"plain JSON where a stream is due", streamed(1), answer(200, jsonCT, `{"jsonrpc":"2.0","id":7,"result":{}}`), ClassHeader, 0},
