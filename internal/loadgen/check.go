@@ -21,7 +21,9 @@ const (
 	// ClassStatus: the HTTP status is not the one the request must get.
 	ClassStatus
 	// ClassHeader: a JSON answer without Content-Type application/json, a
-	// 202 with a Content-Type, or a Content-Encoding loadgen did not ask for.
+	// 202 with a Content-Type, Content-Type on more than one line,
+	// Transfer-Encoding beside Content-Length, or a Content-Encoding
+	// loadgen did not ask for (on any of its lines).
 	ClassHeader
 	// ClassBody: a body that is not one JSON-RPC 2.0 answer object (not
 	// JSON, jsonrpc not "2.0", neither or both of result and error, a
@@ -88,6 +90,15 @@ func isJSONType(v []byte) bool {
 func check(e *expectation, r *response, v2026 bool) verdict {
 	if r.status != e.status {
 		return wrongNums(ClassStatus, "wrong HTTP status", int64(e.status), int64(r.status))
+	}
+	if r.ctypeN > 1 {
+		// One value, so one line: with two, which one counts depends on
+		// the reader (contract, "Header fields, trailers and repeated
+		// lines").
+		return wrong(ClassHeader, "Content-Type on more than one line")
+	}
+	if r.teAndLength {
+		return wrong(ClassHeader, "Transfer-Encoding and Content-Length together (RFC 9112 §6.1)")
 	}
 	if r.cenc != nil && !equalFold(r.cenc, "identity") {
 		return wrong(ClassHeader, "Content-Encoding on an answer to a request without Accept-Encoding")

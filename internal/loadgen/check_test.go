@@ -40,6 +40,16 @@ func TestCheck(t *testing.T) {
 		{"no content type", expect(ShapeCall, "42", "hi café"), answer(200, "", echoOK), false, ClassHeader},
 		{"text/plain", expect(ShapeCall, "42", "hi café"), answer(200, "Content-Type: text/plain\r\n", echoOK), false, ClassHeader},
 		{"gzip", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT+"Content-Encoding: gzip\r\n", echoOK), false, ClassHeader},
+		// A field of one value given twice is wrong even when the lines
+		// agree (the last one would win); framing by Transfer-Encoding
+		// and Content-Length at once is forbidden (RFC 9112 §6.1).
+		{"two Content-Type lines", expect(ShapeCall, "42", "hi café"), answer(200, "Content-Type: text/html\r\n"+jsonCT, echoOK), false, ClassHeader},
+		{"two equal Content-Type lines", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT+jsonCT, echoOK), false, ClassHeader},
+		{"two Content-Type lines on a 202", expect(ShapeNotify, "", ""), "HTTP/1.1 202 Accepted\r\n" + jsonCT + jsonCT + "Content-Length: 0\r\n\r\n", false, ClassHeader},
+		{"Transfer-Encoding and Content-Length", expect(ShapeCall, "42", "hi café"),
+			"HTTP/1.1 200 OK\r\n" + jsonCT + "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" + strconv.FormatInt(int64(len(echoOK)), 16) + "\r\n" + echoOK + "\r\n0\r\n\r\n", false, ClassHeader},
+		{"gzip, then identity", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT+"Content-Encoding: gzip\r\nContent-Encoding: identity\r\n", echoOK), false, ClassHeader},
+		{"identity", expect(ShapeCall, "42", "hi café"), answer(200, jsonCT+"Content-Encoding: identity\r\n", echoOK), false, ClassOK},
 		{"not json", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0",`), false, ClassBody},
 		{"trailing bytes", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `{"jsonrpc":"2.0","id":42,"result":{}} x`), false, ClassBody},
 		{"array", expect(ShapeCall, "42", "t"), answer(200, jsonCT, `[]`), false, ClassBody},

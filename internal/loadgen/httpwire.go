@@ -33,7 +33,9 @@ type response struct {
 	status      int
 	hasCType    bool
 	ctype       []byte
-	cenc        []byte // Content-Encoding, nil if absent
+	ctypeN      int    // how many Content-Type lines
+	cenc        []byte // Content-Encoding: the first line other than identity, else the first; nil if absent
+	teAndLength bool   // Transfer-Encoding and Content-Length both given
 	close       bool   // the server will close the connection
 	body        []byte
 	end         int // bytes of the buffer this answer used
@@ -210,8 +212,11 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 		case equalFold(name, "content-type"):
 			r.hasCType = true
 			r.ctype = val
+			r.ctypeN++
 		case equalFold(name, "content-encoding"):
-			r.cenc = val
+			if r.cenc == nil || !equalFold(val, "identity") {
+				r.cenc = val
+			}
 		case equalFold(name, "connection"):
 			if hasToken(val, "close") {
 				r.close = true
@@ -223,6 +228,12 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 		i = e + 2
 	}
 	if r.http10 && !keepAlive {
+		r.close = true
+	}
+	if r.chunked && r.contentLenN > 0 {
+		// A sender must not send both (RFC 9112 §6.1); chunked decides
+		// the framing (§6.3), and the connection is not reused after.
+		r.teAndLength = true
 		r.close = true
 	}
 	bodyStart := i

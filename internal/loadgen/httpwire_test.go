@@ -39,6 +39,9 @@ func TestParseResponse(t *testing.T) {
 		{"bad length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", false, false, errBadLength, 0, "", false, ""},
 		{"gzip TE", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", false, false, errUnsupportedTE, 0, "", false, ""},
 		{"204 no body", "HTTP/1.1 204 No Content\r\n\r\n", false, true, nil, 204, "", false, ""},
+		// Chunked wins over Content-Length (RFC 9112 §6.3); the
+		// connection is not kept after such an answer (§6.1).
+		{"chunked and a length", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", false, true, nil, 200, "abc", true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var r response

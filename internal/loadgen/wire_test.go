@@ -1,0 +1,78 @@
+package loadgen
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunWrongWire: answers that are wrong only in their bytes — an id
+// re-spelled, a response that is also a request, a member twice deep
+// inside the result, two Content-Type lines, Transfer-Encoding beside
+// Content-Length — are each flagged in their class, through every engine.
+func TestRunWrongWire(t *testing.T) {
+	echo := func(r *rawRequest, body string) []byte { return []byte(answer(200, jsonCT, body)) }
+	for _, tc := range []struct {
+		name   string
+		answer func(r *rawRequest) []byte
+		class  string
+		wrong  uint64 // of 100 requests; 0: all of them
+	}{
+		{"id re-spelled", func(r *rawRequest) []byte {
+			// The same string, an escape in place of its first letter:
+			// the contract wants the id's bytes back verbatim. On one
+			// connection the ids alternate, integer and string.
+			id := string(r.id)
+			if strings.HasPrefix(id, `"lg-`) {
+				id = `"\u006c` + id[2:]
+			}
+			return echo(r, `{"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":`+string(r.text)+`}]}}`)
+		}, "id", 50},
+		{"a method in the answer", func(r *rawRequest) []byte {
+			return echo(r, `{"jsonrpc":"2.0","id":`+string(r.id)+`,"method":"sampling/createMessage","result":{"content":[{"type":"text","text":`+string(r.text)+`}]}}`)
+		}, "body", 100},
+		{"text twice in a content item", func(r *rawRequest) []byte {
+			return echo(r, `{"jsonrpc":"2.0","id":`+string(r.id)+`,"result":{"content":[{"type":"text","text":"WRONG","text":`+string(r.text)+`}]}}`)
+		}, "body", 100},
+		{"content twice in the result", func(r *rawRequest) []byte {
+			return echo(r, `{"jsonrpc":"2.0","id":`+string(r.id)+`,"result":{"content":[{"type":"text","text":"WRONG"}],"content":[{"type":"text","text":`+string(r.text)+`}]}}`)
+		}, "body", 100},
+		{"a member twice in the error's data", func(r *rawRequest) []byte {
+			if r.method == "tools/call" {
+				return rightAnswer(r)
+			}
+			return []byte(answer(404, jsonCT, `{"jsonrpc":"2.0","id":`+string(r.id)+`,"error":{"code":-32601,"message":"m","data":{"a":1,"a":2}}}`))
+		}, "body", 0},
+		{"two Content-Type lines", func(r *rawRequest) []byte {
+			return []byte(answer(200, "Content-Type: text/html\r\n"+jsonCT, rightEcho(r)))
+		}, "header", 100},
+		{"Transfer-Encoding and Content-Length", func(r *rawRequest) []byte {
+			body := rightEcho(r)
+			return []byte("HTTP/1.1 200 OK\r\n" + jsonCT + "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n" +
+				strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n0\r\n\r\n")
+		}, "header", 100},
+	} {
+		for _, eng := range Engines() {
+			t.Run(tc.name+"/"+eng, func(t *testing.T) {
+				f := startRaw(t, &rawFake{answer: tc.answer})
+				mix := Mix{ShapeCall: 1}
+				if strings.Contains(tc.name, "error") {
+					mix = Mix{ShapeUnknown: 1}
+				}
+				conns := 2
+				if tc.class == "id" {
+					conns = 1 // one generator: half the ids are strings
+				}
+				rep := runOrFatal(t, Config{URL: f.url, Connections: conns, Requests: 100, Engine: eng, Mix: mix, Timeout: 5 * time.Second})
+				want := tc.wrong
+				if want == 0 {
+					want = 100
+				}
+				if got := rep.WrongByClass[tc.class]; got != want || rep.Wrong != want || rep.ExitCode != 1 {
+					t.Errorf("wrong %d %v, exit %d; want %d in class %s: %+v", rep.Wrong, rep.WrongByClass, rep.ExitCode, want, tc.class, rep.Examples)
+				}
+			})
+		}
+	}
+}
