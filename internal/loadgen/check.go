@@ -205,9 +205,10 @@ func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 
 // checkStream checks a streamed answer (Config.Events): 200
 // text/event-stream whose events are e.events notifications, then the
-// answer to the request, checked as a plain answer would be, and nothing
-// after it. Comment lines (keep-alives) are skipped; a data field split
-// over several lines is joined, in place, as SSE joins it.
+// answer to the request, checked as a plain answer would be, and no event
+// with data after it. Comments (keep-alives) and fields other than data
+// are not events; a data field split over several lines is joined, in
+// place, as SSE joins it.
 func checkStream(e *expectation, r *response, v2026 bool) verdict {
 	if !r.hasCType || !isEventStream(r.ctype) {
 		return wrong(ClassHeader, "Content-Type is not text/event-stream")
@@ -230,7 +231,7 @@ func checkStream(e *expectation, r *response, v2026 bool) verdict {
 			n++
 			continue
 		}
-		if skipWS(b, i) != len(b) {
+		if moreEvents(b, i) {
 			return wrong(ClassBody, "events after the response")
 		}
 		v := checkAnswer(e, data, v2026)
@@ -243,6 +244,19 @@ func checkStream(e *expectation, r *response, v2026 bool) verdict {
 	return wrong(ClassBody, "the stream ended without the response")
 }
 
+// moreEvents reports whether the stream b holds an event with data at or
+// after b[i], finished or not.
+func moreEvents(b []byte, i int) bool {
+	for i < len(b) {
+		data, next, ok := nextEvent(b, i)
+		if !ok || data != nil {
+			return true
+		}
+		i = next
+	}
+	return false
+}
+
 func isEventStream(v []byte) bool {
 	v = trimOWS(v)
 	if i := bytes.IndexByte(v, ';'); i >= 0 {
@@ -251,49 +265,78 @@ func isEventStream(v []byte) bool {
 	return equalFold(v, "text/event-stream")
 }
 
+// nextLine returns the line that starts at b[i], without its end, and
+// where the next line starts. A line ends in CR, LF or CRLF, as the SSE
+// spec's grammar has it; ok is false when b ends before the line does.
+func nextLine(b []byte, i int) (line []byte, next int, ok bool) {
+	rest := b[i:]
+	end := bytes.IndexByte(rest, '\n')
+	scan := rest
+	if end >= 0 {
+		scan = rest[:end]
+	}
+	if cr := bytes.IndexByte(scan, '\r'); cr >= 0 {
+		next = i + cr + 1
+		if next < len(b) && b[next] == '\n' {
+			next++
+		}
+		return rest[:cr], next, true
+	}
+	if end < 0 {
+		return nil, 0, false
+	}
+	return rest[:end], i + end + 1, true
+}
+
+var dataField = []byte("data")
+
 // nextEvent reads the event that starts at b[i]: its data (nil when it
-// has none), where the next one starts, and whether it is well formed (it
-// ends with a blank line). Continuation data lines are joined with "\n" in
-// place.
+// has none, or only an empty data buffer, which SSE does not dispatch),
+// where the next one starts, and whether it is well formed. An event
+// ends with a blank line; at the end of b an unfinished event is dropped,
+// as SSE drops it, which is well formed only when it had no data (a
+// trailing comment). Each data field's value (the rest of the line after
+// "data:" and one space, or nothing for a line "data" alone) is joined to
+// the ones before it with "\n", in place.
 func nextEvent(b []byte, i int) (data []byte, next int, ok bool) {
-	w := -1 // where the joined data ends, -1 before the first data line
+	w := -1 // where the joined data ends, -1 before the first data field
 	start := -1
 	for i < len(b) {
-		end := bytes.IndexByte(b[i:], '\n')
-		if end < 0 {
-			return nil, 0, false
+		line, after, complete := nextLine(b, i)
+		if !complete {
+			break
 		}
-		line := b[i : i+end]
-		i += end + 1
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		switch {
-		case len(line) == 0:
-			if start < 0 {
+		i = after
+		if len(line) == 0 {
+			if w <= start {
 				return nil, i, true
 			}
 			return b[start:w], i, true
-		case line[0] == ':':
-			continue
-		case bytes.HasPrefix(line, []byte("data:")):
-			v := line[5:]
+		}
+		if line[0] == ':' {
+			continue // a comment
+		}
+		name, v := line, line[len(line):]
+		if c := bytes.IndexByte(line, ':'); c >= 0 {
+			name, v = line[:c], line[c+1:]
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
 			}
-			if start < 0 {
-				start = int(uintptrDiff(b, v))
-				w = start + len(v)
-			} else {
-				b[w] = '\n'
-				w++
-				w += copy(b[w:], v)
-			}
-		default:
-			continue // event:, id:, retry: fields
+		}
+		if !bytes.Equal(name, dataField) {
+			continue // event:, id:, retry: and unknown fields
+		}
+		if start < 0 {
+			start = uintptrDiff(b, v)
+			w = start + len(v)
+		} else {
+			b[w] = '\n'
+			w++
+			w += copy(b[w:], v)
 		}
 	}
-	return nil, 0, false
+	// The end of b, inside an event.
+	return nil, len(b), start < 0
 }
 
 // uintptrDiff returns the offset of sub, a subslice of b, within b.

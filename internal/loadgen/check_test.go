@@ -149,6 +149,27 @@ func TestCheckStream(t *testing.T) {
 		{"no response", streamed(2), answer(200, sseCT, note+note), ClassBody, 0},
 		{"after the response", streamed(1), answer(200, sseCT, note+final+note), ClassBody, 0},
 		{"unterminated", streamed(1), answer(200, sseCT, note+strings.TrimSuffix(final, "\n")), ClassBody, 0},
+		// Lines end in CR, LF or CRLF (the SSE spec's grammar).
+		{"CR line ends", streamed(2), answer(200, sseCT, strings.ReplaceAll("event: message\n"+note+note+final, "\n", "\r")), ClassOK, 2},
+		{"CRLF line ends", streamed(2), answer(200, sseCT, strings.ReplaceAll(note+": c\n\n"+note+final, "\n", "\r\n")), ClassOK, 2},
+		{"line ends mixed", streamed(1), answer(200, sseCT, strings.TrimSuffix(note, "\n\n")+"\r\r\n"+strings.ReplaceAll(final, "\n", "\r")), ClassOK, 1},
+		{"data split over CR lines", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\"2.0\",\rdata: \"method\":\"x\"}\r\r"+final), ClassOK, 1},
+		// Comments, and fields without data, are not events, after the
+		// response as before it; an event left unfinished at the end
+		// is dropped, so one of comments only costs nothing.
+		{"a comment after the response", streamed(1), answer(200, sseCT, note+final+": bye\n\n"), ClassOK, 1},
+		{"a comment after the response, CR", streamed(1), answer(200, sseCT, strings.ReplaceAll(note+final+": bye\n\n", "\n", "\r")), ClassOK, 1},
+		{"an unfinished comment after the response", streamed(1), answer(200, sseCT, note+final+": bye\n"), ClassOK, 1},
+		{"an id field after the response", streamed(1), answer(200, sseCT, note+final+"id: 7\n\n"), ClassOK, 1},
+		{"data after a comment after the response", streamed(1), answer(200, sseCT, note+final+": bye\n\n"+note), ClassBody, 0},
+		{"unfinished data after the response", streamed(1), answer(200, sseCT, note+final+"data: {}\n"), ClassBody, 0},
+		// A line "data" without a colon is a data field, empty: a line
+		// of its own in the event's data.
+		{"a bare data line", streamed(1), answer(200, sseCT, "data\n"+note+final), ClassOK, 1},
+		{"only a bare data line", streamed(1), answer(200, sseCT, "data\n\n"+note+final), ClassOK, 1},       // empty data: no event
+		{"two bare data lines", streamed(1), answer(200, sseCT, "data\ndata\n\n"+note+final), ClassBody, 0}, // data "\n": an event, not JSON
+		{"data: then a bare data line", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\ndata\n\n"+final), ClassOK, 1},
+		{"datax is another field", streamed(1), answer(200, sseCT, "datax: 1\n"+note+final), ClassOK, 1},
 		{"a notification with a member twice", streamed(1), answer(200, sseCT, `data: {"jsonrpc":"2.0","method":"x","params":{"p":1,"p":2}}`+"\n\n"+final), ClassBody, 0},
 		{"a request before the response", streamed(1), answer(200, sseCT, `data: {"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage"}`+"\n\n"+final), ClassBody, 0},
 		{"notification not JSON", streamed(1), answer(200, sseCT, "data: {\"jsonrpc\":\n\n"+final), ClassBody, 0},
@@ -209,6 +230,8 @@ func TestCheckA2AStream(t *testing.T) {
 		{"0.3 kind not a string", 1, ev(`{"kind":1,"id":"t1"}`), ClassResult}, // sliced as a string, it panicked
 		// A state is a string: null (or a number) is no state.
 		{"a task whose state is null", 1, ev(`{"task":{"id":"t1","contextId":"c","status":{"state":null}}}`), ClassResult},
+		{"CR line ends and a comment after", 3, strings.ReplaceAll(ev(task10)+ev(art10)+ev(done10)+": bye\n\n", "\n", "\r"), ClassOK},
+		{"an unfinished comment after", 1, ev(`{"message":{"messageId":"m"}}`) + ": bye\n", ClassOK},
 		{"an update whose state is null", 3, ev(task10) + ev(strings.Replace(work10, `"TASK_STATE_WORKING"`, `null`, 1)) + ev(done10), ClassResult},
 	} {
 		e := expect(ShapeCustom, "5", "")

@@ -213,12 +213,14 @@ func (w *worker) prepare(x *exchange, intended int64) {
 	x.firstAt = 0
 }
 
-var dataLine = []byte("\ndata:")
+// A data field at the start of a line: lines end in LF, CR or CRLF.
+var dataAfterLF, dataAfterCR = []byte("\ndata"), []byte("\rdata")
 
 // read notes the bytes just read into x.rbuf: the time the first event of
-// a streamed answer came in (Report.FirstEvent).
+// a streamed answer came in (Report.FirstEvent), taken as the read that
+// brought the first line starting with "data".
 func (x *exchange) read(now func() int64) {
-	if x.exp.events > 0 && x.firstAt == 0 && bytes.Contains(x.rbuf, dataLine) {
+	if x.exp.events > 0 && x.firstAt == 0 && (bytes.Contains(x.rbuf, dataAfterLF) || bytes.Contains(x.rbuf, dataAfterCR)) {
 		x.firstAt = now()
 	}
 }

@@ -76,3 +76,32 @@ func TestRunWrongWire(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStreamLineEnds: streamed answers whose lines end in CR alone,
+// or in CRLF, with a field before the first data and a comment after the
+// response, are right; every stream's first event is timed.
+func TestRunStreamLineEnds(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	for _, nl := range []string{"\r", "\r\n", "\n"} {
+		stream := func(r *rawRequest) []byte {
+			note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`
+			s := "event: message" + nl + "data: " + note + nl + nl +
+				"data" + nl + "data: " + note + nl + nl +
+				"data: " + `{"jsonrpc":"2.0","id":` + string(r.id) + `,"result":{}}` + nl + nl +
+				": bye" + nl + nl
+			return []byte(answer(200, "Content-Type: text/event-stream\r\n", s))
+		}
+		for _, eng := range Engines() {
+			t.Run(strconv.Quote(nl)+"/"+eng, func(t *testing.T) {
+				f := startRaw(t, &rawFake{answer: stream})
+				rep := runOrFatal(t, Config{URL: f.url, Connections: 2, Requests: 50, Engine: eng, Body: body, Events: 2})
+				if rep.OK != 50 || rep.Events != 100 {
+					t.Fatalf("ok %d, events %d; want 50, 100: %v %+v", rep.OK, rep.Events, rep.WrongByClass, rep.Examples)
+				}
+				if rep.FirstEvent.Count != 50 {
+					t.Errorf("first event timed on %d streams of 50", rep.FirstEvent.Count)
+				}
+			})
+		}
+	}
+}
