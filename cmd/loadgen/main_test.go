@@ -137,6 +137,7 @@ func TestBadFlags(t *testing.T) {
 		{"mix zero", []string{"-mix", "call=0"}, "every weight is 0"},
 		{"header", []string{"-header", "NoColon"}, `invalid value "NoColon" for flag -header`},
 		{"header reserved", []string{"-header", "Connection: close"}, "Connection is written by loadgen"},
+		{"accept-encoding", []string{"-header", "Accept-Encoding: gzip"}, "Accept-Encoding: loadgen does not decompress answers"},
 		{"url scheme", []string{"-url", "https://127.0.0.1/mcp"}, "only http:// URLs"},
 		{"mcp version", []string{"-mcp-version", "1999-01-01"}, "want one of 2026-07-28"},
 		{"engine", []string{"-engine", "magic"}, `-engine "magic"`},

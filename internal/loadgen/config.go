@@ -160,7 +160,9 @@ var reservedHeaders = []string{"Content-Length", "Transfer-Encoding", "Connectio
 // ParseHeader parses a -header argument of the form "Name: Value" (the
 // space after the colon is optional). Framing headers (Content-Length,
 // Transfer-Encoding, Connection, Expect, Upgrade, TE, Trailer) are
-// refused: loadgen writes its own.
+// refused: loadgen writes its own. So is Accept-Encoding: loadgen checks
+// answers as they come and does not decompress them, so it never asks
+// for a compressed one (an answer with a Content-Encoding is wrong).
 func ParseHeader(s string) (Header, error) {
 	name, value, ok := strings.Cut(s, ":")
 	if !ok {
@@ -185,6 +187,10 @@ func ParseHeader(s string) (Header, error) {
 		if strings.EqualFold(name, r) {
 			return Header{}, fmt.Errorf("loadgen: header %q: %s is written by loadgen and cannot be set", s, r)
 		}
+	}
+	if strings.EqualFold(name, "Accept-Encoding") {
+		return Header{}, fmt.Errorf("loadgen: header %q: Accept-Encoding: loadgen does not decompress answers, so it cannot ask for compressed ones "+
+			"(every compressed answer would count as wrong); -gzip compresses the request body, not the answers", s)
 	}
 	return Header{Name: name, Value: value}, nil
 }

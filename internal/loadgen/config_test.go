@@ -58,6 +58,8 @@ func TestParseHeader(t *testing.T) {
 		{"Content-Length: 5", "", "", "Content-Length is written by loadgen"},
 		{"connection: close", "", "", "Connection is written by loadgen"},
 		{"X: a\nb", "", "", "control character"},
+		{"Accept-Encoding: gzip", "", "", "Accept-Encoding: loadgen does not decompress answers"},
+		{"accept-encoding: identity", "", "", "Accept-Encoding"},
 	} {
 		h, err := ParseHeader(tc.in)
 		if tc.err != "" {
