@@ -79,3 +79,38 @@ func TestParseResponseExtraBytes(t *testing.T) {
 		t.Fatalf("done %v err %v end %d", done, err, r.end)
 	}
 }
+
+// TestReadBuffer: an exchange's read buffer grows by doubling up to room
+// for the largest answer and its head, never past it, and a buffer grown
+// past maxKeptRead for one answer is not kept for the next request.
+func TestReadBuffer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 130 MiB; skipped with -short")
+	}
+	x := newExchange()
+	// Full at 64 MiB: the next read may take the buffer to 64 MiB + 64
+	// KiB, the most an answer (64 MiB) and its head (64 KiB) can need.
+	x.rbuf = make([]byte, 64<<20)
+	sp, err := x.readSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(x.rbuf); c != maxAnswer+maxHead || len(sp) != maxHead {
+		t.Fatalf("buffer of %d bytes, %d free; want %d, %d", c, len(sp), maxAnswer+maxHead, maxHead)
+	}
+	x.rbuf = x.rbuf[:cap(x.rbuf)]
+	if _, err := x.readSpace(); err != errTooLarge {
+		t.Fatalf("full at the bound: %v, want errTooLarge", err)
+	}
+	p := testPlan(t, Config{})
+	w := &worker{r: &runner{p: p}, gen: newGenerator(p, 0, 1, 1)}
+	w.prepare(x, -1)
+	if c := cap(x.rbuf); c > maxKeptRead || len(x.rbuf) != 0 {
+		t.Errorf("after a 64 MiB answer the next request reads into %d bytes (len %d), want at most %d", c, len(x.rbuf), maxKeptRead)
+	}
+	small := x.rbuf
+	w.prepare(x, -1)
+	if &x.rbuf[:1][0] != &small[:1][0] {
+		t.Errorf("a buffer within maxKeptRead is not reused")
+	}
+}

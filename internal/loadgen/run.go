@@ -135,18 +135,31 @@ type exchange struct {
 	late     bool  // sent more than SlotTolerance after intended
 }
 
+// Read buffer sizes: an exchange reads into initialRead bytes, doubles
+// the buffer when it is full, up to maxRead (the largest answer and its
+// head), and gives a buffer that grew past maxKeptRead back when the next
+// request is prepared, so that one large answer does not hold its memory
+// for the rest of the run. maxKeptRead is room for a 1 MiB answer (the
+// contract's body ceiling) and its head, so that a run of such answers
+// does not grow a buffer anew for each.
+const (
+	initialRead = 16 << 10
+	maxRead     = maxAnswer + maxHead
+	maxKeptRead = 2 << 20
+)
+
 func newExchange() *exchange {
-	return &exchange{wire: make([]byte, 0, 1024), rbuf: make([]byte, 0, 16<<10)}
+	return &exchange{wire: make([]byte, 0, 1024), rbuf: make([]byte, 0, initialRead)}
 }
 
 // readSpace returns room at the end of rbuf to read into, growing the
-// buffer (up to maxAnswer plus a head) when it is full.
+// buffer (doubling it, up to maxRead) when it is full.
 func (x *exchange) readSpace() ([]byte, error) {
 	if len(x.rbuf) == cap(x.rbuf) {
-		if cap(x.rbuf) >= maxAnswer+maxHead {
+		if cap(x.rbuf) >= maxRead {
 			return nil, errTooLarge
 		}
-		nb := make([]byte, len(x.rbuf), 2*cap(x.rbuf))
+		nb := make([]byte, len(x.rbuf), min(2*cap(x.rbuf), maxRead))
 		copy(nb, x.rbuf)
 		x.rbuf = nb
 	}
@@ -207,6 +220,9 @@ func (r *runner) newWorker(i, n int) *worker {
 // prepare builds the next request of x.
 func (w *worker) prepare(x *exchange, intended int64) {
 	x.wire = w.gen.build(x.wire, &x.exp)
+	if cap(x.rbuf) > maxKeptRead {
+		x.rbuf = make([]byte, 0, initialRead)
+	}
 	x.rbuf = x.rbuf[:0]
 	x.intended = intended
 	x.late = false
