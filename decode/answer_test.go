@@ -217,6 +217,9 @@ var carePieces = []string{
 	"é", "日", "👍", "\U0010ffff", "\ufffd", "\ud7ff", "\ue000",
 	"\xe2\x80", "\xed\xa0\x80", "\xc0\x80", "\xe0\x80\x80", "\xf0\x80\x80\x80",
 	"\xf4\x90\x80\x80", "\xf5", "\xff", "\x80", "\xbf", "\xf0\x9f\x91",
+	// Both sides of every boundary of the UTF-8 table.
+	"\xc1\x80", "\xc2\x80", "\xe0\x9f\x80", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xed\xa0\x80",
+	"\xf0\x8f\xbf\xbf", "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xdf\xbf", "\xef\xbf\xbf",
 }
 
 // TestAppendStringRandom checks AppendString against encoding/json on
@@ -239,6 +242,53 @@ func TestAppendStringRandom(t *testing.T) {
 		}
 		checkAppendString(t, string(buf))
 	}
+}
+
+// TestAppendStringUTF8Table runs every lead byte against every second
+// byte from 0x7f, followed by continuation and other bytes, through AppendString
+// and compares it with a reference written from unicode/utf8: a valid
+// sequence is copied (U+2028 and U+2029 escaped), each byte of an invalid
+// one is \ufffd, as encoding/json writes it. The boundaries of the
+// decoder's table (overlong forms, surrogates, past U+10FFFF) are lookup
+// entries, not branches, so coverage-guided fuzzing does not steer
+// towards them: this walks all of them.
+func TestAppendStringUTF8Table(t *testing.T) {
+	tails := []byte{0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0}
+	var seq, want []byte
+	for b0 := 0x80; b0 <= 0xff; b0++ {
+		for b1 := 0x7f; b1 <= 0xff; b1++ { // 0x7f: ASCII after a lead byte
+			for _, b2 := range tails {
+				for _, b3 := range tails {
+					seq = append(seq[:0], byte(b0), byte(b1), b2, b3)
+					want = appendStringReference(want[:0], seq)
+					if got := AppendString(nil, seq); !bytes.Equal(got, want) {
+						t.Fatalf("AppendString(%q) = %s, want %s", seq, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// appendStringReference is AppendString for input without ASCII
+// controls, quotes or backslashes, from unicode/utf8.
+func appendStringReference(dst, s []byte) []byte {
+	dst = append(dst, '"')
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == 0x2028:
+			dst = append(dst, `\u2028`...)
+		case r == 0x2029:
+			dst = append(dst, `\u2029`...)
+		default:
+			dst = append(dst, s[:n]...)
+		}
+		s = s[n:]
+	}
+	return append(dst, '"')
 }
 
 // TestAppendStringPositions puts each piece that needs care at every offset

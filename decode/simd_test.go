@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestMain hands every container to the SIMD stage (threshold 0, and
@@ -216,5 +217,46 @@ func TestSIMDMutations(t *testing.T) {
 			}
 		}
 		checkSIMD(t, fmt.Sprintf("mutation %d", i), d, r)
+	}
+}
+
+// TestValidUTF8Table runs every lead byte against every second byte from
+// 0x7f, then continuation and other bytes, inside a string, through both
+// scanners (SIMD and scalar) and at offsets where the sequence straddles
+// a 64-byte block, against unicode/utf8: the boundaries of strict UTF-8
+// (overlong forms, surrogates, past U+10FFFF) are table entries and
+// vector compares, which fuzzing is not steered towards.
+func TestValidUTF8Table(t *testing.T) {
+	old := simdOK
+	defer func() { simdOK = old }()
+	full := []byte{0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0}
+	short := []byte{0x41, 0x80, 0xbf, 0xc0}
+	var seq, buf []byte
+	for _, simd := range []bool{true, false} {
+		simdOK = simd && old
+		for _, off := range []int{1, 61, 62, 63} {
+			tails := short
+			if off == 1 {
+				tails = full
+			}
+			for b0 := 0x80; b0 <= 0xff; b0++ {
+				for b1 := 0x7f; b1 <= 0xff; b1++ {
+					for _, b2 := range tails {
+						for _, b3 := range tails {
+							seq = append(seq[:0], byte(b0), byte(b1), b2, b3)
+							buf = append(buf[:0], `["`...)
+							for range off {
+								buf = append(buf, 'a')
+							}
+							buf = append(buf, seq...)
+							buf = append(buf, `aaaaaaaa"]`...)
+							if got, want := Valid(buf), utf8.Valid(seq); got != want {
+								t.Fatalf("simd %v, offset %d: Valid with %q inside a string = %v, want %v", simd, off, seq, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }
