@@ -281,6 +281,7 @@ func (l *eloop) send(c *econn) {
 
 func (l *eloop) connect(c *econn) {
 	now := l.r.now()
+	c.x.sentAt = now // a failure waited from here
 	fd, err := unix.Socket(l.domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		l.connectFailed(c, err)

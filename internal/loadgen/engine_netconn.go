@@ -111,6 +111,7 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 		}
 		w.prepare(x, intended)
 		if conn == nil {
+			x.sentAt = r.now() // a failure waited from here
 			c, err := d.DialContext(ctx, "tcp", r.addr.String())
 			if err != nil {
 				w.failed(x, err, false)

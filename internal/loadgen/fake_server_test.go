@@ -182,9 +182,10 @@ func listenRaw(t testing.TB, serve func(net.Conn)) string {
 // HTTP library will not write: two Content-Type lines, Transfer-Encoding
 // beside Content-Length, bytes after an answer, server-sent events with
 // CR line ends, an id re-spelled. answer returns the whole answer to each
-// request as bytes (rightAnswer builds the right one), or nil to hold the
-// request unanswered until the test ends; after, when set, returns bytes
-// written on the connection a little (2 ms) after the answer.
+// request as bytes (rightAnswer builds the right one), nil to hold the
+// request unanswered until the test ends, or an empty slice to close the
+// connection without an answer; after, when set, returns bytes written on
+// the connection a little (2 ms) after the answer.
 type rawFake struct {
 	answer func(r *rawRequest) []byte
 	after  func(r *rawRequest) []byte
@@ -257,6 +258,9 @@ func (f *rawFake) serve(c net.Conn) {
 		out := f.answer(r)
 		if out == nil {
 			<-f.release
+			return
+		}
+		if len(out) == 0 {
 			return
 		}
 		if _, err := c.Write(out); err != nil {

@@ -57,10 +57,15 @@ type Report struct {
 	Shapes map[string]ShapeCount `json:"shapes"`
 	// Latency is measured from each request's intended send time in an
 	// open loop (coordinated omission corrected), from its actual send
-	// time in a closed loop. Answers only, right or wrong.
+	// time in a closed loop, to its outcome: every request counted in
+	// Sent is in it, answers right or wrong at their answer, transport
+	// failures at the time they waited (a timeout at Config.Timeout, a
+	// refused connection at the time the refusal took, timed from the
+	// connection attempt).
 	Latency Latency `json:"latency_us"`
-	// LatencyUncorrected is measured from the actual send time; in a
-	// closed loop it equals Latency.
+	// LatencyUncorrected is measured from the actual send time (or
+	// connection attempt), for the same requests; in a closed loop it
+	// equals Latency.
 	LatencyUncorrected Latency `json:"latency_uncorrected_us"`
 	// Examples are the first wrong answers, verbatim.
 	Examples []Example `json:"wrong_examples"`

@@ -130,7 +130,7 @@ type exchange struct {
 	rbuf     []byte // bytes read so far; cap is the buffer
 	resp     response
 	intended int64 // open loop: ns since start; -1 in a closed loop
-	sentAt   int64
+	sentAt   int64 // when the request went out; before, when its connection attempt began
 	firstAt  int64 // a streamed answer: when its first event was in, 0 before
 	late     bool  // sent more than SlotTolerance after intended
 }
@@ -271,24 +271,34 @@ func (w *worker) answered(x *exchange, now int64) {
 	} else {
 		st.wrong[v.class]++
 	}
-	if x.intended >= 0 {
-		_ = st.lat.RecordValue(usec(now - x.intended))
-		_ = st.raw.RecordValue(usec(now - x.sentAt))
-	} else {
-		_ = st.lat.RecordValue(usec(now - x.sentAt))
-	}
+	x.recordLatency(st, now)
 	st.mu.Unlock()
 	if v.class != ClassOK {
 		w.r.keepExample(x, v.class, v.detail(), x.rbuf[:x.resp.end])
 	}
 }
 
-// failed records a transport failure of x (which may not have been sent).
-// Failures after an abort are not counted.
+// recordLatency records in st (locked) how long x took until now: from
+// its intended time (corrected) and from its send (raw) in an open loop,
+// from its send in a closed loop.
+func (x *exchange) recordLatency(st *stats, now int64) {
+	if x.intended >= 0 {
+		_ = st.lat.RecordValue(usec(now - x.intended))
+		_ = st.raw.RecordValue(usec(now - x.sentAt))
+	} else {
+		_ = st.lat.RecordValue(usec(now - x.sentAt))
+	}
+}
+
+// failed records a transport failure of x (which may not have been sent),
+// its latency the time it waited: a timeout shows as the timeout, a
+// refused connection as the time the refusal took. Failures after an
+// abort are not counted.
 func (w *worker) failed(x *exchange, err error, wasSent bool) {
 	if w.r.aborted.Load() {
 		return
 	}
+	now := w.r.now()
 	st := w.st
 	st.mu.Lock()
 	st.wrong[ClassTransport]++
@@ -298,6 +308,7 @@ func (w *worker) failed(x *exchange, err error, wasSent bool) {
 	if wasSent && x.late {
 		st.late++
 	}
+	x.recordLatency(st, now)
 	st.mu.Unlock()
 	w.r.keepExample(x, ClassTransport, err.Error(), x.rbuf)
 }
