@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # fuzz/ci.sh: the fuzz smoke of CI. It replays every seed corpus (the
 # testdata/fuzz/<Target>/ files, the shared corpora and the seeds in the
-# code) with a plain go test, then fuzzes each target for FUZZTIME (default
-# 15s). A failure fails CI and says where the crashing input was written.
+# code) with a plain go test, then fuzzes each target, those of this module
+# and every one in the main module, for FUZZTIME (default 10s: a smoke run
+# that finds what is close to the seeds; fuzz/run.sh fuzzes for longer). A
+# failure fails CI and says where the crashing input was written.
 #
 # Usage: fuzz/ci.sh             (from anywhere; it works in its own directory)
 #        FUZZTIME=30s fuzz/ci.sh
 set -uo pipefail
 cd "$(dirname "$0")"
 
-FUZZTIME=${FUZZTIME:-15s}
+FUZZTIME=${FUZZTIME:-10s}
 # Minimizing a new input stops the engine (0 execs/s) for up to
 # -fuzzminimizetime; keep it short so each target really fuzzes.
 MINIMIZE=${MINIMIZE:-5s}
@@ -75,16 +77,30 @@ fuzz_one() {
 for t in "${TARGETS[@]}"; do
   fuzz_one fuzz "$t"
 done
-# Targets that live beside the unexported code they exercise, in the main
-# module: decode's SIMD scanner (decode/stage1_test.go: FuzzStage1
-# compares the AVX2 kernel with its pure-Go twin block by block, the three
-# bytes before a block its carried UTF-8 state; FuzzSIMD compares the
-# scanner with the SIMD stage against the scalar scanner, whole and in
-# random pieces), decode's raw-value helpers (FuzzRawHelpers: no panic
-# and no endless loop on any bytes, agreement on valid ones) and loadgen's
-# answer checker (FuzzCheck: any bytes a server answers get a verdict,
-# never a panic).
-for dt in decode:FuzzStage1 decode:FuzzSIMD decode:FuzzRawHelpers internal/loadgen:FuzzCheck; do
+# Targets that live beside the code they exercise, in the main module
+# (decode's scanners, stage 1 and answer writer; mcp's raw-JSON helpers
+# and endpoint; auth; loadgen's answer checker), found the same way: every
+# `func Fuzz` in a _test.go file of a directory that is not in a nested
+# module. SKIP lists any to leave out ("dir:Target", space-separated);
+# none is by default.
+SKIP=${SKIP:-}
+nested=$(cd .. && find . -name go.mod -not -path ./go.mod -printf '%h\n' | sed 's|^\./||')
+mapfile -t MAIN < <(cd .. && grep -rl --include='*_test.go' '^func Fuzz' . | sed 's|^\./||' | sort |
+  while read -r f; do
+    d=$(dirname "$f")
+    skip=0
+    for n in $nested; do
+      case "$d/" in "$n"/*) skip=1 ;; esac
+    done
+    [ $skip = 1 ] && continue
+    sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$f" | while read -r t; do echo "$d:$t"; done
+  done)
+if [ ${#MAIN[@]} -eq 0 ]; then
+  echo "FAIL: no fuzz target found in the main module"
+  exit 1
+fi
+for dt in "${MAIN[@]}"; do
+  case " $SKIP " in *" $dt "*) echo "--- ${dt%%:*} ${dt#*:}: skipped (SKIP)"; continue ;; esac
   fuzz_one "${dt%%:*}" "${dt#*:}"
 done
 echo "--- fuzz: done in $((SECONDS - start))s"
