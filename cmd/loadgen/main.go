@@ -12,8 +12,9 @@
 //	loadgen -rate 2000 -c 4 -d 30s -mix call=90,notify=5,unknown=2,badparams=1,parse=1,batch=1
 //	loadgen -n 100000 -json > report.json
 //
-// Exit status: 0 when every answer was right, 1 when any was wrong (or the
-// target could not be reached), 2 on bad flags.
+// Exit status: 0 when every answer was right, 1 when any was wrong, an
+// open loop left slots unsent (the server stalled, or -c is too low for
+// -rate), or the target could not be reached; 2 on bad flags.
 //
 // The logic lives in internal/loadgen; this file only parses flags and
 // wires.
@@ -94,8 +95,8 @@ Request shapes for -mix (each with a fresh id, calls with a fresh text):
   parse      a body that is not JSON       400, -32700, id null
   batch      a batch of one call           400, -32600, id null
 
-Exit status: 0 every answer right, 1 some answer wrong or target unreachable,
-2 bad flags.
+Exit status: 0 every answer right, 1 some answer wrong, open-loop slots
+unsent, or target unreachable; 2 bad flags.
 
 Flags:
 `

@@ -44,7 +44,11 @@
 // flight (coordinated omission). Report.LatencyUncorrected gives the
 // figure measured from the actual send for comparison,
 // Report.MissedSlots the requests sent more than SlotTolerance late, and
-// Report.Unsent the slots that came and went without a free connection.
+// Report.Unsent the slots that came and went without a free connection
+// (a server that stalls holds every connection): those are in the
+// corrected latency at the time they had waited by the end of the run,
+// and any at all fail the run. Transport failures and timeouts are in
+// every latency at the time they waited.
 //
 // # Engines
 //

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,6 +50,84 @@ func TestLatencyOfFailures(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// stallFrom returns a rawFake answer that holds every request that comes
+// between from and until (measured from the call) until until, then
+// answers it right.
+func stallFrom(from, until time.Duration) func(*rawRequest) []byte {
+	start := time.Now()
+	return func(r *rawRequest) []byte {
+		if d := time.Since(start); d >= from && d < until {
+			time.Sleep(until - d)
+		}
+		return rightAnswer(r)
+	}
+}
+
+// TestUnsentSlots: an open loop whose server stalls from 0.3 s until
+// after the run's 1 s: the slots of the stall never go out, all
+// connections being held. They are counted as unsent, in the corrected
+// latency at the time they had waited by the end of the run (a lower
+// bound), and they fail the run, though every answer that came was right.
+func TestUnsentSlots(t *testing.T) {
+	for _, eng := range Engines() {
+		t.Run(eng, func(t *testing.T) {
+			f := startRaw(t, &rawFake{answer: stallFrom(300*time.Millisecond, 1600*time.Millisecond)})
+			rep := runOrFatal(t, Config{URL: f.url, Connections: 2, Rate: 1000, Duration: time.Second, Engine: eng, Timeout: 5 * time.Second})
+			t.Logf("sent %d, unsent %d, corrected %+v, raw %+v", rep.Sent, rep.Unsent, rep.Latency, rep.LatencyUncorrected)
+			if rep.Wrong != 0 {
+				t.Fatalf("wrong answers: %v %+v", rep.WrongByClass, rep.Examples)
+			}
+			// About 700 slots, from 0.3 s to the end at 1 s, less the two
+			// sent into the stall.
+			if rep.Unsent < 500 || rep.Unsent > 800 {
+				t.Errorf("unsent %d, want about 700", rep.Unsent)
+			}
+			if rep.Latency.Count != int64(rep.Sent+rep.Unsent) || rep.LatencyUncorrected.Count != int64(rep.Sent) {
+				t.Errorf("corrected latency counts %d, raw %d; want sent+unsent %d, sent %d",
+					rep.Latency.Count, rep.LatencyUncorrected.Count, rep.Sent+rep.Unsent, rep.Sent)
+			}
+			// Most slots waited through the stall: the median is at least
+			// a quarter of a second.
+			if rep.Latency.P50 < 250_000 {
+				t.Errorf("corrected p50 %dµs, want at least 250ms", rep.Latency.P50)
+			}
+			if rep.ExitCode != 1 {
+				t.Errorf("exit code %d, want 1", rep.ExitCode)
+			}
+			var text strings.Builder
+			if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "FLAGGED") {
+				t.Errorf("the text report does not flag the unsent slots (%v):\n%s", err, text.String())
+			}
+		})
+	}
+}
+
+// TestRecordUnsent: recording the unsent slots bucket by bucket gives the
+// histogram that recording each slot alone gives.
+func TestRecordUnsent(t *testing.T) {
+	for _, tc := range []struct {
+		rate        float64
+		first, last int64
+		end         time.Duration
+	}{
+		{1000, 301, 1000, 1600 * time.Millisecond},
+		{3333, 1, 3333, time.Second},
+		{77_777, 5000, 700_000, 9 * time.Second},
+		{1e6, 10, 10, 20 * time.Microsecond},
+	} {
+		r := &runner{perSlot: 1e9 / tc.rate}
+		end := int64(tc.end)
+		one, grouped := newHist(), newHist()
+		for n := tc.first; n <= tc.last; n++ {
+			_ = one.RecordValue(usec(end - r.slotAt(n)))
+		}
+		r.recordUnsent(grouped, end, tc.first, tc.last)
+		if !one.Equals(grouped) {
+			t.Errorf("rate %v, slots %d–%d: grouped %+v, one by one %+v", tc.rate, tc.first, tc.last, latencyOf(grouped), latencyOf(one))
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -42,8 +43,15 @@ type Report struct {
 	// MissedSlots (open loop) counts requests sent more than SlotTolerance
 	// (1 ms) after their intended time.
 	MissedSlots uint64 `json:"missed_slots"`
-	// Unsent (open loop) counts slots whose time came before the run ended
-	// but that were never sent, all connections being busy.
+	// Unsent (open loop) counts slots that were overdue when issuing
+	// stopped (their time more than SlotTolerance before it) but were
+	// never sent, all connections being busy: a server that stalls holds
+	// every connection, and the slots of the stall never go out. Each is
+	// in Latency at the time it had waited by the end of the run, a lower
+	// bound of what it would have taken; any at all fail the run
+	// (ExitCode 1), since the schedule was not kept and the percentiles
+	// are lower bounds. Slots due within the last SlotTolerance were not
+	// late yet and are not counted (at most Rate × 1 ms of them).
 	Unsent uint64 `json:"unsent"`
 	// Reconnects counts connections opened after the first ones.
 	Reconnects uint64 `json:"reconnects"`
@@ -69,7 +77,8 @@ type Report struct {
 	LatencyUncorrected Latency `json:"latency_uncorrected_us"`
 	// Examples are the first wrong answers, verbatim.
 	Examples []Example `json:"wrong_examples"`
-	// ExitCode is 0 when every answer was right, else 1.
+	// ExitCode is 0 when every answer was right and (open loop) no slot
+	// was unsent, else 1.
 	ExitCode int `json:"exit_code"`
 
 	lat, raw *hdrhistogram.Histogram
@@ -196,29 +205,75 @@ func (r *runner) report(end int64) *Report {
 	}
 	rep.Events = t.events
 	rep.FirstEvent = latencyOf(t.first)
-	rep.Latency = latencyOf(t.lat)
-	rep.LatencyUncorrected = rep.Latency
 	if r.open {
-		rep.LatencyUncorrected = latencyOf(t.raw)
-	}
-	if r.open {
-		// Slots due by the time issuing stopped, less those sent.
 		stopAt := r.stopNs.Load()
 		if r.deadline > 0 && stopAt > r.deadline {
 			stopAt = r.deadline
 		}
-		due := int64(float64(stopAt)/r.perSlot) + 1
-		if c.Requests > 0 && due > c.Requests {
-			due = c.Requests
+		first, last := r.unsentSlots(stopAt)
+		if last >= first {
+			rep.Unsent = uint64(last - first + 1)
+			r.recordUnsent(t.lat, end, first, last)
 		}
-		if due > int64(t.sent) {
-			rep.Unsent = uint64(due) - t.sent
-		}
+		rep.LatencyUncorrected = latencyOf(t.raw)
 	}
-	if rep.Wrong > 0 {
+	rep.Latency = latencyOf(t.lat)
+	if !r.open {
+		rep.LatencyUncorrected = rep.Latency
+	}
+	if rep.Wrong > 0 || rep.Unsent > 0 {
 		rep.ExitCode = 1
 	}
 	return rep
+}
+
+// slotAt returns the intended time of open-loop slot n (1-based), in ns
+// since the start, as claim computes it.
+func (r *runner) slotAt(n int64) int64 { return int64(float64(n-1) * r.perSlot) }
+
+// unsentSlots returns the open-loop slots (1-based, first to last; none
+// when last < first) that were overdue when issuing stopped at stopAt —
+// their time more than SlotTolerance before it — and were never handed to
+// a connection. Slots are handed out in order, so those are the ones
+// after the last claimed.
+func (r *runner) unsentSlots(stopAt int64) (first, last int64) {
+	lim := stopAt - int64(SlotTolerance)
+	if lim <= 0 {
+		return 1, 0
+	}
+	// Slot n is overdue when (n-1)·perSlot < lim.
+	due := int64(math.Ceil(float64(lim) / r.perSlot))
+	if r.cfg.Requests > 0 && due > r.cfg.Requests {
+		due = r.cfg.Requests
+	}
+	// claimed counts every claim past the stop checks, granted or not;
+	// those not granted are past the schedule's end, beyond due.
+	return min(r.claimed.Load(), due) + 1, due
+}
+
+// recordUnsent records in h the latency of the never-sent open-loop slots
+// first to last: the time from each one's intended start to end. The
+// slots are recorded by histogram bucket (RecordValues), the same value
+// for all the slots that fall into one, so that the cost is bounded by
+// the buckets and not by the slots (a long outage at a high rate leaves
+// billions).
+func (r *runner) recordUnsent(h *hdrhistogram.Histogram, end, first, last int64) {
+	wait := func(n int64) int64 { return usec(end - r.slotAt(n)) } // nonincreasing in n
+	for n := last; n >= first; {
+		v := wait(n)
+		// The earliest slot whose wait falls into v's bucket.
+		lo, hi := first, n
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if h.ValuesAreEquivalent(wait(mid), v) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		_ = h.RecordValues(v, n-lo+1)
+		n = lo - 1
+	}
 }
 
 // WriteJSON writes the report as one JSON object and a newline.
@@ -293,6 +348,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if c.Mode == "open" {
 		fmt.Fprintf(&b, "  missed slots %d (sent over %v late), unsent %d\n", r.MissedSlots, SlotTolerance, r.Unsent)
+		if r.Unsent > 0 {
+			fmt.Fprintf(&b, "  UNSENT — FLAGGED: %d slots came and went with every connection busy (the server held them, or -c is too low for -rate);\n"+
+				"  the corrected latency counts them at the time they had waited by the end, so its percentiles are lower bounds\n", r.Unsent)
+		}
 	}
 	if w := r.Waits; w != (Waits{}) {
 		fmt.Fprintf(&b, "  waits: %d polled for up to %gµs (%d caught an answer), %d blocked\n", w.Spins, c.SpinUS, w.Caught, w.Blocked)
