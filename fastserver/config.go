@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -52,10 +51,6 @@ type Config struct {
 	// Addr is the address ListenAndServe listens on. Default
 	// "127.0.0.1:8080": loopback only; bind beyond it by saying so.
 	Addr string
-	// PublicURL is the absolute base URL the server is reached at
-	// ("https://agents.example.com"); it makes the A2A card's URLs. Empty:
-	// they come from each request's Host header.
-	PublicURL string
 
 	// MaxBodyBytes is the body ceiling for wire and decoded bytes: 413 /
 	// -32600 past it. Default 1 MiB.
@@ -199,13 +194,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr
-	}
-	if c.PublicURL != "" {
-		u, err := url.Parse(c.PublicURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("PublicURL", c.PublicURL+" (want an absolute http or https URL)")
-		}
-		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	}
 	setI64 := func(field string, p *int64, def int64) {
 		if *p < 0 {

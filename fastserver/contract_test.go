@@ -691,6 +691,13 @@ func TestMetrics(t *testing.T) {
 	if strings.Contains(text, "nosuch") || strings.Contains(text, "notif-name") {
 		t.Errorf("/metrics carries a method name the client made up:\n%s", text)
 	}
+	// Every family of the server's own has its description (found by
+	// review on 2026-12-05: one had the placeholder HELP).
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "# HELP rpcedge_") && strings.Contains(line, " rpcedge metric rpcedge_") {
+			t.Errorf("a family without its description: %s", line)
+		}
+	}
 }
 
 // Row 3 says "Content-Type present and not application/json": a POST

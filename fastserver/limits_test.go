@@ -645,7 +645,6 @@ func TestConfigErrors(t *testing.T) {
 		{"budget under ceiling", Config{MaxBodyBytes: 2 << 20, InflightBodyBytes: 1 << 20}, "InflightBodyBytes"},
 		{"bad origin", Config{AllowedOrigins: []string{"example.com"}}, "AllowedOrigins"},
 		{"origin with path", Config{AllowedOrigins: []string{"https://example.com/app"}}, "AllowedOrigins"},
-		{"bad public URL", Config{PublicURL: "ftp://x"}, "PublicURL"},
 		{"invalid proxy", Config{TrustedProxies: []netip.Prefix{{}}}, "TrustedProxies"},
 	}
 	for _, tc := range cases {

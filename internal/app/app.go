@@ -35,6 +35,11 @@ import (
 type Options struct {
 	// Server is the fastserver configuration (Addr, limits, timeouts).
 	Server fastserver.Config
+	// PublicURL is the absolute base URL the server is reached at
+	// ("https://agents.example.com"): the A2A card's URLs, and the default
+	// of Auth.Audience. Empty: the card's URLs come from each request's
+	// Host header.
+	PublicURL string
 	// Stdio serves MCP over standard input and output instead of HTTP.
 	Stdio bool
 	// Transport is the HTTP server the endpoints are served by: "fasthttp"
@@ -169,7 +174,7 @@ func New(opts Options) (*App, error) {
 		}
 		events = app.broker
 	}
-	ao := demo.A2AOptions{PublicURL: opts.Server.PublicURL, Tasks: tasks, Events: events}
+	ao := demo.A2AOptions{PublicURL: opts.PublicURL, Tasks: tasks, Events: events}
 	if a2aRes != nil {
 		ao.Auth = &demo.A2AAuth{Resource: a2aRes, TokenURL: tokenURL(app.issuer), MetadataURL: metadataURL(app.issuer), Scopes: opts.Auth.A2AScopes}
 	}
@@ -219,10 +224,10 @@ func newAuth(opts *Options) (*auth.Issuer, *auth.Resource, *auth.Resource, error
 	}
 	aud := o.Audience
 	if aud == "" {
-		if opts.Server.PublicURL == "" {
+		if opts.PublicURL == "" {
 			return nil, nil, nil, errors.New("auth: -auth-audience (or -public-url) is required with -auth-issuer")
 		}
-		aud = strings.TrimRight(opts.Server.PublicURL, "/") + mcp.Path
+		aud = strings.TrimRight(opts.PublicURL, "/") + mcp.Path
 	}
 	u, err := url.Parse(aud)
 	if err != nil || u.Host == "" {
@@ -533,7 +538,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs := flag.NewFlagSet("rpcedge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", fastserver.DefaultAddr, "listen address; binds beyond loopback only when this says so")
-	fs.StringVar(&c.PublicURL, "public-url", "", "absolute base URL the server is reached at (for the A2A card); default: from each request's Host")
+	fs.StringVar(&o.PublicURL, "public-url", "", "absolute base URL the server is reached at (for the A2A card); default: from each request's Host")
 	fs.Func("max-body", "body ceiling, wire and decoded, in bytes or with a K/M/KiB/MiB suffix (default 1MiB)", func(v string) (err error) {
 		c.MaxBodyBytes, err = parseSize(v)
 		return err
@@ -541,7 +546,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.MaxDepth, "max-depth", fastserver.DefaultMaxDepth, "nesting limit; the top-level value is level 1")
 	fs.Float64Var(&c.RateLimit, "rate", 0, "requests per second allowed per client; 0 turns rate limiting off")
 	fs.IntVar(&c.RateBurst, "burst", 0, "token bucket size of the rate limit (default: the rate rounded up)")
-	fs.Func("trusted-proxies", "comma-separated IPs or CIDRs whose X-Forwarded-For keys the rate limit", func(v string) error {
+	fs.Func("trusted-proxies", "comma-separated IPs or CIDRs whose forwarding header (-proxy-header) keys the rate limit", func(v string) error {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {

@@ -23,7 +23,7 @@ func TestParseFlags(t *testing.T) {
 	c := o.Server
 	if c.MaxBodyBytes != 2<<20 || c.MaxDepth != 64 || c.RateLimit != 5 || c.RateBurst != 10 || len(c.TrustedProxies) != 2 ||
 		len(c.AllowedOrigins) != 2 || c.HandlerTimeout != 3*time.Second || c.ShutdownGrace != 2*time.Second || c.MaxConns != 7 ||
-		c.PublicURL != "https://agents.example" || o.Stdio {
+		o.PublicURL != "https://agents.example" || o.Stdio {
 		t.Errorf("parsed %+v", c)
 	}
 	if c.TrustedProxies[1].Bits() != 32 {
@@ -179,4 +179,29 @@ func TestMainStdio(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestPublicURL: -public-url names the card's endpoint, and one that is
+// not an absolute http(s) base URL is refused at start.
+func TestPublicURL(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, bad := range []string{"ftp://agents.example", "agents.example", "https://agents.example/?q=1"} {
+		if _, err := New(Options{Server: fastserver.Config{Addr: "127.0.0.1:0", Logger: quiet}, PublicURL: bad}); err == nil || !strings.Contains(err.Error(), "PublicURL") {
+			t.Errorf("PublicURL %q: %v, want a refusal naming PublicURL", bad, err)
+		}
+	}
+	url, stop, err := Start(Options{Server: fastserver.Config{Addr: "127.0.0.1:0", Logger: quiet}, PublicURL: "https://agents.example/base/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	resp, err := http.Get(url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `"https://agents.example/base/a2a"`) {
+		t.Errorf("card without the public URL: %s", b)
+	}
 }
