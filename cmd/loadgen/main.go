@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, e env) int {
 		a2aStream  = fs.Bool("a2a", false, "with -body and -events: the answers are A2A streams (SendStreamingMessage, SubscribeToTask) of exactly -events events, each a response to the request with a stream response checked for its kind and order (task first, a final status last)")
 		mcpVersion = fs.String("mcp-version", "", "send the MCP headers of this `version` ("+strings.Join(loadgen.MCPVersions, ", ")+"); 2026-07-28 also adds params._meta (default: none)")
 		timeout    = fs.Duration("timeout", loadgen.DefaultTimeout, "per-request and per-connect `timeout`")
+		drain      = fs.Duration("drain", loadgen.DefaultDrain, "after -d, wait at most this `long` for the answers in flight (and an open loop's slots still due), then count those unanswered as failed; at most -timeout")
 		jsonOut    = fs.Bool("json", false, "print the final report as one JSON object")
 		histFile   = fs.String("hist", "", "write the latency distribution to this .hgrm `file` (milliseconds; corrected in an open loop)")
 		self       = fs.Bool("self", false, "start an in-process rpcedge server on a loopback port and run against it (the path of -url is kept)")
@@ -166,6 +167,7 @@ func run(ctx context.Context, args []string, e env) int {
 		A2A:         *a2aStream,
 		BodyGzip:    *gzipBody,
 		Timeout:     *timeout,
+		Drain:       *drain,
 		MaxExamples: *examples,
 		Engine:      *engineName,
 		Spin:        *spin,
@@ -177,6 +179,9 @@ func run(ctx context.Context, args []string, e env) int {
 	}
 	if *timeout <= 0 {
 		return bad(fmt.Errorf("loadgen: -timeout %v: want a positive duration", *timeout))
+	}
+	if *drain <= 0 {
+		return bad(fmt.Errorf("loadgen: -drain %v: want a positive duration", *drain))
 	}
 	if *duration < 0 || (*duration == 0 && isSet(fs, "d")) {
 		return bad(fmt.Errorf("loadgen: -d %v: want a positive duration", *duration))

@@ -142,6 +142,7 @@ func TestBadFlags(t *testing.T) {
 		{"mcp version", []string{"-mcp-version", "1999-01-01"}, "want one of 2026-07-28"},
 		{"engine", []string{"-engine", "magic"}, `-engine "magic"`},
 		{"timeout", []string{"-timeout", "0s"}, "-timeout 0s"},
+		{"drain", []string{"-drain", "0s"}, "-drain 0s: want a positive duration"},
 		{"negative spin", []string{"-spin", "-1ms"}, "-spin -1ms: want 0 (never) to 10ms"},
 		{"spin too long", []string{"-spin", "11ms"}, "-spin 11ms"},
 		{"body missing", []string{"-body", filepath.Join(dir, "nope.json")}, "-body: open"},

@@ -16,6 +16,7 @@ const (
 	DefaultDuration    = 10 * time.Second
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxExamples = 5
+	DefaultDrain       = 2 * time.Second
 
 	// MaxConnections bounds Config.Connections.
 	MaxConnections = 10000
@@ -111,6 +112,15 @@ type Config struct {
 	// connection attempt; default DefaultTimeout. A request past it is a
 	// transport error.
 	Timeout time.Duration
+	// Drain bounds the end of a run bounded by Duration: once the
+	// duration is over no request is sent (but for an open loop's slots
+	// due before it, which still go out late as connections come free),
+	// and the requests still without a complete answer Drain after it
+	// fail as transport errors. Zero means DefaultDrain; more than
+	// Timeout acts as Timeout. A run that Requests ends before its
+	// duration has no drain of its own: each request is bounded by
+	// Timeout.
+	Drain time.Duration
 	// MaxExamples is how many wrong answers are kept verbatim; default
 	// DefaultMaxExamples; negative keeps none.
 	MaxExamples int
@@ -404,6 +414,13 @@ func (c Config) normalized() (Config, error) {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
+	if c.Drain < 0 {
+		return c, fmt.Errorf("loadgen: -drain %v: want a positive duration", c.Drain)
+	}
+	if c.Drain == 0 {
+		c.Drain = DefaultDrain
+	}
+	c.Drain = min(c.Drain, c.Timeout)
 	if c.Spin < 0 || c.Spin > MaxSpin {
 		return c, fmt.Errorf("loadgen: -spin %v: want 0 (never) to %v", c.Spin, MaxSpin)
 	}

@@ -86,6 +86,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative n", Config{Requests: -1}, "-n -1"},
 		{"negative d", Config{Duration: -time.Second}, "-d -1s"},
 		{"negative rate", Config{Rate: -1}, "-rate -1"},
+		{"negative drain", Config{Drain: -time.Second}, "-drain -1s"},
 		{"https", Config{URL: "https://127.0.0.1/mcp"}, "only http:// URLs"},
 		{"no host", Config{URL: "http:///mcp"}, "no host"},
 		{"bad url", Config{URL: "http://[::1"}, "-url"},

@@ -35,6 +35,11 @@
 //
 // # Closed and open loops
 //
+// A run issues requests until its duration is over (or its count is
+// handed out), then waits for the answers in flight, at most Config.Drain
+// after a duration; requests/s is over the issuing window alone
+// (Report.IssuingS), the drain reported apart.
+//
 // Without Config.Rate each connection sends its next request as soon as
 // the answer to the previous one is in, and latency runs from the send.
 // With Config.Rate requests are due on a fixed timetable shared by all
@@ -75,6 +80,6 @@
 //
 // loadgen sends what it is told to whatever address it is given; point
 // it only at servers you run. Each answer is bounded (64 KiB of head,
-// 64 MiB in all), each request by Config.Timeout, each run by duration or
-// count; -body files by MaxBodySize.
+// 64 MiB in all), each request by Config.Timeout, each run by duration
+// (and Config.Drain after it) or count; -body files by MaxBodySize.
 package loadgen

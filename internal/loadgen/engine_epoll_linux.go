@@ -275,7 +275,7 @@ func (l *eloop) send(c *econn) {
 	l.w.sent(c.x, now)
 	c.wpos = 0
 	c.state = stWriting
-	c.deadline = now + int64(l.r.cfg.Timeout)
+	c.deadline = l.r.stepDeadline(now)
 	l.write(c)
 }
 
@@ -307,7 +307,7 @@ func (l *eloop) connect(c *econn) {
 	}
 	c.everConnected = true
 	c.state = stConnecting
-	c.deadline = now + int64(l.r.cfg.Timeout)
+	c.deadline = l.r.stepDeadline(now)
 }
 
 func (l *eloop) connectFailed(c *econn, err error) {
@@ -491,11 +491,11 @@ func (l *eloop) scan(now int64) {
 		switch c.state {
 		case stConnecting:
 			if now > c.deadline {
-				l.connectFailed(c, errTimeout)
+				l.connectFailed(c, l.r.timeoutErr(now))
 			}
 		case stWriting, stReading:
 			if now > c.deadline {
-				l.fail(c, errTimeout)
+				l.fail(c, l.r.timeoutErr(now))
 			}
 		case stBackoff:
 			if now >= c.deadline {

@@ -90,6 +90,9 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	d := net.Dialer{Timeout: r.cfg.Timeout}
+	if r.drainEnd > 0 {
+		d.Deadline = r.start.Add(time.Duration(r.drainEnd))
+	}
 	var conn net.Conn
 	dialed := false
 	drop := func() {
@@ -114,6 +117,9 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 			x.sentAt = r.now() // a failure waited from here
 			c, err := d.DialContext(ctx, "tcp", r.addr.String())
 			if err != nil {
+				if now := r.now(); r.drainEnd > 0 && now >= r.drainEnd {
+					err = errDrain
+				}
 				w.failed(x, err, false)
 				if !r.sleep(timer, connBackoff) {
 					return
@@ -130,15 +136,16 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 				return
 			}
 		}
-		_ = conn.SetDeadline(time.Now().Add(r.cfg.Timeout))
-		w.sent(x, r.now())
+		sentAt := r.now()
+		_ = conn.SetDeadline(r.start.Add(time.Duration(r.stepDeadline(sentAt))))
+		w.sent(x, sentAt)
 		if _, err := conn.Write(x.wire); err != nil {
-			w.failed(x, netErr(err), true)
+			w.failed(x, r.netErr(err), true)
 			drop()
 			continue
 		}
 		if err := readAnswer(conn, x, r.now); err != nil {
-			w.failed(x, netErr(err), true)
+			w.failed(x, r.netErr(err), true)
 			drop()
 			continue
 		}
@@ -177,9 +184,11 @@ func readAnswer(conn net.Conn, x *exchange, now func() int64) error {
 	}
 }
 
-func netErr(err error) error {
+// netErr names a read or write error: a deadline passed is the request's
+// timeout or the end of the drain.
+func (r *runner) netErr(err error) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return errTimeout
+		return r.timeoutErr(r.now())
 	}
 	return err
 }

@@ -17,7 +17,8 @@ import (
 type Report struct {
 	// Config is the run's configuration, defaults filled in.
 	Config ReportConfig `json:"config"`
-	// ElapsedS is the wall time from the first request to the last answer.
+	// ElapsedS is the wall time from the first request to the last
+	// answer: IssuingS + DrainS.
 	ElapsedS float64 `json:"elapsed_s"`
 	// Interrupted is set when the run was cut short (SIGINT).
 	Interrupted bool `json:"interrupted"`
@@ -31,10 +32,22 @@ type Report struct {
 	// failures included.
 	OK    uint64 `json:"ok"`
 	Wrong uint64 `json:"wrong"`
-	// RPS is Answers per second of ElapsedS.
+	// IssuingS is the time requests were issued: from the start to the
+	// end of Config.Duration, or, when Config.Requests ended the run
+	// first, to when the last request was handed out (or to an
+	// interruption). DrainS is the rest of ElapsedS: the wait for the
+	// answers still in flight (bounded by Config.Drain after a duration),
+	// and DrainAnswers the answers that came in it.
+	IssuingS     float64 `json:"issuing_s"`
+	DrainS       float64 `json:"drain_s"`
+	DrainAnswers uint64  `json:"drain_answers"`
+	// RPS is the answers that came while requests were issued (Answers
+	// less DrainAnswers) per second of IssuingS: the drain, up to
+	// Config.Drain of waiting for the last answers, would only dilute it.
 	RPS float64 `json:"rps"`
 	// Events counts the notifications of right streamed answers
-	// (Config.Events); EventsPerSec is Events per second of ElapsedS.
+	// (Config.Events); EventsPerSec is those of the answers that came
+	// while requests were issued, per second of IssuingS.
 	Events       uint64  `json:"events"`
 	EventsPerSec float64 `json:"events_per_s"`
 	// FirstEvent (streamed answers, Config.Events) is the time from each
@@ -43,15 +56,16 @@ type Report struct {
 	// MissedSlots (open loop) counts requests sent more than SlotTolerance
 	// (1 ms) after their intended time.
 	MissedSlots uint64 `json:"missed_slots"`
-	// Unsent (open loop) counts slots that were overdue when issuing
-	// stopped (their time more than SlotTolerance before it) but were
-	// never sent, all connections being busy: a server that stalls holds
+	// Unsent (open loop) counts slots due before issuing stopped that
+	// were never sent: every connection was busy from their time on,
+	// through the drain (Config.Drain; a slot that found every
+	// connection busy goes out late when one comes free, after the
+	// duration too, until the drain ends). A server that stalls holds
 	// every connection, and the slots of the stall never go out. Each is
 	// in Latency at the time it had waited by the end of the run, a lower
 	// bound of what it would have taken; any at all fail the run
-	// (ExitCode 1), since the schedule was not kept and the percentiles
-	// are lower bounds. Slots due within the last SlotTolerance were not
-	// late yet and are not counted (at most Rate × 1 ms of them).
+	// (ExitCode 1): the schedule was not kept and the percentiles are
+	// lower bounds.
 	Unsent uint64 `json:"unsent"`
 	// Reconnects counts connections opened after the first ones.
 	Reconnects uint64 `json:"reconnects"`
@@ -98,6 +112,7 @@ type ReportConfig struct {
 	Headers     []string `json:"headers"`
 	MCPVersion  string   `json:"mcp_version"`
 	TimeoutS    float64  `json:"timeout_s"`
+	DrainS      float64  `json:"drain_s"` // Config.Drain: the bound of the drain after a duration
 	Engine      string   `json:"engine"`
 	SpinUS      float64  `json:"spin_us"` // Config.Spin as given (Report.Waits says whether loops polled)
 }
@@ -161,7 +176,7 @@ func (r *runner) report(end int64) *Report {
 		Config: ReportConfig{
 			URL: c.URL, Mode: "closed", Connections: c.Connections,
 			DurationS: c.Duration.Seconds(), Requests: c.Requests, Rate: c.Rate,
-			MCPVersion: c.MCPVersion, TimeoutS: c.Timeout.Seconds(), Engine: r.engine,
+			MCPVersion: c.MCPVersion, TimeoutS: c.Timeout.Seconds(), DrainS: c.Drain.Seconds(), Engine: r.engine,
 			SpinUS:  c.Spin.Seconds() * 1e6,
 			Headers: []string{},
 		},
@@ -199,17 +214,20 @@ func (r *runner) report(end int64) *Report {
 			rep.Shapes[s.String()] = ShapeCount{Sent: t.shapeSent[s], OK: t.shapeOK[s]}
 		}
 	}
-	if end > 0 {
-		rep.RPS = float64(int64(float64(t.answers)/(float64(end)/1e9)*10)) / 10
-		rep.EventsPerSec = float64(int64(float64(t.events)/(float64(end)/1e9)*10)) / 10
+	stopAt := r.stopNs.Load()
+	if r.deadline > 0 && stopAt > r.deadline {
+		stopAt = r.deadline
+	}
+	issuing := min(stopAt, end)
+	rep.IssuingS, rep.DrainS = float64(issuing)/1e9, float64(end-issuing)/1e9
+	rep.DrainAnswers = t.drainAnswers
+	if issuing > 0 {
+		rep.RPS = float64(int64(float64(t.answers-t.drainAnswers)/(float64(issuing)/1e9)*10)) / 10
+		rep.EventsPerSec = float64(int64(float64(t.events-t.drainEvents)/(float64(issuing)/1e9)*10)) / 10
 	}
 	rep.Events = t.events
 	rep.FirstEvent = latencyOf(t.first)
 	if r.open {
-		stopAt := r.stopNs.Load()
-		if r.deadline > 0 && stopAt > r.deadline {
-			stopAt = r.deadline
-		}
 		first, last := r.unsentSlots(stopAt)
 		if last >= first {
 			rep.Unsent = uint64(last - first + 1)
@@ -232,17 +250,15 @@ func (r *runner) report(end int64) *Report {
 func (r *runner) slotAt(n int64) int64 { return int64(float64(n-1) * r.perSlot) }
 
 // unsentSlots returns the open-loop slots (1-based, first to last; none
-// when last < first) that were overdue when issuing stopped at stopAt —
-// their time more than SlotTolerance before it — and were never handed to
-// a connection. Slots are handed out in order, so those are the ones
-// after the last claimed.
+// when last < first) due before issuing stopped at stopAt that were never
+// handed to a connection. Slots are handed out in order, so those are the
+// ones after the last claimed.
 func (r *runner) unsentSlots(stopAt int64) (first, last int64) {
-	lim := stopAt - int64(SlotTolerance)
-	if lim <= 0 {
+	if stopAt <= 0 {
 		return 1, 0
 	}
-	// Slot n is overdue when (n-1)·perSlot < lim.
-	due := int64(math.Ceil(float64(lim) / r.perSlot))
+	// Slot n is due before stopAt when (n-1)·perSlot < stopAt.
+	due := int64(math.Ceil(float64(stopAt) / r.perSlot))
 	if r.cfg.Requests > 0 && due > r.cfg.Requests {
 		due = r.cfg.Requests
 	}
@@ -320,7 +336,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Interrupted {
 		b.WriteString("  interrupted: the report covers the run so far\n")
 	}
-	fmt.Fprintf(&b, "\n  %.2fs, %d sent, %d answers, %.1f answers/s\n", r.ElapsedS, r.Sent, r.Answers, r.RPS)
+	fmt.Fprintf(&b, "\n  %.2fs (%.2fs issuing + %.2fs drain), %d sent, %d answers (%d in the drain), %.1f answers/s while issuing\n",
+		r.ElapsedS, r.IssuingS, r.DrainS, r.Sent, r.Answers, r.DrainAnswers, r.RPS)
 	fmt.Fprintf(&b, "  right %d, wrong %d\n", r.OK, r.Wrong)
 	if r.Events > 0 {
 		fmt.Fprintf(&b, "  streamed events %d (%.1f/s)\n", r.Events, r.EventsPerSec)

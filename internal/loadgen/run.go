@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sort"
 	"sync"
@@ -66,12 +67,13 @@ type runner struct {
 	open     bool
 	perSlot  float64 // open loop: ns between slots
 	deadline int64   // ns since start; 0: none
+	drainEnd int64   // deadline + Config.Drain: no request outlives it; 0: none
 
 	claimed  atomic.Int64
 	stopping atomic.Bool // no new requests
 	aborted  atomic.Bool // stop now, drop what is in flight
 	abortCh  chan struct{}
-	stopNs   atomic.Int64 // when issuing stopped (ns since start)
+	stopNs   atomic.Int64 // when issuing stopped (ns since start); MaxInt64 before
 
 	statsMu sync.Mutex
 	stats   []*stats
@@ -85,33 +87,80 @@ func (r *runner) now() int64 { return int64(time.Since(r.start)) }
 
 // claim reserves the next request. In an open loop it returns the
 // request's intended send time (ns since start); in a closed loop -1.
+//
+// Issuing stops at the duration's end, or when Config.Requests have been
+// handed out. An open loop's slots are handed out in order, to whichever
+// connection is free, so a slot whose time came while every connection
+// was busy goes out late, when one comes free; after the duration that
+// still holds for the slots due before it, until the drain ends. The
+// slots left then are unsent (Report.Unsent).
 func (r *runner) claim(now int64) (int64, bool) {
 	if r.stopping.Load() {
 		return 0, false
 	}
-	if r.deadline > 0 && now >= r.deadline {
-		r.stop(now)
+	if r.deadline > 0 && now >= r.deadline && (!r.open || now >= r.drainEnd) {
+		r.stop(r.deadline)
 		return 0, false
 	}
 	n := r.claimed.Add(1)
 	if r.cfg.Requests > 0 && n > r.cfg.Requests {
+		r.stop(min(now, r.deadlineOr(now)))
 		return 0, false
 	}
 	if !r.open {
 		return -1, true
 	}
-	at := int64(float64(n-1) * r.perSlot)
+	at := r.slotAt(n)
 	if r.deadline > 0 && at >= r.deadline {
+		r.stop(r.deadline)
 		return 0, false
 	}
 	return at, true
 }
 
-// stop ends issuing; what is in flight still completes.
-func (r *runner) stop(now int64) {
-	if r.stopping.CompareAndSwap(false, true) {
-		r.stopNs.Store(now)
+// deadlineOr returns the run's deadline, or v when it has none.
+func (r *runner) deadlineOr(v int64) int64 {
+	if r.deadline > 0 {
+		return r.deadline
 	}
+	return v
+}
+
+// stop ends issuing at the time given (ns since start); what is in
+// flight still completes.
+func (r *runner) stop(at int64) {
+	if r.stopping.CompareAndSwap(false, true) {
+		r.stopNs.Store(at)
+	}
+}
+
+// issuing reports whether now falls in the issuing window: before the
+// deadline and before issuing stopped.
+func (r *runner) issuing(now int64) bool {
+	return (r.deadline == 0 || now < r.deadline) && now < r.stopNs.Load()
+}
+
+// stepDeadline returns when a step begun at now (a connection attempt, a
+// request) times out: Config.Timeout later, or at the end of the drain if
+// that comes first.
+func (r *runner) stepDeadline(now int64) int64 {
+	d := now + int64(r.cfg.Timeout)
+	if r.drainEnd > 0 && r.drainEnd < d {
+		d = r.drainEnd
+	}
+	return d
+}
+
+// errDrain reports a request still unanswered when the drain ended.
+var errDrain = errors.New("no complete answer by the end of the drain after the run's duration (-drain; raise it, up to -timeout, for slower answers)")
+
+// timeoutErr is the error of a step whose deadline passed at now: the
+// drain's end, or its own timeout.
+func (r *runner) timeoutErr(now int64) error {
+	if r.drainEnd > 0 && now >= r.drainEnd {
+		return errDrain
+	}
+	return errTimeout
 }
 
 // abort ends the run now: in-flight requests are dropped, not counted.
@@ -183,19 +232,21 @@ type stats struct {
 
 // counts are the numbers a run keeps.
 type counts struct {
-	sent       uint64 // requests written
-	answers    uint64 // complete HTTP answers
-	events     uint64 // notifications of right streamed answers
-	ok         uint64
-	wrong      [numClasses]uint64
-	shapeSent  [numShapes]uint64
-	shapeOK    [numShapes]uint64
-	late       uint64
-	reconnects uint64
-	waits      Waits                   // the epoll engine's, added as each loop ends
-	lat        *hdrhistogram.Histogram // corrected in an open loop
-	raw        *hdrhistogram.Histogram // from the actual send
-	first      *hdrhistogram.Histogram // streamed answers: send to first event
+	sent         uint64 // requests written
+	answers      uint64 // complete HTTP answers
+	drainAnswers uint64 // of them, those that came after issuing stopped
+	events       uint64 // notifications of right streamed answers
+	drainEvents  uint64 // of them, those of answers that came after issuing stopped
+	ok           uint64
+	wrong        [numClasses]uint64
+	shapeSent    [numShapes]uint64
+	shapeOK      [numShapes]uint64
+	late         uint64
+	reconnects   uint64
+	waits        Waits                   // the epoll engine's, added as each loop ends
+	lat          *hdrhistogram.Histogram // corrected in an open loop
+	raw          *hdrhistogram.Histogram // from the actual send
+	first        *hdrhistogram.Histogram // streamed answers: send to first event
 }
 
 func (r *runner) newStats() *stats {
@@ -261,10 +312,17 @@ func (w *worker) answered(x *exchange, now int64) {
 		st.late++
 	}
 	st.answers++
+	drain := !w.r.issuing(now)
+	if drain {
+		st.drainAnswers++
+	}
 	if v.class == ClassOK {
 		st.ok++
 		st.shapeOK[x.exp.shape]++
 		st.events += uint64(v.events)
+		if drain {
+			st.drainEvents += uint64(v.events)
+		}
 		if x.firstAt > 0 {
 			_ = st.first.RecordValue(usec(x.firstAt - x.sentAt))
 		}
@@ -368,7 +426,9 @@ func (r *runner) totals(hists bool) (t counts) {
 		s.mu.Lock()
 		t.sent += s.sent
 		t.answers += s.answers
+		t.drainAnswers += s.drainAnswers
 		t.events += s.events
+		t.drainEvents += s.drainEvents
 		t.ok += s.ok
 		for i := range s.wrong {
 			t.wrong[i] += s.wrong[i]
@@ -441,6 +501,10 @@ func Run(ctx context.Context, cfg Config, live io.Writer) (*Report, error) {
 		r.perSlot = 1e9 / cfg.Rate
 	}
 	r.deadline = int64(cfg.Duration)
+	if r.deadline > 0 {
+		r.drainEnd = r.deadline + int64(cfg.Drain)
+	}
+	r.stopNs.Store(math.MaxInt64)
 	r.start = time.Now()
 
 	done := make(chan struct{})
