@@ -52,6 +52,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -192,43 +193,78 @@ func originAllowed(o string) int {
 }
 
 // refMediaType is row 3 for a Content-Type that is present: 1 accepted,
-// 0 refused. Two lines fail the row even when they agree (contract).
+// 0 refused, -1 when the contract leaves it open. It reads the value with
+// mime.ParseMediaType, not as the server does, and adds what that parser
+// does not know of HTTP (RFC 9110 §5.6.6, §8.3.1):
+//
+//   - two lines fail the row even when they agree (contract);
+//   - the media type must be application/json (any case), and a charset
+//     parameter, if any, must name UTF-8 (contract, RFC 8259 §8.1);
+//   - empty parameters (";;", "; ;") are allowed by RFC 9110's grammar,
+//     where mime.ParseMediaType takes only one trailing ';': each
+//     parameter is parsed on its own, split at the ';' outside quoted
+//     strings;
+//   - a parameter that holds no '=' is no parameter: refused;
+//   - RFC 2231's name*= forms are not HTTP's: such a parameter is just an
+//     unknown one, never a charset (mime.ParseMediaType would decode it);
+//   - open (-1): a parameter that RFC 9110 calls malformed but that has
+//     its '=' (an empty value "x=", a space in a name or a value, an
+//     unterminated quote), which the contract does not mention and the
+//     server lets through unless it is a charset; and a quoted string
+//     holding ';' or '\', which the server's reading splits or keeps
+//     escaped (x="a;b" is refused, charset="utf\-8" too, where RFC 9110
+//     reads one parameter and utf-8).
 func refMediaType(h reqHeader) int {
-	if h.lines > 1 || !isJSONMediaType(h.v) {
+	if h.lines > 1 {
 		return 0
 	}
-	return 1
+	segs := splitParams(h.v)
+	if mt, _, err := mime.ParseMediaType(segs[0]); err != nil || mt != "application/json" {
+		return 0
+	}
+	verdict := 1
+	for _, seg := range segs[1:] {
+		if strings.Trim(seg, " \t") == "" {
+			continue
+		}
+		if strings.Contains(seg, `"`) && strings.ContainsAny(seg, `;\`) {
+			verdict = -1
+		}
+		name, _, hasEq := strings.Cut(seg, "=")
+		if !hasEq {
+			return 0
+		}
+		name = strings.Trim(name, " \t")
+		_, params, err := mime.ParseMediaType("application/json;" + seg)
+		switch {
+		case strings.Contains(name, "*"):
+			// RFC 2231 (charset*=, charset*0=): not a charset in HTTP.
+		case err != nil:
+			verdict = -1
+		case strings.EqualFold(name, "charset") && !strings.EqualFold(params["charset"], "utf-8"):
+			return 0
+		}
+	}
+	return verdict
 }
 
-// isJSONMediaType is row 3: application/json, parameters allowed, but a
-// charset other than UTF-8 is refused (RFC 8259 §8.1), and so is a
-// parameter that is not name=value (RFC 9110 §5.6.6; empty ones are fine).
-func isJSONMediaType(ct string) bool {
-	typ, params, _ := strings.Cut(ct, ";")
-	if !strings.EqualFold(strings.Trim(typ, " \t"), "application/json") {
-		return false
-	}
-	for _, p := range strings.Split(params, ";") {
-		p = strings.Trim(p, " \t")
-		if p == "" {
-			continue
-		}
-		name, value, ok := strings.Cut(p, "=")
-		if !ok {
-			return false
-		}
-		if !strings.EqualFold(strings.Trim(name, " \t"), "charset") {
-			continue
-		}
-		value = strings.Trim(value, " \t")
-		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
-			value = value[1 : len(value)-1]
-		}
-		if !strings.EqualFold(value, "utf-8") {
-			return false
+// splitParams splits a Content-Type value at each ';' outside a quoted
+// string: the media type, then one piece per parameter.
+func splitParams(v string) []string {
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == ';':
+			out = append(out, v[start:i])
+			start = i + 1
 		}
 	}
-	return true
+	return append(out, v[start:])
 }
 
 // parseCodings is row 4: the codings a Content-Encoding value stacks
@@ -298,6 +334,16 @@ func FuzzServer(f *testing.F) {
 		{[]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("long text ", 300) + `"}}}`), "application/json", "", "2025-11-25", "", "", "", "", all | 2<<14},
 		{[]byte(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`), "application/json", "", "2025-11-25", "", "", "", "", all | 3<<14},
 		{[]byte(`{"jsonrpc":"2.0","id":"t","method":"SendMessage","params":{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"` + strings.Repeat("é", 800) + `"}]}}}`), "application/json", "", "", "", "", "1.0", "", flagCT | flagA2AVersion | 1 | 2<<14},
+	}
+	// Row 3: parameters, quoting, empty values, case.
+	for _, ct := range []string{
+		"application/json; charset=latin1", `application/json; charset="utf-8"`, `application/json; charset="latin1"`,
+		"", ";;", "application/json;;", "application/json; ;charset=utf-8;", "application/json; x", "application/json; x=",
+		"APPLICATION/JSON; CHARSET=UTF-8", "Application/Json;charset=Utf-8", "application/json ; charset = utf-8",
+		"application/json; charset=utf-8; charset=latin1", "application/json; charset*=utf-8''latin1",
+		`application/json; x="a;b"`, `application/json; charset="utf\-8"`, "application/json, application/json", "application/jsonx",
+	} {
+		seeds = append(seeds, serverInput{[]byte(call), ct, "", "", "", "", "", "", flagCT})
 	}
 	for _, s := range append(seeds, dispatchSeeds()...) {
 		f.Add(s.body, s.ct, s.ce, s.mpv, s.mmeth, s.mname, s.a2av, s.origin, s.flags)
