@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, e env) int {
 		a2aStream  = fs.Bool("a2a", false, "with -body and -events: the answers are A2A streams (SendStreamingMessage, SubscribeToTask) of exactly -events events, each a response to the request with a stream response checked for its kind and order (task first, a final status last)")
 		mcpVersion = fs.String("mcp-version", "", "send the MCP headers of this `version` ("+strings.Join(loadgen.MCPVersions, ", ")+"); 2026-07-28 also adds params._meta (default: none)")
 		timeout    = fs.Duration("timeout", loadgen.DefaultTimeout, "per-request and per-connect `timeout`")
+		giveUp     = fs.Duration("give-up", loadgen.DefaultGiveUp, "end the run, exit status 1, when for this `long` no answer came while requests failed (refused connections, timeouts): the server is down or hangs")
 		drain      = fs.Duration("drain", loadgen.DefaultDrain, "after -d, wait at most this `long` for the answers in flight (and an open loop's slots still due), then count those unanswered as failed; at most -timeout")
 		jsonOut    = fs.Bool("json", false, "print the final report as one JSON object")
 		histFile   = fs.String("hist", "", "write the latency distribution to this .hgrm `file` (milliseconds; corrected in an open loop)")
@@ -168,6 +169,7 @@ func run(ctx context.Context, args []string, e env) int {
 		BodyGzip:    *gzipBody,
 		Timeout:     *timeout,
 		Drain:       *drain,
+		GiveUp:      *giveUp,
 		MaxExamples: *examples,
 		Engine:      *engineName,
 		Spin:        *spin,
@@ -179,6 +181,9 @@ func run(ctx context.Context, args []string, e env) int {
 	}
 	if *timeout <= 0 {
 		return bad(fmt.Errorf("loadgen: -timeout %v: want a positive duration", *timeout))
+	}
+	if *giveUp <= 0 {
+		return bad(fmt.Errorf("loadgen: -give-up %v: want a positive duration", *giveUp))
 	}
 	if *drain <= 0 {
 		return bad(fmt.Errorf("loadgen: -drain %v: want a positive duration", *drain))
@@ -230,6 +235,9 @@ func run(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		fmt.Fprintln(e.stderr, err)
 		return 1
+	}
+	if rep.Aborted != "" {
+		fmt.Fprintln(e.stderr, rep.Aborted)
 	}
 	if *jsonOut {
 		err = rep.WriteJSON(e.stdout)

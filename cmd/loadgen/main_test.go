@@ -143,6 +143,7 @@ func TestBadFlags(t *testing.T) {
 		{"engine", []string{"-engine", "magic"}, `-engine "magic"`},
 		{"timeout", []string{"-timeout", "0s"}, "-timeout 0s"},
 		{"drain", []string{"-drain", "0s"}, "-drain 0s: want a positive duration"},
+		{"give-up", []string{"-give-up", "0s"}, "-give-up 0s: want a positive duration"},
 		{"negative spin", []string{"-spin", "-1ms"}, "-spin -1ms: want 0 (never) to 10ms"},
 		{"spin too long", []string{"-spin", "11ms"}, "-spin 11ms"},
 		{"body missing", []string{"-body", filepath.Join(dir, "nope.json")}, "-body: open"},
@@ -219,5 +220,33 @@ func TestLiveLine(t *testing.T) {
 	r = runCmd(t, env{}, "-url", url, "-d", "1100ms", "-c", "2", "-rate", "200")
 	if r.code != 0 || r.stderr != "" || time.Since(start) < time.Second {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestGiveUp: with -n and no -d, a server that dies makes loadgen give up
+// after -give-up without an answer, saying so on stderr, exit status 1.
+func TestGiveUp(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetStatusCode(202) }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.Serve(ln)
+	}()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = s.Shutdown()
+	}()
+	t.Cleanup(func() { <-done })
+	start := time.Now()
+	r := runCmd(t, env{}, "-url", "http://"+ln.Addr().String()+"/mcp", "-n", "10000000", "-c", "2", "-mix", "notify=1", "-give-up", "1s", "-json")
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the run took %v", el)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "loadgen: no answer for 1s while requests failed") || !strings.Contains(r.stdout, `"aborted": "loadgen: no answer`) {
+		t.Errorf("exit %d\nstderr %s\nstdout %.500s", r.code, r.stderr, r.stdout)
 	}
 }

@@ -17,6 +17,7 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultMaxExamples = 5
 	DefaultDrain       = 2 * time.Second
+	DefaultGiveUp      = 10 * time.Second
 
 	// MaxConnections bounds Config.Connections.
 	MaxConnections = 10000
@@ -28,6 +29,8 @@ const (
 	// (testdata/bench/small.json): Config.TextSize for requests of its
 	// shape and size, as the serving targets are measured with.
 	SmallTextSize = 176
+	// MaxGiveUp bounds Config.GiveUp.
+	MaxGiveUp = 24 * time.Hour
 	// SlotTolerance is how late an open-loop request may be sent and still
 	// count as on time; later ones are counted in Report.MissedSlots.
 	SlotTolerance = time.Millisecond
@@ -121,6 +124,15 @@ type Config struct {
 	// duration has no drain of its own: each request is bounded by
 	// Timeout.
 	Drain time.Duration
+	// GiveUp ends a run early when for this long no answer has come in
+	// while requests failed in transport (refused or reset connections,
+	// timeouts): the server is down or hangs, and a run bounded by
+	// Requests would otherwise spend a connection attempt, a failure and
+	// a 100 ms back-off on each of them. Run then returns the report so
+	// far with Report.Aborted saying why (exit status 1). A run that gets
+	// no answers but no failures either (answers slower than GiveUp, within
+	// Timeout) goes on. Zero means DefaultGiveUp; at most MaxGiveUp.
+	GiveUp time.Duration
 	// MaxExamples is how many wrong answers are kept verbatim; default
 	// DefaultMaxExamples; negative keeps none.
 	MaxExamples int
@@ -413,6 +425,12 @@ func (c Config) normalized() (Config, error) {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.GiveUp < 0 || c.GiveUp > MaxGiveUp {
+		return c, fmt.Errorf("loadgen: -give-up %v: want a positive duration up to %v", c.GiveUp, MaxGiveUp)
+	}
+	if c.GiveUp == 0 {
+		c.GiveUp = DefaultGiveUp
 	}
 	if c.Drain < 0 {
 		return c, fmt.Errorf("loadgen: -drain %v: want a positive duration", c.Drain)

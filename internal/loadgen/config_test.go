@@ -87,6 +87,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative d", Config{Duration: -time.Second}, "-d -1s"},
 		{"negative rate", Config{Rate: -1}, "-rate -1"},
 		{"negative drain", Config{Drain: -time.Second}, "-drain -1s"},
+		{"negative give-up", Config{GiveUp: -time.Second}, "-give-up -1s"},
+		{"give-up too long", Config{GiveUp: 25 * time.Hour}, "-give-up 25h0m0s: want a positive duration up to 24h0m0s"},
 		{"https", Config{URL: "https://127.0.0.1/mcp"}, "only http:// URLs"},
 		{"no host", Config{URL: "http:///mcp"}, "no host"},
 		{"bad url", Config{URL: "http://[::1"}, "-url"},

@@ -22,6 +22,9 @@ type Report struct {
 	ElapsedS float64 `json:"elapsed_s"`
 	// Interrupted is set when the run was cut short (SIGINT).
 	Interrupted bool `json:"interrupted"`
+	// Aborted says why loadgen cut the run short on its own ("" when it
+	// did not): no answer for Config.GiveUp while requests failed.
+	Aborted string `json:"aborted"`
 	// Sent counts requests whose outcome is known: sent and answered, or
 	// failed in transport (a failed connect counts as one). Sent = OK +
 	// Wrong; requests in flight when a run is interrupted are not counted.
@@ -91,8 +94,8 @@ type Report struct {
 	LatencyUncorrected Latency `json:"latency_uncorrected_us"`
 	// Examples are the first wrong answers, verbatim.
 	Examples []Example `json:"wrong_examples"`
-	// ExitCode is 0 when every answer was right and (open loop) no slot
-	// was unsent, else 1.
+	// ExitCode is 0 when every answer was right, (open loop) no slot was
+	// unsent and the run was not given up (Aborted), else 1.
 	ExitCode int `json:"exit_code"`
 
 	lat, raw *hdrhistogram.Histogram
@@ -181,7 +184,8 @@ func (r *runner) report(end int64) *Report {
 			Headers: []string{},
 		},
 		ElapsedS:     float64(end) / 1e9,
-		Interrupted:  r.aborted.Load(),
+		Interrupted:  r.aborted.Load() && r.gaveUp == "",
+		Aborted:      r.gaveUp,
 		Sent:         t.sent,
 		Answers:      t.answers,
 		OK:           t.ok,
@@ -239,7 +243,7 @@ func (r *runner) report(end int64) *Report {
 	if !r.open {
 		rep.LatencyUncorrected = rep.Latency
 	}
-	if rep.Wrong > 0 || rep.Unsent > 0 {
+	if rep.Wrong > 0 || rep.Unsent > 0 || rep.Aborted != "" {
 		rep.ExitCode = 1
 	}
 	return rep
@@ -335,6 +339,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	if r.Interrupted {
 		b.WriteString("  interrupted: the report covers the run so far\n")
+	}
+	if r.Aborted != "" {
+		fmt.Fprintf(&b, "  ABORTED — %s; the report covers the run so far\n", r.Aborted)
 	}
 	fmt.Fprintf(&b, "\n  %.2fs (%.2fs issuing + %.2fs drain), %d sent, %d answers (%d in the drain), %.1f answers/s while issuing\n",
 		r.ElapsedS, r.IssuingS, r.DrainS, r.Sent, r.Answers, r.DrainAnswers, r.RPS)

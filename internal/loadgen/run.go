@@ -78,9 +78,30 @@ type runner struct {
 	statsMu sync.Mutex
 	stats   []*stats
 
+	// lastAnswer is when an answer last came in (ns since start, to a
+	// millisecond), for Config.GiveUp; gaveUp says why the run was given
+	// up, "" when it was not (under exMu).
+	lastAnswer atomic.Int64
+	gaveUp     string
+
 	exMu     sync.Mutex
 	exCount  atomic.Int64
 	examples []Example
+}
+
+// giveUpIfDead ends the run when, at a transport failure at now, no
+// answer has come for Config.GiveUp: the server is down or hangs. Not
+// once issuing has stopped: the drain and Timeout bound the rest.
+func (r *runner) giveUpIfDead(now int64, err error) {
+	if r.stopping.Load() || now-r.lastAnswer.Load() < int64(r.cfg.GiveUp) {
+		return
+	}
+	r.exMu.Lock()
+	if r.gaveUp == "" {
+		r.gaveUp = fmt.Sprintf("loadgen: no answer for %v while requests failed (the last: %v): the server is down or hangs; the run was given up (-give-up)", r.cfg.GiveUp, err)
+	}
+	r.exMu.Unlock()
+	r.abort()
 }
 
 func (r *runner) now() int64 { return int64(time.Since(r.start)) }
@@ -262,6 +283,9 @@ type worker struct {
 	r   *runner
 	gen *generator
 	st  *stats
+	// lastAnswer is when this worker last told the runner an answer came
+	// (ns since start): it does so once a millisecond at most.
+	lastAnswer int64
 }
 
 func (r *runner) newWorker(i, n int) *worker {
@@ -331,6 +355,10 @@ func (w *worker) answered(x *exchange, now int64) {
 	}
 	x.recordLatency(st, now)
 	st.mu.Unlock()
+	if now-w.lastAnswer >= int64(time.Millisecond) {
+		w.lastAnswer = now
+		w.r.lastAnswer.Store(now)
+	}
 	if v.class != ClassOK {
 		w.r.keepExample(x, v.class, v.detail(), x.rbuf[:x.resp.end])
 	}
@@ -369,6 +397,7 @@ func (w *worker) failed(x *exchange, err error, wasSent bool) {
 	x.recordLatency(st, now)
 	st.mu.Unlock()
 	w.r.keepExample(x, ClassTransport, err.Error(), x.rbuf)
+	w.r.giveUpIfDead(now, err)
 }
 
 func (w *worker) reconnected() {
@@ -459,7 +488,9 @@ var ErrConnect = errors.New("loadgen: cannot connect")
 
 // Run sends the load cfg describes and checks every answer. It returns when
 // the run ends by duration or count, or early, with the report so far,
-// when ctx is canceled (Report.Interrupted is then set).
+// when ctx is canceled (Report.Interrupted is then set) or when the
+// server stops answering and requests fail for Config.GiveUp
+// (Report.Aborted says so).
 //
 // When live is not nil, a progress line (elapsed, requests/s over the last
 // second, p99 so far, wrong answers) is rewritten on it each second; pass a

@@ -256,13 +256,13 @@ func TestReportJSON(t *testing.T) {
 	for _, k := range []string{"config", "elapsed_s", "interrupted", "sent", "answers", "ok", "wrong", "rps",
 		"missed_slots", "unsent", "reconnects", "wrong_by_class", "shapes", "latency_us",
 		"latency_uncorrected_us", "wrong_examples", "exit_code", "events", "events_per_s", "first_event_us", "waits",
-		"issuing_s", "drain_s", "drain_answers"} {
+		"issuing_s", "drain_s", "drain_answers", "aborted"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("report lacks %q", k)
 		}
 	}
-	if len(m) != 24 {
-		t.Errorf("report has %d fields, want 24: %v", len(m), m)
+	if len(m) != 25 {
+		t.Errorf("report has %d fields, want 25: %v", len(m), m)
 	}
 	cfg := m["config"].(map[string]any)
 	for _, k := range []string{"url", "mode", "connections", "duration_s", "requests", "rate", "mix", "body", "headers", "mcp_version", "timeout_s", "drain_s", "engine", "spin_us"} {
