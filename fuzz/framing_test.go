@@ -151,9 +151,9 @@ func FuzzFraming(f *testing.F) {
 		// The stream, and what must come out of it: a fuzz line (its
 		// bytes as the Framer sees them, '\r' included) or valid(k).
 		type item struct {
-			line  []byte // nil for valid(k)
-			k     int
-			no    int64 // its line number
+			line []byte // nil for valid(k)
+			k    int
+			no   int64 // its line number
 		}
 		var stream []byte
 		var items []item
