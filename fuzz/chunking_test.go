@@ -4,19 +4,28 @@ package fuzz
 // rule; for a valid message its kind, id, method and params) is the one a
 // one-shot Decode gives, however the body is cut into pieces — Write then
 // Finish, DecodeReader over a reader that returns the pieces, DecodeBody
-// over a gzip stream of the body — and with a ceiling drawn from the
-// input the crossing is refused at the same byte. A refusal decided while
-// the body streams in (a batch, a syntax error, depth, the ceiling) is
-// reported by the Write that brings the deciding byte, not later.
+// over a gzip stream of the body and over a deflate, zstd or two-coding
+// stream chosen from the input — and with a ceiling drawn from the input
+// the crossing is refused at the same byte. A refusal decided while the
+// body streams in (a batch, a syntax error, depth, the ceiling) is
+// reported by the Write that brings the deciding byte, not later. The
+// compressed stream cut short at a byte chosen from the input gets the
+// plain verdict when it fails inside the decoded prefix, else the broken
+// stream's refusal (checkCompressed).
 
 import (
 	"bytes"
 	"compress/gzip"
+	"compress/zlib"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
 
+	kgzip "github.com/klauspost/compress/gzip"
+	kzlib "github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
 	"github.com/rpcedge/rpcedge/decode"
 )
 
@@ -255,6 +264,10 @@ func FuzzChunking(f *testing.F) {
 			}
 		}
 
+		// DecodeBody over deflate, zstd or two stacked codings, chosen
+		// from the input, whole and cut short (checkCompressed).
+		checkCompressed(t, &d, &m, in, cuts, max, want)
+
 		// The ceiling, against a decoder without it: the first max
 		// bytes decide as they would in a longer body.
 		if int64(len(in)) > max {
@@ -274,4 +287,198 @@ func FuzzChunking(f *testing.F) {
 			}
 		}
 	})
+}
+
+// chunkCodings are the Content-Encoding values checkCompressed draws from
+// (gzip alone is checked on every input).
+var chunkCodings = []string{"deflate", "zstd", "gzip, deflate", "deflate, zstd", "zstd, gzip", "zstd, zstd"}
+
+var (
+	zlibWriters = sync.Pool{New: func() any {
+		w, _ := zlib.NewWriterLevel(io.Discard, zlib.BestSpeed)
+		return w
+	}}
+	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(1<<20), zstd.WithEncoderLevel(zstd.SpeedFastest))
+)
+
+// layers applies the codings of header to b in order and returns every
+// layer, the wire bytes last.
+func layers(header string, b []byte) [][]byte {
+	out := [][]byte{b}
+	for _, c := range codingsOf(header) {
+		switch c {
+		case "gzip":
+			b = gzipped(b)
+		case "deflate":
+			var buf bytes.Buffer
+			w := zlibWriters.Get().(*zlib.Writer)
+			w.Reset(&buf)
+			w.Write(b)
+			w.Close()
+			zlibWriters.Put(w)
+			b = buf.Bytes()
+		case "zstd":
+			b = zstdEncoder.EncodeAll(b, nil)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// short quotes b, cut to its first 120 bytes.
+func short(b []byte) string {
+	if len(b) <= 120 {
+		return fmt.Sprintf("%q", b)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", b[:120], len(b))
+}
+
+// cutBody is a decode.BodyReader for checkCompressed (one per process:
+// it holds pooled decompressors between bodies).
+var cutBody decode.BodyReader
+
+// checkCompressed compresses in with codings chosen from the input and
+// decodes it with DecodeBody, when every layer fits the ceiling max.
+// Whole, the verdict is want's, as for gzip. Cut short at a byte k, also
+// chosen from the input, the stream is broken (the reference decoders of
+// decompression_test.go fail on it) and:
+//
+//   - decode.BodyReader refuses it, ErrCorrupt / -32700 (or ErrTooLarge /
+//     -32600 at the ceiling), at the offset of the bytes it yielded, and
+//     those bytes are a prefix of in: the decoded prefix;
+//   - DecodeBody's verdict is want's when want is a failure in byte order
+//     met inside the decoded prefix (the deciding byte was decoded before
+//     the stream broke), else that refusal of the stream, id null.
+//
+// How much of a broken stream a decompressor hands out before it fails
+// is its own (klauspost's flate, which decode uses, keeps back bytes Go's
+// compress/flate flushes; decode's zstd stage hands out a frame's last
+// block before the checksum failure klauspost reports first), so the
+// prefix is the one BodyReader yields, not the reference's.
+func checkCompressed(t *testing.T, d *decode.Decoder, m *decode.Message, in, cuts []byte, max int64, want verdict) {
+	t.Helper()
+	h := uint64(len(in))
+	for _, c := range cuts {
+		h = h*131 + uint64(c)
+	}
+	header := chunkCodings[h%uint64(len(chunkCodings))]
+	h /= uint64(len(chunkCodings))
+	ls := layers(header, in)
+	for _, l := range ls[1:] {
+		if int64(len(l)) > max {
+			return
+		}
+	}
+	z := ls[len(ls)-1]
+	enc, err := decode.ParseEncoding([]byte(header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(got verdict) bool {
+		return got.err == want.err && got.code == want.code && got.off == want.off && got.echo == want.echo &&
+			got.kind == want.kind && got.id == want.id && got.method == want.method && got.params == want.params
+	}
+	got := verdictOf(m, d.DecodeBody(&pieceReader{data: z, sizes: cutSizes(len(z), cuts)}, enc, m))
+	if !same(got) {
+		t.Fatalf("input %s, max %d:\n\tDecode           %+v\n\tDecodeBody (%s) %+v", short(in), max, want, header, got)
+	}
+	if len(z) < 2 {
+		return
+	}
+	k := 1 + int(h%uint64(len(z)-1))
+	cut := z[:k]
+	where := fmt.Sprintf("input %s, max %d, %s stream cut at %d of %d", short(in), max, header, k, len(z))
+	if _, broken := refPrefix(header, cut, int64(len(in))+1); !broken {
+		t.Fatalf("%s: the reference decodes it", where)
+	}
+
+	// The decoded prefix.
+	if err := cutBody.Reset(&pieceReader{data: cut, sizes: cutSizes(len(cut), cuts)}, enc, max); err != nil {
+		t.Fatal(err)
+	}
+	var prefix []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := cutBody.Read(buf)
+		prefix = append(prefix, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	var stream verdict
+	{
+		var sm decode.Message
+		_, err := cutBody.Read(buf[:1])
+		stream = verdictOf(&sm, err)
+	}
+	cutBody.Close()
+	switch {
+	case stream.err == decode.ErrCorrupt && stream.code == decode.CodeParseError:
+	case stream.err == decode.ErrTooLarge && stream.code == decode.CodeInvalidRequest:
+	default:
+		t.Fatalf("%s: BodyReader ends with %+v, want a broken stream", where, stream)
+	}
+	if stream.off != int64(len(prefix)) || !bytes.HasPrefix(in, prefix) {
+		t.Fatalf("%s: BodyReader yields %d bytes (a prefix of the body: %v), then %+v", where, len(prefix), bytes.HasPrefix(in, prefix), stream)
+	}
+	if lib := libPrefix(header, cut); len(prefix) < min(len(lib), int(max)) {
+		t.Fatalf("%s: BodyReader yields %d bytes before the break, the decompressors %d", where, len(prefix), len(lib))
+	}
+
+	got = verdictOf(m, d.DecodeBody(&pieceReader{data: cut, sizes: cutSizes(len(cut), cuts)}, enc, m))
+	if want.streaming() && want.off < int64(len(prefix)) {
+		if !same(got) {
+			t.Fatalf("%s, %d bytes decoded:\n\tDecode     %+v\n\tDecodeBody %+v", where, len(prefix), want, got)
+		}
+		return
+	}
+	if got.err != stream.err || got.code != stream.code || got.off != stream.off || got.echo || got.kind != 0 {
+		t.Fatalf("%s, %d bytes decoded (Decode: %+v):\n\tBodyReader %+v\n\tDecodeBody %+v", where, len(prefix), want, stream, got)
+	}
+}
+
+// libPrefix undoes the codings of header on a stream cut short with the
+// readers of klauspost/compress, which decode wraps, stage after stage,
+// each read to its first failure: how much of the body the
+// decompressors themselves give before they meet the break.
+func libPrefix(header string, wire []byte) []byte {
+	cs := codingsOf(header)
+	out := wire
+	for i := len(cs) - 1; i >= 0; i-- {
+		src := bytes.NewReader(out)
+		var r io.Reader
+		var err error
+		switch cs[i] {
+		case "gzip":
+			r, err = kgzip.NewReader(src)
+		case "deflate":
+			r, err = kzlib.NewReader(src)
+		case "zstd":
+			err = refZstd.Reset(src)
+			r = refZstd
+		}
+		if err != nil {
+			return nil
+		}
+		out, _ = io.ReadAll(r)
+		if cs[i] == "zstd" {
+			refZstd.Reset(nil)
+		}
+	}
+	return out
+}
+
+// refPrefix undoes the codings of header on a stream cut short with the
+// reference decoders (decompression_test.go), stage after stage, each on
+// what the stage before gave up to its failure: the decoded prefix, and
+// whether a stage failed.
+func refPrefix(header string, wire []byte, limit int64) (prefix []byte, broken bool) {
+	cs := codingsOf(header)
+	prefix = wire
+	for i := len(cs) - 1; i >= 0; i-- {
+		out, err, _ := refStage(cs[i], prefix, limit)
+		broken = broken || err != nil
+		prefix = out
+	}
+	return prefix, broken
 }
