@@ -301,6 +301,7 @@ func (l *eloop) connect(c *econn) {
 		return
 	}
 	c.fd = fd
+	c.x.newConn()
 	c.wantOut = true
 	if c.everConnected {
 		l.w.reconnected()
@@ -380,12 +381,23 @@ func (l *eloop) handle(c *econn, events uint32) {
 	case stReading:
 		l.read(c)
 	default:
-		// An idle connection became readable: the server closed it, or
-		// sent bytes nobody asked for. Either way it is no longer usable.
-		if c.fd >= 0 {
-			unix.Close(c.fd)
-			c.fd = -1
+		// An idle connection became readable (an open loop's, waiting
+		// for its slot): the server closed it, or sent bytes nobody
+		// asked for, which are wrong after the answer before them.
+		// Either way it is no longer usable.
+		if c.fd < 0 {
+			return
 		}
+		buf := c.x.rbuf[:cap(c.x.rbuf)]
+		n, err := sysRead(c.fd, buf)
+		if (err == unix.EAGAIN || err == unix.EINTR) && events&(unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			return // nothing after all
+		}
+		if err == nil && n > 0 {
+			l.w.unasked(c.x, buf[:n])
+		}
+		unix.Close(c.fd)
+		c.fd = -1
 	}
 }
 

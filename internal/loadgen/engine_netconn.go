@@ -95,6 +95,7 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 	}
 	var conn net.Conn
 	dialed := false
+	probe := newIdleProbe()
 	drop := func() {
 		if conn != nil {
 			slot.set(nil)
@@ -109,10 +110,24 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 		if !ok {
 			return
 		}
-		if intended > now && !r.sleep(timer, time.Duration(intended-now)) {
+		idle := intended > now
+		if idle && !r.sleep(timer, time.Duration(intended-now)) {
 			return
 		}
 		w.prepare(x, intended)
+		if conn != nil && idle {
+			// The connection sat idle until the slot: what the server
+			// sent meanwhile is not the next answer. (The last
+			// request's deadline may have passed while it idled.)
+			_ = conn.SetReadDeadline(r.start.Add(time.Duration(r.stepDeadline(r.now()))))
+			buf := x.rbuf[:cap(x.rbuf)]
+			if n, eof := probe.check(buf); n > 0 || eof {
+				if n > 0 {
+					w.unasked(x, buf[:n])
+				}
+				drop()
+			}
+		}
 		if conn == nil {
 			x.sentAt = r.now() // a failure waited from here
 			c, err := d.DialContext(ctx, "tcp", r.addr.String())
@@ -132,6 +147,8 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 			dialed = true
 			conn = c
 			slot.set(c)
+			probe.attach(c)
+			x.newConn()
 			if r.aborted.Load() {
 				return
 			}

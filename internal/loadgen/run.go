@@ -203,7 +203,15 @@ type exchange struct {
 	sentAt   int64 // when the request went out; before, when its connection attempt began
 	firstAt  int64 // a streamed answer: when its first event was in, 0 before
 	late     bool  // sent more than SlotTolerance after intended
+	// The last answer on the current connection, for bytes found after it
+	// on the idle connection (unasked): whether there was one, its shape,
+	// and whether it was judged right.
+	haveLast, lastOK bool
+	lastShape        Shape
 }
+
+// newConn notes that x's connection was replaced: no answer came on it yet.
+func (x *exchange) newConn() { x.haveLast = false }
 
 // Read buffer sizes: an exchange reads into initialRead bytes, doubles
 // the buffer when it is full, up to maxRead (the largest answer and its
@@ -359,8 +367,41 @@ func (w *worker) answered(x *exchange, now int64) {
 		w.lastAnswer = now
 		w.r.lastAnswer.Store(now)
 	}
+	x.haveLast, x.lastOK, x.lastShape = true, v.class == ClassOK, x.exp.shape
 	if v.class != ClassOK {
 		w.r.keepExample(x, v.class, v.detail(), x.rbuf[:x.resp.end])
+	}
+}
+
+// unasked records bytes b that came on x's connection while no request
+// was in flight on it (an open loop's connection idling until its next
+// slot): bytes after the end of the connection's last answer, which the
+// same read would have shown as such. That answer is judged wrong now
+// (ClassBody), though it was counted right, so that the bytes are not
+// taken for the next request's answer; the caller drops the connection.
+// Bytes on a connection that carried no answer yet are not counted.
+func (w *worker) unasked(x *exchange, b []byte) {
+	if !x.haveLast {
+		return
+	}
+	x.haveLast = false
+	if x.lastOK {
+		st := w.st
+		st.mu.Lock()
+		st.ok--
+		st.shapeOK[x.lastShape]--
+		st.wrong[ClassBody]++
+		st.mu.Unlock()
+	}
+	if w.r.exCount.Load() < int64(w.r.cfg.MaxExamples) {
+		// The request and answer before them are gone (the buffers hold
+		// the next request); the bytes are the example.
+		w.r.keep(Example{
+			Class: ClassBody.String(), Shape: x.lastShape.String(),
+			Detail:    "bytes after the end of the answer, found on the idle connection before the next request (an answer to no request); the answer before them (its request not shown) is judged wrong",
+			AtSeconds: float64(w.r.now()) / 1e9,
+			Answer:    clip(b),
+		})
 	}
 }
 
@@ -430,16 +471,21 @@ func (r *runner) keepExample(x *exchange, c Class, detail string, answer []byte)
 	if r.exCount.Load() >= int64(r.cfg.MaxExamples) {
 		return
 	}
+	r.keep(Example{
+		Class: c.String(), Shape: x.exp.shape.String(), Detail: detail,
+		AtSeconds: float64(r.now()) / 1e9,
+		Request:   clip(x.wire), Answer: clip(answer),
+	})
+}
+
+// keep keeps ex while fewer than Config.MaxExamples are kept.
+func (r *runner) keep(ex Example) {
 	r.exMu.Lock()
 	defer r.exMu.Unlock()
 	if len(r.examples) >= r.cfg.MaxExamples {
 		return
 	}
-	r.examples = append(r.examples, Example{
-		Class: c.String(), Shape: x.exp.shape.String(), Detail: detail,
-		AtSeconds: float64(r.now()) / 1e9,
-		Request:   clip(x.wire), Answer: clip(answer),
-	})
+	r.examples = append(r.examples, ex)
 	r.exCount.Store(int64(len(r.examples)))
 }
 

@@ -105,3 +105,25 @@ func TestRunStreamLineEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStaleAnswer: a server that sends every answer twice, the copy
+// 2 ms after it. In an open loop the connection sits idle between slots,
+// and the copy is found there before the next request goes out: the
+// answer it followed is judged wrong (bytes after the end of the answer),
+// not the copy taken for the next request's answer.
+func TestRunStaleAnswer(t *testing.T) {
+	for _, eng := range Engines() {
+		t.Run(eng, func(t *testing.T) {
+			f := startRaw(t, &rawFake{after: rightAnswer})
+			rep := runOrFatal(t, Config{URL: f.url, Connections: 1, Rate: 100, Requests: 20, Engine: eng, Mix: Mix{ShapeNotify: 1}})
+			t.Logf("ok %d, wrong %v, reconnects %d", rep.OK, rep.WrongByClass, rep.Reconnects)
+			// The last answer's copy may come after the run.
+			if got := rep.WrongByClass["body"]; got < 15 || rep.OK+rep.Wrong != rep.Sent || rep.Sent != 20 || rep.ExitCode != 1 {
+				t.Errorf("wrong %v, ok %d, sent %d; want most of 20 answers judged wrong for the bytes after them", rep.WrongByClass, rep.OK, rep.Sent)
+			}
+			if len(rep.Examples) == 0 || !strings.Contains(rep.Examples[0].Detail, "idle") || !strings.HasPrefix(rep.Examples[0].Answer, "HTTP/1.1 202") {
+				t.Errorf("examples %+v", rep.Examples)
+			}
+		})
+	}
+}
