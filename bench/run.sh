@@ -16,9 +16,9 @@
 #    size with the id and text fresh per request; its default -spin, so
 #    that a client asleep between answers does not add its wakeups to the
 #    server's CPU) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
-#    connections, no pipelining, MCP 2025-11-25 headers, REPS interleaved
-#    repetitions (A B C … A B C …) of DUR seconds each. Server CPU per
-#    request from /proc/PID/stat, peak RSS from VmHWM.
+#    connections, no pipelining, MCP 2025-11-25 headers, REPS repetitions
+#    (A B C … A B C …) of DUR seconds each. Server CPU per request from
+#    /proc/PID/stat, peak RSS from VmHWM.
 # 1b. The targets' comparison again, in ABBA pairs: rpcedge and the floor
 #    in runs of PAIR_DUR seconds next to each other, PAIRS pairs per
 #    client; bench/plot takes the ratio within each pair (median and a
@@ -42,8 +42,12 @@
 # texts), BUDGET (720 s: repetitions, pairs and rounds that
 # would end after it are not started; the matrix keeps the pairs' time and
 # MATRIX_RESERVE, 200 s, for what follows them; every command also has
-# its own timeout). Needs taskset, two cores, and wrk (apt-get install -y wrk;
+# its own timeout). Needs taskset, two cores, openssl when rpcedge-tls is
+# among the servers (its certificate), and wrk (apt-get install -y wrk;
 # without it the wrk rows are skipped); perf is optional.
+#
+# Sourced (. bench/run.sh), it defines its settings and steps and runs
+# nothing: cmd/loadgen's runsh_test.go tests the steps that way.
 set -euo pipefail
 
 REPS=${REPS:-5}
@@ -61,13 +65,9 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 SERVERS=(rpcedge rpcedge-nethttp rpcedge-tls rpcedge-token rpcedge-auth mcp-go-sdk mark3labs nethttp-json fasthttp-json floor)
 [ -n "${ONLY:-}" ] && read -r -a SERVERS <<<"$ONLY" # a subset, such as ONLY="rpcedge rpcedge-auth floor"
 
-cd "$(dirname "$0")" # bench/
-DATE=$(date -u +%Y-%m-%d)
-OUT=${OUT:-results/$DATE}
-rm -rf "$OUT/raw"
-mkdir -p "$OUT/raw"
-tmp=$(mktemp -d)
-declare -A PID
+
+declare -A PID PORT AUTHZ PROTO
+HZ=$(getconf CLK_TCK)
 
 cleanup() {
 	for name in "${!PID[@]}"; do
@@ -78,14 +78,200 @@ cleanup() {
 	done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
 
 log() { printf '[%4ds] %s\n' "$SECONDS" "$*" >&2; }
 
-command -v taskset >/dev/null || { echo "run.sh: taskset is missing" >&2; exit 2; }
-[ "$(nproc)" -ge 2 ] || { echo "run.sh: needs two cores" >&2; exit 2; }
-HAVE_WRK=1
-command -v wrk >/dev/null || { HAVE_WRK=0; log "wrk is missing (apt-get install -y wrk): wrk rows skipped"; }
+# selected NAME: whether NAME is one of the servers run (SERVERS, ONLY).
+selected() {
+	local s
+	for s in "${SERVERS[@]}"; do
+		[ "$s" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# check_tools: the tools the run needs, checked before anything is built
+# (exit 2 with what is missing); sets HAVE_WRK.
+check_tools() {
+	command -v taskset >/dev/null || { echo "run.sh: taskset is missing" >&2; exit 2; }
+	[ "$(nproc)" -ge 2 ] || { echo "run.sh: needs two cores" >&2; exit 2; }
+	if selected rpcedge-tls && ! command -v openssl >/dev/null; then
+		echo "run.sh: openssl is missing, and rpcedge-tls needs it for its certificate (apt-get install -y openssl, or run without rpcedge-tls: ONLY=\"${SERVERS[*]/rpcedge-tls/}\")" >&2
+		exit 2
+	fi
+	HAVE_WRK=1
+	command -v wrk >/dev/null || { HAVE_WRK=0; log "wrk is missing (apt-get install -y wrk): wrk rows skipped"; }
+}
+
+# make_cert: rpcedge-tls's self-signed P-256 certificate, in $tmp.
+make_cert() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>"$tmp/openssl.log" ||
+		{ echo "run.sh: openssl could not make rpcedge-tls's certificate:" >&2; cat "$tmp/openssl.log" >&2; exit 1; }
+}
+
+# start_authority: the token issuer rpcedge-auth trusts (its audience is
+# rpcedge-auth's /mcp); sets issuer, and AUTHZ of rpcedge-auth and of
+# rpcedge-token (which carries the same token, authorization off).
+start_authority() {
+	local port=${PORT[rpcedge-auth]}
+	taskset -c 0 "$tmp/authority" -audience "http://127.0.0.1:$port/mcp" -ttl 1h -for 30m >"$tmp/authority.out" 2>"$tmp/authority.log" &
+	PID[authority]=$!
+	for _ in $(seq 100); do grep -q '^token ' "$tmp/authority.out" 2>/dev/null && break; sleep 0.1; done
+	issuer=$(awk '/^issuer /{print $2}' "$tmp/authority.out")
+	[ -n "$issuer" ] || { echo "run.sh: the authority did not start" >&2; exit 1; }
+	AUTHZ[$port]="Bearer $(awk '/^token /{print $2}' "$tmp/authority.out")"
+	selected rpcedge-token && AUTHZ[${PORT[rpcedge-token]}]=${AUTHZ[$port]}
+	return 0
+}
+
+# start_server NAME: starts NAME on core 1 at PORT[NAME] and waits until
+# it listens; sets PID[NAME]. It fails, its log on stderr, when the
+# server does not start.
+start_server() {
+	local name=$1 port=${PORT[$1]}
+	case $name in
+	rpcedge)
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+		;;
+	rpcedge-nethttp)
+		# The same pipeline on net/http (fastserver.Server.ServeNetHTTP).
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -transport nethttp 2>"$tmp/$name.log" &
+		;;
+	rpcedge-tls)
+		# HTTPS, wrk only: loadgen speaks plain HTTP.
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -tls-cert "$tmp/cert.pem" -tls-key "$tmp/key.pem" 2>"$tmp/$name.log" &
+		PROTO[$port]=https
+		;;
+	rpcedge-token)
+		# Authorization off, the same ~800-byte token in every request:
+		# what carrying the token costs, apart from checking it.
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
+		;;
+	rpcedge-auth)
+		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -auth-issuer "$issuer" \
+			-auth-audience "http://127.0.0.1:$port/mcp" 2>"$tmp/$name.log" &
+		;;
+	*)
+		GOMAXPROCS=1 taskset -c 1 "$tmp/benchserver" -name "$name" -addr "127.0.0.1:$port" -for 15m 2>"$tmp/$name.log" &
+		;;
+	esac
+	PID[$name]=$!
+	for _ in $(seq 100); do
+		grep -q "listening on" "$tmp/$name.log" 2>/dev/null && break
+		kill -0 "${PID[$name]}" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "listening on" "$tmp/$name.log" 2>/dev/null || { echo "run.sh: $name did not start:" >&2; cat "$tmp/$name.log" >&2; return 1; }
+}
+
+# ticks PID: the process's user+system CPU in clock ticks.
+ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+
+run_loadgen() { # PORT SECONDS OUTFILE
+	[ "${PROTO[$1]:-http}" = https ] && { : >"$3"; return; } # loadgen speaks plain HTTP
+	local auth=()
+	[ -n "${AUTHZ[$1]:-}" ] && auth=(-header "Authorization: ${AUTHZ[$1]}")
+	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
+		-c "$CONNS" -d "$2s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
+		-text-size "$LG_TEXT_SIZE" "${auth[@]}" -json >"$3" 2>&1 || true
+}
+run_wrk() { # PORT SECONDS OUTFILE
+	local script=$tmp/post.lua
+	[ -n "${AUTHZ[$1]:-}" ] && script=$tmp/post-auth.lua
+	local token=${AUTHZ[$1]:-}
+	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${token#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
+}
+
+# measure REP SERVER CLIENT [TSV SECONDS TAG]: one run of SECONDS (DUR);
+# appends a line to TSV (matrix-raw.tsv).
+measure() {
+	local rep=$1 name=$2 client=$3 pid=${PID[$2]} tsv=${4:-$OUT/matrix-raw.tsv} secs=${5:-$DUR}
+	local raw="$OUT/raw/$2-$3-${6:-}$1.txt"
+	if [ "$client" = loadgen ] && [ "${PROTO[${PORT[$name]}]:-http}" = https ]; then
+		return # no loadgen row for HTTPS
+	fi
+	local t0 t1
+	t0=$(ticks "$pid")
+	"run_$client" "${PORT[$name]}" "$secs" "$raw"
+	t1=$(ticks "$pid")
+	local cpu
+	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
+	if [ "$client" = loadgen ]; then
+		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
+			/^  "rps": /     { gsub(/[,]/, "", $2); rps = $2 }
+			/^  "answers": / { gsub(/[,]/, "", $2); n = $2 }
+			/^  "wrong": /   { gsub(/[,]/, "", $2); wrong = $2 }
+			/^  "latency_us": \{/ { lat = 1 }
+			lat && /"p50": /   { gsub(/[,]/, "", $2); p50 = $2 }
+			lat && /"p99": /   { gsub(/[,]/, "", $2); p99 = $2 }
+			lat && /"p99_9": / { gsub(/[,]/, "", $2); p999 = $2 }
+			lat && /^  \}/ { lat = 0 }
+			END {
+				if (rps == "") { rps = 0; n = 0; p50 = p99 = p999 = 0; wrong = 1 }
+				print rep, srv, "loadgen", rps, n, p50, p99, p999, cpu, wrong
+			}' "$raw" >>"$tsv"
+	else
+		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
+			/^WRKSTATS / { n = $2; dur = $3 / 1e6; p50 = $4; p99 = $5; p999 = $6; errs = $7 }
+			END {
+				if (n == "" || dur == 0) { print rep, srv, "wrk", 0, 0, 0, 0, 0, cpu, 1; exit }
+				printf "%d %s wrk %.1f %d %d %d %d %s %d\n", rep, srv, n / dur, n, p50, p99, p999, cpu, errs
+			}' "$raw" >>"$tsv"
+	fi
+	tail -1 "$tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
+}
+
+# matrix_rep REP: repetition REP of the load matrix: every server under
+# every client (CLIENTS).
+matrix_rep() {
+	local name client
+	for name in "${SERVERS[@]}"; do
+		for client in "${CLIENTS[@]}"; do
+			measure "$1" "$name" "$client"
+		done
+	done
+}
+
+# perf_summary REPORT: percent of samples by component, then the top symbols.
+perf_summary() {
+	awk '
+		/^ *[0-9.]+%/ {
+			p = $1; sub(/%/, "", p); sym = $3
+			if ($2 == "[k]") c = "kernel (network stack, scheduler, syscalls)"
+			else if (sym ~ /^__vdso/) c = "vDSO (clock_gettime)"
+			else if (sym ~ /^github.com\/valyala\/fasthttp/) c = "fasthttp"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/decode/) c = "rpcedge decode"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/mcp/) c = "rpcedge mcp"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/fastserver/) c = "rpcedge fastserver"
+			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/bench/) c = "bench handler"
+			else if (sym ~ /^github.com\/VictoriaMetrics/) c = "metrics"
+			else if (sym ~ /^(runtime|internal\/runtime|gcBgMarkWorker|aeshash|memeqbody|indexbytebody)/ || sym ~ /^runtime\./) c = "Go runtime (scheduler, GC, memmove)"
+			else c = "other Go (bufio, sync, time, syscall, …)"
+			tot[c] += p; all += p
+		}
+		END {
+			printf "share of samples by component (%.1f%% of samples listed)\n", all
+			for (c in tot) printf "%6.1f%%  %s\n", tot[c], c | "sort -rn"
+		}' "$1"
+	echo
+	echo "top symbols:"
+	awk '/^ *[0-9.]+%/ && n++ < 40' "$1"
+}
+
+# Sourced: the settings and steps above, nothing run.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+	return 0
+fi
+
+cd "$(dirname "$0")" # bench/
+DATE=$(date -u +%Y-%m-%d)
+OUT=${OUT:-results/$DATE}
+rm -rf "$OUT/raw"
+mkdir -p "$OUT/raw"
+tmp=$(mktemp -d)
+trap cleanup EXIT
+check_tools
 
 # 0. Build everything once, so every sample measures the same code.
 log "building"
@@ -154,106 +340,20 @@ LUA
 # rpcedge without authorization.
 sed 's|^wrk.headers\["Content-Type"\]|wrk.headers["Authorization"] = "Bearer " .. os.getenv("TOKEN")\n&|' "$tmp/post.lua" >"$tmp/post-auth.lua"
 
-# rpcedge-tls serves HTTPS (a self-signed P-256 certificate made here):
-# wrk only, loadgen speaks plain HTTP.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 -subj /CN=127.0.0.1 \
-	-addext subjectAltName=IP:127.0.0.1 -keyout "$tmp/key.pem" -out "$tmp/cert.pem" >/dev/null 2>&1
-declare -A PORT AUTHZ PROTO
 i=0
 for name in "${SERVERS[@]}"; do
 	i=$((i + 1))
-	port=$((PORT_BASE + i))
-	PORT[$name]=$port
-	if [ "$name" = rpcedge ]; then
-		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
-	elif [ "$name" = rpcedge-nethttp ]; then
-		# The same pipeline on net/http (fastserver.Server.ServeNetHTTP).
-		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -transport nethttp 2>"$tmp/$name.log" &
-	elif [ "$name" = rpcedge-tls ]; then
-		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -tls-cert "$tmp/cert.pem" -tls-key "$tmp/key.pem" 2>"$tmp/$name.log" &
-		PROTO[$port]=https
-	elif [ "$name" = rpcedge-token ]; then
-		# Authorization off, the same ~800-byte token in every request:
-		# what carrying the token costs, apart from checking it.
-		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
-		TOKEN_PORT=$port
-	elif [ "$name" = rpcedge-auth ]; then
-		taskset -c 0 "$tmp/authority" -audience "http://127.0.0.1:$port/mcp" -ttl 1h -for 30m >"$tmp/authority.out" 2>"$tmp/authority.log" &
-		PID[authority]=$!
-		for _ in $(seq 100); do grep -q '^token ' "$tmp/authority.out" 2>/dev/null && break; sleep 0.1; done
-		issuer=$(awk '/^issuer /{print $2}' "$tmp/authority.out")
-		AUTHZ[$port]="Bearer $(awk '/^token /{print $2}' "$tmp/authority.out")"
-		[ -n "$issuer" ] || { echo "run.sh: the authority did not start" >&2; exit 1; }
-		[ -n "${TOKEN_PORT:-}" ] && AUTHZ[$TOKEN_PORT]=${AUTHZ[$port]}
-		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" -auth-issuer "$issuer" \
-			-auth-audience "http://127.0.0.1:$port/mcp" 2>"$tmp/$name.log" &
-	else
-		GOMAXPROCS=1 taskset -c 1 "$tmp/benchserver" -name "$name" -addr "127.0.0.1:$port" -for 15m 2>"$tmp/$name.log" &
-	fi
-	PID[$name]=$!
-	for _ in $(seq 100); do
-		grep -q "listening on" "$tmp/$name.log" 2>/dev/null && break
-		kill -0 "${PID[$name]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q "listening on" "$tmp/$name.log" || { echo "run.sh: $name did not start:" >&2; cat "$tmp/$name.log" >&2; exit 1; }
+	PORT[$name]=$((PORT_BASE + i))
 done
-HZ=$(getconf CLK_TCK)
-ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-
-run_loadgen() { # PORT SECONDS OUTFILE
-	[ "${PROTO[$1]:-http}" = https ] && { : >"$3"; return; } # loadgen speaks plain HTTP
-	local auth=()
-	[ -n "${AUTHZ[$1]:-}" ] && auth=(-header "Authorization: ${AUTHZ[$1]}")
-	timeout $(($2 + 20)) taskset -c 0 env GOMAXPROCS=1 "$tmp/loadgen" -url "http://127.0.0.1:$1/mcp" \
-		-c "$CONNS" -d "$2s" -mcp-version "$VERSION" -header "Accept: application/json, text/event-stream" \
-		-text-size "$LG_TEXT_SIZE" "${auth[@]}" -json >"$3" 2>&1 || true
-}
-run_wrk() { # PORT SECONDS OUTFILE
-	local script=$tmp/post.lua
-	[ -n "${AUTHZ[$1]:-}" ] && script=$tmp/post-auth.lua
-	local token=${AUTHZ[$1]:-}
-	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${token#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
-}
-
-# measure REP SERVER CLIENT [TSV SECONDS TAG]: one run of SECONDS (DUR);
-# appends a line to TSV (matrix-raw.tsv).
-measure() {
-	local rep=$1 name=$2 client=$3 pid=${PID[$2]} tsv=${4:-$OUT/matrix-raw.tsv} secs=${5:-$DUR}
-	local raw="$OUT/raw/$2-$3-${6:-}$1.txt"
-	local t0 t1
-	t0=$(ticks "$pid")
-	"run_$client" "${PORT[$name]}" "$secs" "$raw"
-	t1=$(ticks "$pid")
-	local cpu
-	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
-	if [ "$client" = loadgen ] && [ "${PROTO[${PORT[$name]}]:-http}" = https ]; then
-		return # no loadgen row for HTTPS
-	fi
-	if [ "$client" = loadgen ]; then
-		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
-			/^  "rps": /     { gsub(/[,]/, "", $2); rps = $2 }
-			/^  "answers": / { gsub(/[,]/, "", $2); n = $2 }
-			/^  "wrong": /   { gsub(/[,]/, "", $2); wrong = $2 }
-			/^  "latency_us": \{/ { lat = 1 }
-			lat && /"p50": /   { gsub(/[,]/, "", $2); p50 = $2 }
-			lat && /"p99": /   { gsub(/[,]/, "", $2); p99 = $2 }
-			lat && /"p99_9": / { gsub(/[,]/, "", $2); p999 = $2 }
-			lat && /^  \}/ { lat = 0 }
-			END {
-				if (rps == "") { rps = 0; n = 0; p50 = p99 = p999 = 0; wrong = 1 }
-				print rep, srv, "loadgen", rps, n, p50, p99, p999, cpu, wrong
-			}' "$raw" >>"$tsv"
-	else
-		awk -v rep="$rep" -v srv="$name" -v cpu="$cpu" '
-			/^WRKSTATS / { n = $2; dur = $3 / 1e6; p50 = $4; p99 = $5; p999 = $6; errs = $7 }
-			END {
-				if (n == "" || dur == 0) { print rep, srv, "wrk", 0, 0, 0, 0, 0, cpu, 1; exit }
-				printf "%d %s wrk %.1f %d %d %d %d %s %d\n", rep, srv, n / dur, n, p50, p99, p999, cpu, errs
-			}' "$raw" >>"$tsv"
-	fi
-	tail -1 "$tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
-}
+if selected rpcedge-tls; then
+	make_cert
+fi
+if selected rpcedge-auth; then
+	start_authority
+fi
+for name in "${SERVERS[@]}"; do
+	start_server "$name" || exit 1
+done
 
 log "warming up each server (1 s of loadgen)"
 for name in "${SERVERS[@]}"; do
@@ -273,11 +373,7 @@ for rep in $(seq "$REPS"); do
 		break
 	fi
 	log "load matrix, repetition $rep of $REPS"
-	for name in "${SERVERS[@]}"; do
-		for client in "${CLIENTS[@]}"; do
-			measure "$rep" "$name" "$client"
-		done
-	done
+	matrix_rep "$rep"
 done
 # 1b. ABBA pairs for the targets: rpcedge and the floor in short runs
 # next to each other (rpcedge then the floor, then the floor then
@@ -315,30 +411,6 @@ done
 # 2. Profiles: where rpcedge's time goes, beside the floor's. perf samples
 # the server's process (kernel included) for 4 s of a loadgen run; the
 # flat profile is then summed by component.
-perf_summary() { # REPORT: percent of samples by component, then the top symbols
-	awk '
-		/^ *[0-9.]+%/ {
-			p = $1; sub(/%/, "", p); sym = $3
-			if ($2 == "[k]") c = "kernel (network stack, scheduler, syscalls)"
-			else if (sym ~ /^__vdso/) c = "vDSO (clock_gettime)"
-			else if (sym ~ /^github.com\/valyala\/fasthttp/) c = "fasthttp"
-			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/decode/) c = "rpcedge decode"
-			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/mcp/) c = "rpcedge mcp"
-			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/fastserver/) c = "rpcedge fastserver"
-			else if (sym ~ /^github.com\/rpcedge\/rpcedge\/bench/) c = "bench handler"
-			else if (sym ~ /^github.com\/VictoriaMetrics/) c = "metrics"
-			else if (sym ~ /^(runtime|internal\/runtime|gcBgMarkWorker|aeshash|memeqbody|indexbytebody)/ || sym ~ /^runtime\./) c = "Go runtime (scheduler, GC, memmove)"
-			else c = "other Go (bufio, sync, time, syscall, …)"
-			tot[c] += p; all += p
-		}
-		END {
-			printf "share of samples by component (%.1f%% of samples listed)\n", all
-			for (c in tot) printf "%6.1f%%  %s\n", tot[c], c | "sort -rn"
-		}' "$1"
-	echo
-	echo "top symbols:"
-	awk '/^ *[0-9.]+%/ && n++ < 40' "$1"
-}
 if command -v perf >/dev/null && perf record -o "$tmp/probe.data" true >/dev/null 2>&1; then
 	for name in rpcedge rpcedge-auth floor; do
 		[ -n "${PID[$name]:-}" ] || continue
