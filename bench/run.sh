@@ -17,8 +17,9 @@
 #    that a client asleep between answers does not add its wakeups to the
 #    server's CPU) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS repetitions
-#    (A B C … A B C …) of DUR seconds each. Server CPU per request from
-#    /proc/PID/stat, peak RSS from VmHWM.
+#    (A B C … A B C …) of DUR seconds each. A server that dies is logged ("<name> died"), its row recorded as
+#    flagged, and it is started again for the next repetition. Server CPU
+#    per request from /proc/PID/stat, peak RSS from VmHWM.
 # 1b. The targets' comparison again, in ABBA pairs: rpcedge and the floor
 #    in runs of PAIR_DUR seconds next to each other, PAIRS pairs per
 #    client; bench/plot takes the ratio within each pair (median and a
@@ -165,8 +166,29 @@ start_server() {
 	grep -q "listening on" "$tmp/$name.log" 2>/dev/null || { echo "run.sh: $name did not start:" >&2; cat "$tmp/$name.log" >&2; return 1; }
 }
 
-# ticks PID: the process's user+system CPU in clock ticks.
-ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+# alive NAME: whether NAME's process is still there.
+alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
+
+# ensure_up NAME: starts NAME again if it died (after its last run was
+# recorded as flagged); when it will not start, its runs stay flagged.
+ensure_up() {
+	alive "$1" && return 0
+	wait "${PID[$1]}" 2>/dev/null || true
+	if start_server "$1"; then
+		log "$1 started again"
+		echo "$1 was started again after it died." >>"$tmp/run-info.md"
+	else
+		log "$1 did not start again: its runs are recorded as flagged"
+	fi
+}
+
+# ticks PID: the process's user+system CPU in clock ticks; fails, quietly,
+# when the process is gone.
+ticks() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	printf '%s\n' "${stat##*) }" | awk '{print $12 + $13}'
+}
 
 run_loadgen() { # PORT SECONDS OUTFILE
 	[ "${PROTO[$1]:-http}" = https ] && { : >"$3"; return; } # loadgen speaks plain HTTP
@@ -183,18 +205,34 @@ run_wrk() { # PORT SECONDS OUTFILE
 	timeout $(($2 + 20)) taskset -c 0 env TOKEN="${token#Bearer }" wrk -t1 -c"$CONNS" -d"$2s" -s "$script" "${PROTO[$1]:-http}://127.0.0.1:$1/mcp" >"$3" 2>&1 || true
 }
 
+# died REP SERVER CLIENT TSV WHEN: SERVER's process is gone: say so, and
+# record the run as flagged (no requests, one wrong) so that the matrix
+# shows it and carries on.
+died() {
+	log "$2 died $5 (repetition $1, $3): row flagged"
+	echo "$2 died $5 (repetition $1, $3); the row is flagged." >>"$tmp/run-info.md"
+	echo "$1 $2 $3 0 0 0 0 0 0 1" >>"$4"
+}
+
 # measure REP SERVER CLIENT [TSV SECONDS TAG]: one run of SECONDS (DUR);
-# appends a line to TSV (matrix-raw.tsv).
+# appends a line to TSV (matrix-raw.tsv), flagged when the server is
+# gone before or after the run.
 measure() {
-	local rep=$1 name=$2 client=$3 pid=${PID[$2]} tsv=${4:-$OUT/matrix-raw.tsv} secs=${5:-$DUR}
-	local raw="$OUT/raw/$2-$3-${6:-}$1.txt"
+	local rep=$1 name=$2 client=$3 tsv=${4:-$OUT/matrix-raw.tsv} secs=${5:-$DUR}
+	local raw="$OUT/raw/$2-$3-${6:-}$1.txt" pid=${PID[$2]:-}
 	if [ "$client" = loadgen ] && [ "${PROTO[${PORT[$name]}]:-http}" = https ]; then
 		return # no loadgen row for HTTPS
 	fi
 	local t0 t1
-	t0=$(ticks "$pid")
+	if ! alive "$name" || ! t0=$(ticks "$pid"); then
+		died "$rep" "$name" "$client" "$tsv" "before its run"
+		return 0
+	fi
 	"run_$client" "${PORT[$name]}" "$secs" "$raw"
-	t1=$(ticks "$pid")
+	if ! alive "$name" || ! t1=$(ticks "$pid"); then
+		died "$rep" "$name" "$client" "$tsv" "during its run"
+		return 0
+	fi
 	local cpu
 	cpu=$(awk -v d=$((t1 - t0)) -v hz="$HZ" 'BEGIN { printf "%.3f", d / hz }')
 	if [ "$client" = loadgen ]; then
@@ -223,10 +261,11 @@ measure() {
 }
 
 # matrix_rep REP: repetition REP of the load matrix: every server under
-# every client (CLIENTS).
+# every client (CLIENTS); a server that died is started again first.
 matrix_rep() {
 	local name client
 	for name in "${SERVERS[@]}"; do
+		ensure_up "$name"
 		for client in "${CLIENTS[@]}"; do
 			measure "$1" "$name" "$client"
 		done
@@ -397,6 +436,7 @@ if [ "$RUN_PAIRS" = 1 ]; then
 			order=(rpcedge floor)
 			[ $((pair % 2)) = 0 ] && order=(floor rpcedge)
 			for name in "${order[@]}"; do
+				ensure_up "$name"
 				measure "$pair" "$name" "$client" "$OUT/paired-raw.tsv" "$PAIR_DUR" pair
 			done
 		done
@@ -405,7 +445,11 @@ fi
 
 echo "server vmhwm_kib" >"$OUT/rss.tsv"
 for name in "${SERVERS[@]}"; do
-	echo "$name $(awk '/^VmHWM:/ {print $2}' "/proc/${PID[$name]}/status")" >>"$OUT/rss.tsv"
+	if alive "$name"; then
+		echo "$name $(awk '/^VmHWM:/ {print $2}' "/proc/${PID[$name]}/status")" >>"$OUT/rss.tsv"
+	else
+		log "$name is gone: no peak RSS"
+	fi
 done
 
 # 2. Profiles: where rpcedge's time goes, beside the floor's. perf samples
@@ -413,7 +457,7 @@ done
 # flat profile is then summed by component.
 if command -v perf >/dev/null && perf record -o "$tmp/probe.data" true >/dev/null 2>&1; then
 	for name in rpcedge rpcedge-auth floor; do
-		[ -n "${PID[$name]:-}" ] || continue
+		alive "$name" || continue
 		log "perf profile of $name under loadgen"
 		run_loadgen "${PORT[$name]}" 6 "$tmp/prof-load.json" &
 		lg=$!

@@ -92,3 +92,80 @@ func TestRunShOpenSSL(t *testing.T) {
 		t.Errorf("ONLY without rpcedge-tls, no openssl: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// TestRunShServerDied: a server that dies during a run of the matrix, or
+// is gone before one, is logged ("<name> died"), its row recorded as
+// flagged (no requests, one wrong), and the script carries on (the CPU
+// reading of a process that is gone ended it with a sed error).
+func TestRunShServerDied(t *testing.T) {
+	abs, err := filepath.Abs(runSh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := `
+. "$RUNSH"
+tmp=$DIR/tmp OUT=$DIR/out
+mkdir -p "$tmp" "$OUT/raw"
+: >"$tmp/run-info.md"
+SERVERS=(floor)
+PORT[floor]=1
+sleep 20 &
+PID[floor]=$!
+trap 'kill "${PID[floor]}" 2>/dev/null || true' EXIT
+# The server dies while loadgen runs.
+run_loadgen() { kill "${PID[floor]}"; wait "${PID[floor]}" 2>/dev/null || true; echo '{}' >"$3"; }
+run_wrk() { echo "wrk ran" >&2; }
+measure 1 floor loadgen
+measure 1 floor wrk
+echo "carried on"
+cat "$OUT/matrix-raw.tsv"
+`
+	code, stdout, stderr := bashRun(t, dir, "", script, "RUNSH="+abs, "DIR="+dir)
+	want := "carried on\n1 floor loadgen 0 0 0 0 0 0 1\n1 floor wrk 0 0 0 0 0 0 1\n"
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d\nstdout %q, want %q\nstderr %s", code, stdout, want, stderr)
+	}
+	if !strings.Contains(stderr, "floor died during its run (repetition 1, loadgen): row flagged") ||
+		!strings.Contains(stderr, "floor died before its run (repetition 1, wrk)") || strings.Contains(stderr, "wrk ran") {
+		t.Errorf("stderr %s", stderr)
+	}
+	info, _ := os.ReadFile(filepath.Join(dir, "tmp", "run-info.md"))
+	if !strings.Contains(string(info), "floor died during its run (repetition 1, loadgen); the row is flagged.") {
+		t.Errorf("run-info.md: %s", info)
+	}
+}
+
+// TestRunShRestart: a server that died is started again before its next
+// repetition (ensure_up), and one alive is left alone.
+func TestRunShRestart(t *testing.T) {
+	abs, err := filepath.Abs(runSh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := `
+. "$RUNSH"
+tmp=$DIR/tmp
+mkdir -p "$tmp"
+: >"$tmp/run-info.md"
+# A stand-in for benchserver: says it listens, then idles.
+printf '#!/bin/sh\necho "listening on 127.0.0.1:1" >&2\nexec sleep 20\n' >"$tmp/benchserver"
+chmod +x "$tmp/benchserver"
+SERVERS=(floor)
+PORT[floor]=1
+trap 'kill "${PID[floor]}" 2>/dev/null || true' EXIT
+start_server floor
+first=${PID[floor]}
+ensure_up floor
+[ "${PID[floor]}" = "$first" ] && echo "left alone"
+kill "$first"
+wait "$first" 2>/dev/null || true
+ensure_up floor
+[ "${PID[floor]}" != "$first" ] && alive floor && echo "started again"
+`
+	code, stdout, stderr := bashRun(t, dir, "", script, "RUNSH="+abs, "DIR="+dir)
+	if code != 0 || stdout != "left alone\nstarted again\n" || !strings.Contains(stderr, "floor started again") {
+		t.Errorf("exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
+	}
+}
