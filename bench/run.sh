@@ -17,7 +17,11 @@
 #    that a client asleep between answers does not add its wakeups to the
 #    server's CPU) and wrk -t1 (a Lua script posting the small fixture's shape, id and text varied per request), 64
 #    connections, no pipelining, MCP 2025-11-25 headers, REPS repetitions
-#    (A B C … A B C …) of DUR seconds each. A server that dies is logged ("<name> died"), its row recorded as
+#    of DUR seconds each, the servers' order rotating from one repetition
+#    to the next (A B C, then B C A, then C A B, …) so that each takes
+#    every place in turn; bench/plot's ratios within a repetition compare
+#    runs of one pass over the servers, not adjacent ones (1b's pairs are).
+#    A server that dies is logged ("<name> died"), its row recorded as
 #    flagged, and it is started again for the next repetition. Server CPU
 #    per request from /proc/PID/stat, peak RSS from VmHWM.
 # 1b. The targets' comparison again, in ABBA pairs: rpcedge and the floor
@@ -260,11 +264,25 @@ measure() {
 	tail -1 "$tsv" | awk '{ printf "  %-14s %-8s %9.0f req/s  p99 %6d µs  server %6.1f µs/req  wrong %d\n", $2, $3, $4, $7, ($5 ? $9 * 1e6 / $5 : 0), $10 }' >&2
 }
 
-# matrix_rep REP: repetition REP of the load matrix: every server under
-# every client (CLIENTS); a server that died is started again first.
+# server_order REP: the servers in the order of repetition REP (from 1):
+# SERVERS rotated by REP-1 places, so that over as many repetitions as
+# there are servers each runs in every place once, and none always first
+# (on a fresh machine) or last.
+server_order() {
+	local n=${#SERVERS[@]} k i
+	k=$(((${1} - 1) % n))
+	for ((i = 0; i < n; i++)); do
+		printf '%s\n' "${SERVERS[(k + i) % n]}"
+	done
+}
+
+# matrix_rep REP: repetition REP of the load matrix: every server, in
+# server_order's order, under every client (CLIENTS); a server that died
+# is started again first.
 matrix_rep() {
-	local name client
-	for name in "${SERVERS[@]}"; do
+	local name client order
+	mapfile -t order < <(server_order "$1")
+	for name in "${order[@]}"; do
 		ensure_up "$name"
 		for client in "${CLIENTS[@]}"; do
 			measure "$1" "$name" "$client"

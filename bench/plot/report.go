@@ -72,8 +72,10 @@ func (r *report) cell(server, client string) cell {
 	return c
 }
 
-// ratio returns metric(a)/metric(b) paired by repetition: the runs of a
-// and b in one repetition were next to each other in time.
+// ratio returns metric(a)/metric(b) within each repetition: the runs of a
+// and b in one pass of run.sh over the servers, whose order rotates from
+// one repetition to the next, so that neither is always the earlier. They
+// are not next to each other in time (the ABBA pairs of paired.go are).
 func (r *report) ratio(a, b, client string, metric func(sample) float64) spread {
 	byRep := map[int]map[string]float64{}
 	for _, s := range r.matrix {
@@ -211,7 +213,7 @@ func (r *report) writeMatrix(w func(string, ...any)) {
 		reps = max(reps, s.Rep)
 	}
 	w("## Load matrix (loopback, server on core 1, client on core 0, 64 connections)\n\n")
-	w("Medians over %d interleaved repetitions, min–max in brackets. MCP 2025-11-25 headers\n", reps)
+	w("Medians over %d repetitions (the servers' order rotating from one to the next), min–max in brackets. MCP 2025-11-25 headers\n", reps)
 	w("(MCP-Protocol-Version, Mcp-Method, Mcp-Name) and Accept: application/json, text/event-stream\n")
 	w("on every request. loadgen sends tools/call echo with a fresh id and text each time\n")
 	w("(texts of run.sh's LG_TEXT_SIZE bytes, 176 = the small fixture's, unless the run's header says 0)\n")
@@ -246,7 +248,9 @@ func (r *report) writeMatrix(w func(string, ...any)) {
 				fmtSpread(c.CPU, f1), fmtSpread(c.Busy, f0), rss, wrong)
 		}
 		w("\n")
-		w("Paired per repetition (rpcedge ÷ peer):\n\n")
+		w("Ratios within each repetition (rpcedge ÷ peer), median and min–max: the two runs of a ratio come from one pass\n")
+		w("over the servers, whose order rotates from one repetition to the next so that neither is always the earlier;\n")
+		w("they are not next to each other in time (the ABBA pairs, when the run has them, are).\n\n")
 		w("| rpcedge vs | requests/s | server CPU/request | p99 |\n|---|---:|---:|---:|\n")
 		for _, peer := range r.servers() {
 			if peer == rpcedge {

@@ -169,3 +169,30 @@ ensure_up floor
 		t.Errorf("exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
 	}
 }
+
+// TestRunShOrder: the matrix runs the servers in an order that rotates
+// from one repetition to the next, so that each takes every place in turn
+// (the ratios within a repetition were taken from runs in the same order
+// every time, the first server always first).
+func TestRunShOrder(t *testing.T) {
+	abs, err := filepath.Abs(runSh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `
+. "$RUNSH"
+SERVERS=(a b c)
+CLIENTS=(loadgen wrk)
+ensure_up() { :; }
+measure() { printf '%s%s ' "$2" "${3:0:1}"; }
+for rep in 1 2 3 4; do matrix_rep "$rep"; echo; done
+`
+	code, stdout, stderr := bashRun(t, t.TempDir(), "", script, "RUNSH="+abs)
+	want := "al aw bl bw cl cw \n" +
+		"bl bw cl cw al aw \n" +
+		"cl cw al aw bl bw \n" +
+		"al aw bl bw cl cw \n"
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d\nruns by repetition:\n%s\nwant:\n%s\nstderr %s", code, stdout, want, stderr)
+	}
+}
