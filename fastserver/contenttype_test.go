@@ -23,6 +23,25 @@ func TestIsJSONType(t *testing.T) {
 		"application/json; boundary=x; q=1":     true,
 		"application/json ; charset = utf-8 ":   true,
 		"application/json\t;charset=iso-8859-1": false,
+		// RFC 9110 §5.6.6 (found by review on 2026-12-05: the parameters
+		// were split at every ';', quoted or not, and an empty value
+		// passed).
+		"application/json; x=":                           false,
+		"application/json; =y":                           false,
+		"application/json; x":                            false,
+		"application/json; x y=1":                        false,
+		"application/json; x=\"a;b\"":                    true,
+		"application/json; x=\"a;b\"; charset=latin1":    false,
+		"application/json; x=\"unterminated":             false,
+		"application/json; charset=\"utf\\-8\"":          true,
+		"application/json; charset=\"utf-8\\\"\"":        false,
+		"application/json; charset=\"\"":                 false,
+		"application/json; charset=utf-8x":               false,
+		"application/json; charset=utf-":                 false,
+		"application/json; charset=utf-8; charset=utf-8": true,
+		"application/json; x=1 y":                        false,
+		"application/json; x=\"a\" ;; y=2 ;":             true,
+		"application/json; x=\"\x01\"":                   false,
 	} {
 		if got := isJSONType([]byte(ct)); got != want {
 			t.Errorf("isJSONType(%q) = %v, want %v", ct, got, want)

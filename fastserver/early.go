@@ -51,7 +51,9 @@ func (s *Server) checkHeaders(f *fields, h *fasthttp.RequestHeader, encErr error
 
 // isJSONType reports whether a Content-Type value is application/json:
 // parameters are allowed, but a charset other than UTF-8 is not (JSON on
-// the wire is UTF-8, RFC 8259 §8.1).
+// the wire is UTF-8, RFC 8259 §8.1), and neither is a parameter that is
+// not one (RFC 9110 §5.6.6: a token name, "=", a token or a quoted
+// string; space around "=" is tolerated).
 func isJSONType(ct []byte) bool {
 	if string(ct) == "application/json" {
 		return true // what nearly every client sends, decided by one comparison
@@ -64,33 +66,111 @@ func isJSONType(ct []byte) bool {
 	if len(ct) != len("application/json") || !bytes.EqualFold(ct, ctJSON) {
 		return false
 	}
-	for len(params) > 0 {
-		p := params
-		if i := bytes.IndexByte(params, ';'); i >= 0 {
-			p, params = params[:i], params[i+1:]
-		} else {
-			params = nil
+	return utf8Params(params)
+}
+
+// utf8Params reports whether params, the parameters after a media type's
+// first ';', are well formed and any charset among them is UTF-8 (case
+// ignored; quoted and escaped forms resolved).
+func utf8Params(p []byte) bool {
+	ows := func(i int) int {
+		for i < len(p) && (p[i] == ' ' || p[i] == '\t') {
+			i++
 		}
-		p = bytes.TrimSpace(p)
-		eq := bytes.IndexByte(p, '=')
-		if eq < 0 {
-			if len(p) == 0 {
-				continue
-			}
-			return false // a parameter without a value is malformed (RFC 9110 §5.6.6)
+		return i
+	}
+	i := 0
+	for {
+		i = ows(i)
+		if i == len(p) {
+			return true
 		}
-		name, value := bytes.TrimSpace(p[:eq]), bytes.TrimSpace(p[eq+1:])
-		if !equalFoldASCII(name, "charset") {
+		if p[i] == ';' { // an empty parameter
+			i++
 			continue
 		}
-		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
-			value = value[1 : len(value)-1]
+		n := i
+		for i < len(p) && isTchar(p[i]) {
+			i++
 		}
-		if !equalFoldASCII(value, "utf-8") {
+		name := p[n:i]
+		if len(name) == 0 {
+			return false
+		}
+		if i = ows(i); i == len(p) || p[i] != '=' {
+			return false // a parameter without a value
+		}
+		i = ows(i + 1)
+		charset := equalFoldASCII(name, "charset")
+		const utf8Name = "utf-8"
+		k, same := 0, true // the value compared with utf8Name as it is read
+		match := func(c byte) {
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			same = same && k < len(utf8Name) && c == utf8Name[k]
+			k++
+		}
+		if i < len(p) && p[i] == '"' {
+			i++
+			for {
+				if i == len(p) {
+					return false // an unterminated quoted string
+				}
+				c := p[i]
+				if c == '"' {
+					i++
+					break
+				}
+				if c == '\\' {
+					if i+1 == len(p) || !isQuotedPairChar(p[i+1]) {
+						return false
+					}
+					i++
+					c = p[i]
+				} else if !isQdtext(c) {
+					return false
+				}
+				match(c)
+				i++
+			}
+		} else {
+			v := i
+			for i < len(p) && isTchar(p[i]) {
+				match(p[i])
+				i++
+			}
+			if i == v {
+				return false // an empty value
+			}
+		}
+		if charset && (!same || k != len(utf8Name)) {
+			return false
+		}
+		if i = ows(i); i < len(p) && p[i] != ';' {
 			return false
 		}
 	}
-	return true
+}
+
+// isTchar reports whether c may appear in a token (RFC 9110 §5.6.2).
+func isTchar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return c < 0x80 && strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// isQdtext reports whether c may appear unescaped in a quoted string.
+func isQdtext(c byte) bool {
+	return c == '\t' || c == ' ' || c == 0x21 || (c >= 0x23 && c <= 0x5B) || (c >= 0x5D && c <= 0x7E) || c >= 0x80
+}
+
+// isQuotedPairChar reports whether c may follow a backslash in a quoted
+// string.
+func isQuotedPairChar(c byte) bool {
+	return c == '\t' || c == ' ' || (c >= 0x21 && c <= 0x7E) || c >= 0x80
 }
 
 // expectHandler answers Expect: 100-continue: rows 1 to 6 are decided

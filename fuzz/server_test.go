@@ -204,16 +204,18 @@ func originAllowed(o string) int {
 //     where mime.ParseMediaType takes only one trailing ';': each
 //     parameter is parsed on its own, split at the ';' outside quoted
 //     strings;
-//   - a parameter that holds no '=' is no parameter: refused;
+//   - a parameter that holds no '=' is no parameter: refused, and so is
+//     one that mime.ParseMediaType cannot read (an empty value "x=", a
+//     space in a name or a value, an unterminated quote): RFC 9110 calls
+//     them malformed;
 //   - RFC 2231's name*= forms are not HTTP's: such a parameter is just an
 //     unknown one, never a charset (mime.ParseMediaType would decode it);
-//   - open (-1): a parameter that RFC 9110 calls malformed but that has
-//     its '=' (an empty value "x=", a space in a name or a value, an
-//     unterminated quote), which the contract does not mention and the
-//     server lets through unless it is a charset; and a quoted string
-//     holding ';' or '\', which the server's reading splits or keeps
-//     escaped (x="a;b" is refused, charset="utf\-8" too, where RFC 9110
-//     reads one parameter and utf-8).
+//   - open (-1) where mime.ParseMediaType reads otherwise than RFC 9110:
+//     a backslash in a quoted string (mime resolves it only before its
+//     tspecials; RFC 9110 before any character: charset="utf\-8" is
+//     utf-8), '{' or '}' outside quotes (tchar excludes them, mime's
+//     tokens do not), and white space other than SP and HTAB (mime trims
+//     any Unicode space).
 func refMediaType(h reqHeader) int {
 	if h.lines > 1 {
 		return 0
@@ -227,20 +229,25 @@ func refMediaType(h reqHeader) int {
 		if strings.Trim(seg, " \t") == "" {
 			continue
 		}
-		if strings.Contains(seg, `"`) && strings.ContainsAny(seg, `;\`) {
-			verdict = -1
-		}
 		name, _, hasEq := strings.Cut(seg, "=")
 		if !hasEq {
 			return 0
+		}
+		if (strings.Contains(seg, `"`) && strings.Contains(seg, `\`)) || strings.ContainsAny(seg, "{}\v\f\r\n\u0085\u00a0") {
+			verdict = -1
+			continue
 		}
 		name = strings.Trim(name, " \t")
 		_, params, err := mime.ParseMediaType("application/json;" + seg)
 		switch {
 		case strings.Contains(name, "*"):
-			// RFC 2231 (charset*=, charset*0=): not a charset in HTTP.
+			// RFC 2231 (charset*=, charset*0=): not a charset in HTTP;
+			// mime's reading of its value is RFC 2231's, not RFC 9110's.
+			if err != nil {
+				verdict = -1
+			}
 		case err != nil:
-			verdict = -1
+			return 0
 		case strings.EqualFold(name, "charset") && !strings.EqualFold(params["charset"], "utf-8"):
 			return 0
 		}
