@@ -173,16 +173,17 @@ start_server() {
 # alive NAME: whether NAME's process is still there.
 alive() { [ -n "${PID[$1]:-}" ] && kill -0 "${PID[$1]}" 2>/dev/null; }
 
-# ensure_up NAME: starts NAME again if it died (after its last run was
-# recorded as flagged); when it will not start, its runs stay flagged.
+# ensure_up NAME: starts NAME again if it died (during a run, which was
+# recorded as flagged, or between its runs); when it will not start, its
+# runs are recorded as flagged.
 ensure_up() {
 	alive "$1" && return 0
 	wait "${PID[$1]}" 2>/dev/null || true
 	if start_server "$1"; then
-		log "$1 started again"
-		echo "$1 was started again after it died." >>"$tmp/run-info.md"
+		log "$1 died: started again"
+		echo "$1 died and was started again (its peak RSS is the new process's)." >>"$tmp/run-info.md"
 	else
-		log "$1 did not start again: its runs are recorded as flagged"
+		log "$1 died and did not start again: its runs are recorded as flagged"
 	fi
 }
 

@@ -165,7 +165,7 @@ ensure_up floor
 [ "${PID[floor]}" != "$first" ] && alive floor && echo "started again"
 `
 	code, stdout, stderr := bashRun(t, dir, "", script, "RUNSH="+abs, "DIR="+dir)
-	if code != 0 || stdout != "left alone\nstarted again\n" || !strings.Contains(stderr, "floor started again") {
+	if code != 0 || stdout != "left alone\nstarted again\n" || !strings.Contains(stderr, "floor died: started again") {
 		t.Errorf("exit %d\nstdout %q\nstderr %s", code, stdout, stderr)
 	}
 }
