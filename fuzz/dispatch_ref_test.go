@@ -19,9 +19,6 @@ package fuzz
 // read a corner differently and the contract is not explicit, both
 // answers are accepted (the or method), and the comment says which:
 //
-//   - clientCapabilities given twice in _meta: the contract lets the last
-//     one win below params (deeper duplicates are not checked); the
-//     server refuses 400 / -32602;
 //   - a protocol version in _meta that is not a string: "missing" (400 /
 //     -32602, the server) or "differs" (400 / -32020);
 //   - a header line repeated whose combined value still equals the body:
@@ -295,8 +292,6 @@ func refMCP(h reqHeaders, e expected) outcome {
 			return metaBad("no clientCapabilities in _meta")
 		case kindOf(caps[len(caps)-1]) != '{':
 			return metaBad("clientCapabilities is not an object")
-		case len(caps) > 1:
-			alts = append(alts, pair{400, -32602})
 		}
 		if src != "" && !h.mname.present {
 			return mismatch("Mcp-Name is required for " + method)

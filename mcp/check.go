@@ -269,7 +269,11 @@ func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fas
 			return errMetaDiffers
 		case capsN == 0:
 			return errMetaCapsMissing
-		case capsN > 1 || kindOf(caps) != kindObject:
+		case kindOf(caps) != kindObject:
+			// Given twice, the last one counts: the contract checks
+			// duplicates in params, not deeper (the protocol version
+			// key excepted, above), and Lookup, which the capability
+			// checks read it with, returns the last.
 			return errMetaCapsNotObject
 		}
 		if src != noName && nh == nil {

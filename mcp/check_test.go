@@ -75,7 +75,10 @@ func TestHeaderRules(t *testing.T) {
 		{"2026: _meta without the key", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`), 400, params},
 		{"2026: _meta without clientCapabilities", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), 400, params},
 		{"2026: clientCapabilities not an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}`), 400, params},
-		{"2026: clientCapabilities twice", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":{}}`), 400, params},
+		// Below params the last one wins (contract §2; only _meta and its
+		// protocol version key twice are refused).
+		{"2026: clientCapabilities twice, the last an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[],"io.modelcontextprotocol/clientCapabilities":{}}`), 200, ok},
+		{"2026: clientCapabilities twice, the last not an object", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientCapabilities":1}`), 400, params},
 		{"2026: clientInfo is optional", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), 200, ok},
 		{"2026: _meta key differs", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}`), 400, mismatch},
 		{"2026: _meta key not a string", v26("tools/call", HeaderName, "echo"), call(echoArgs + `,"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}`), 400, params},
