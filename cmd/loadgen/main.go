@@ -132,7 +132,7 @@ func run(ctx context.Context, args []string, e env) int {
 		spin       = fs.Duration("spin", loadgen.DefaultSpin, "epoll engine, closed loop: how long a `wait` with nothing ready polls before it sleeps, while answers come sooner than that (0: never); a client asleep between answers makes the server pay its wakeups over loopback")
 		headers    headerFlags
 	)
-	fs.Var(&headers, "header", "extra request header `Name:Value` (repeatable)")
+	fs.Var(&headers, "header", "extra request header `Name:Value` (repeatable; not the framing headers, nor Accept-Encoding: answers are checked as sent, never decompressed)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -18,13 +18,18 @@
 // # What it checks
 //
 // Each answer is judged against what its request must get: the status,
-// Content-Type (application/json, or none on a 202), the envelope
-// (one JSON object, jsonrpc "2.0", exactly one of result and error), the
-// id (the request's own, or null for parse errors and batches), the error
-// code, and for echo calls the text of the result. With Config.Events the
-// answers to Body must be streamed (text/event-stream): exactly that many
-// JSON-RPC notifications, each checked, then the response, checked as a
-// call's; Report.Events counts them. With Config.A2A as well the stream
+// Content-Type (application/json on one line, or none on a 202; no
+// Transfer-Encoding beside Content-Length), the envelope (one JSON
+// object, jsonrpc "2.0", exactly one of result and error, no method, no
+// member name twice in any object at any depth), the id (the request's
+// own, byte for byte, or null for parse errors and batches), the error
+// code, and for echo calls the text of the result. Bytes a server sends
+// after an answer are wrong: in the same read, or (open loop) found on the
+// idle connection before its next request. With Config.Events the
+// answers to Body must be streamed (text/event-stream, lines ending in
+// CR, LF or CRLF): exactly that many JSON-RPC notifications, each
+// checked, then the response, checked as a call's, and no event with data
+// after it (comments may follow); Report.Events counts them. With Config.A2A as well the stream
 // is an A2A one: every event a response to the request whose result is an
 // A2A stream response, in the spec's order (a task first, or a message
 // alone; updates of that task; a final status last, 0.3's final flag on it
