@@ -14,7 +14,8 @@
 //
 // Exit status: 0 when every answer was right, 1 when any was wrong, an
 // open loop left slots unsent (the server stalled, or -c is too low for
-// -rate), or the target could not be reached; 2 on bad flags.
+// -rate), the run was given up (no answer for -give-up while requests
+// failed) or the target could not be reached; 2 on bad flags.
 //
 // The logic lives in internal/loadgen; this file only parses flags and
 // wires.
@@ -96,7 +97,7 @@ Request shapes for -mix (each with a fresh id, calls with a fresh text):
   batch      a batch of one call           400, -32600, id null
 
 Exit status: 0 every answer right, 1 some answer wrong, open-loop slots
-unsent, or target unreachable; 2 bad flags.
+unsent, the run given up (-give-up) or the target unreachable; 2 bad flags.
 
 Flags:
 `
@@ -122,8 +123,8 @@ func run(ctx context.Context, args []string, e env) int {
 		a2aStream  = fs.Bool("a2a", false, "with -body and -events: the answers are A2A streams (SendStreamingMessage, SubscribeToTask) of exactly -events events, each a response to the request with a stream response checked for its kind and order (task first, a final status last)")
 		mcpVersion = fs.String("mcp-version", "", "send the MCP headers of this `version` ("+strings.Join(loadgen.MCPVersions, ", ")+"); 2026-07-28 also adds params._meta (default: none)")
 		timeout    = fs.Duration("timeout", loadgen.DefaultTimeout, "per-request and per-connect `timeout`")
-		giveUp     = fs.Duration("give-up", loadgen.DefaultGiveUp, "end the run, exit status 1, when for this `long` no answer came while requests failed (refused connections, timeouts): the server is down or hangs")
-		drain      = fs.Duration("drain", loadgen.DefaultDrain, "after -d, wait at most this `long` for the answers in flight (and an open loop's slots still due), then count those unanswered as failed; at most -timeout")
+		giveUp     = fs.Duration("give-up", loadgen.DefaultGiveUp, "end the run, exit status 1, when for this `duration` no answer came while requests failed (refused connections, timeouts): the server is down or hangs")
+		drain      = fs.Duration("drain", loadgen.DefaultDrain, "after -d, wait at most this `duration` for the answers in flight (and an open loop's slots still due), then count those unanswered as failed; at most -timeout")
 		jsonOut    = fs.Bool("json", false, "print the final report as one JSON object")
 		histFile   = fs.String("hist", "", "write the latency distribution to this .hgrm `file` (milliseconds; corrected in an open loop)")
 		self       = fs.Bool("self", false, "start an in-process rpcedge server on a loopback port and run against it (the path of -url is kept)")
