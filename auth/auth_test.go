@@ -293,15 +293,19 @@ func TestIntrospection(t *testing.T) {
 	// value and lets the last of two "active" members win).
 	good := fmt.Sprintf(`{"active":true,"aud":%q,"iss":%q,"exp":%d}`, resourceID, as.URL, exp)
 	malformed := map[string]string{
-		"trailing value":  good + ` {"active":false}`,
-		"trailing bytes":  good + `x`,
-		"two active":      `{"active":false,` + good[1:],
-		"two aud":         good[:len(good)-1] + `,"aud":"https://other/mcp"}`,
-		"escaped twice":   `{"\u0061ctive":false,` + good[1:],
-		"invalid UTF-8":   good[:len(good)-1] + ",\"sub\":\"\xff\"}",
-		"lone surrogate":  good[:len(good)-1] + `,"sub":"\ud800"}`,
-		"not an object":   `[` + good + `]`,
-		"nested too deep": good[:len(good)-1] + `,"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+		"trailing value":   good + ` {"active":false}`,
+		"trailing bytes":   good + `x`,
+		"two active":       `{"active":false,` + good[1:],
+		"two aud":          good[:len(good)-1] + `,"aud":"https://other/mcp"}`,
+		"escaped twice":    `{"\u0061ctive":false,` + good[1:],
+		"two active cased": `{"active":false,"aud":"` + resourceID + `","iss":"` + as.URL + `","exp":` + fmt.Sprint(exp) + `,"Active":true}`,
+		"two aud cased":    good[:len(good)-1] + `,"AUD":"https://other/mcp"}`,
+		"kelvin sign":      good[:len(good)-1] + `,"\u212Aid":"x","kid":"y"}`,
+		"nested twice":     good[:len(good)-1] + `,"ext":{"a":1,"A":2}}`,
+		"invalid UTF-8":    good[:len(good)-1] + ",\"sub\":\"\xff\"}",
+		"lone surrogate":   good[:len(good)-1] + `,"sub":"\ud800"}`,
+		"not an object":    `[` + good + `]`,
+		"nested too deep":  good[:len(good)-1] + `,"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
 	}
 	for name, body := range malformed {
 		tok := "raw-" + strings.ReplaceAll(name, " ", "-")

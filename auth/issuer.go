@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -373,7 +374,7 @@ func (iss *Issuer) get(ctx context.Context, u string) ([]byte, error) {
 
 // readJSON reads an authorization server's JSON answer (metadata, JWKS,
 // introspection) from u: status 200, at most maxDocument bytes, one valid
-// JSON text with no member name twice at its top level.
+// JSON text with no member name twice in any object, case ignored.
 func readJSON(resp *http.Response, u string) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument+1))
 	switch {
@@ -387,12 +388,57 @@ func readJSON(resp *http.Response, u string) ([]byte, error) {
 		// encoding/json reads the first value and ignores what follows,
 		// and takes invalid UTF-8 and lone surrogates as U+FFFD.
 		return nil, fmt.Errorf("auth: %s: not one valid JSON text (RFC 8259, UTF-8)", u)
-	case decode.DuplicateName(body):
-		// encoding/json lets the last of two members win, which need not
-		// be what the server meant ("active":false,"active":true).
-		return nil, fmt.Errorf("auth: %s: a member name appears twice", u)
+	case foldDuplicate(body):
+		// encoding/json matches names to fields ignoring case and lets
+		// the last match win, which need not be what the server meant
+		// ("active":false,"Active":true).
+		return nil, fmt.Errorf("auth: %s: a member name appears twice (case ignored)", u)
 	}
 	return body, nil
+}
+
+// foldDuplicate reports whether an object anywhere in the valid JSON
+// value v holds two names that are equal under Unicode simple case
+// folding once unescaped — the names encoding/json takes for one field.
+func foldDuplicate(v []byte) bool {
+	var it decode.Members
+	seen := map[string]bool{}
+	for it.Reset(v); it.Next(); {
+		raw := it.Name()
+		name := string(raw)
+		if it.NameEscaped() {
+			q := append(append([]byte{'"'}, raw...), '"')
+			name = string(decode.AppendUnquoted(nil, q))
+		}
+		key := foldKey(name)
+		if seen[key] || foldDuplicate(it.Value()) {
+			return true
+		}
+		seen[key] = true
+	}
+	var el decode.Elements
+	for el.Reset(v); el.Next(); {
+		if foldDuplicate(el.Value()) {
+			return true
+		}
+	}
+	return false
+}
+
+// foldKey maps s to one representative of its case-folding class: each
+// rune becomes the smallest rune of its simple folding orbit (K, k and
+// the Kelvin sign all become K), so two names are equal ignoring case
+// exactly when their keys are equal.
+func foldKey(s string) string {
+	b := make([]rune, 0, len(s))
+	for _, r := range s {
+		low := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			low = min(low, f)
+		}
+		b = append(b, low)
+	}
+	return string(b)
 }
 
 var errKeysUnavailable = errors.New("auth: the issuer's keys are unavailable")
