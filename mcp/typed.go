@@ -132,8 +132,42 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		}
 		structured = true
 	}
-	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String}
+	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String,
+		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{})}
 	return s.AddTool(t)
+}
+
+var marshalerType = reflect.TypeFor[json.Marshaler]()
+
+// holdsRawJSON reports whether a value of type t may be encoded with
+// bytes the encoder does not write itself: a MarshalJSON (json.RawMessage
+// included), whose output sonic checks for syntax only, or an interface,
+// which may hold one. Such a result is checked before it is answered.
+func holdsRawJSON(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsRawJSON(t.Elem(), seen)
+	case reflect.Map:
+		return holdsRawJSON(t.Key(), seen) || holdsRawJSON(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() || f.Anonymous {
+				if holdsRawJSON(f.Type, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // stringOption returns the path of the first struct field in t (at any
@@ -218,6 +252,7 @@ type typedTool[In, Out any] struct {
 	h          ToolHandlerFor[In, Out]
 	structured bool // Out is answered as structuredContent
 	text       bool // Out is a string: answered as the text itself
+	check      bool // Out may be encoded with bytes of its own (holdsRawJSON)
 }
 
 // CallTool decodes the call's arguments into In, runs the handler and
@@ -243,8 +278,13 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 		return outputError("the result cannot be encoded as JSON: " + clip(err.Error()))
 	}
 	js := c.scratch[start:]
+	if tt.check && (!decode.Valid(js) || decode.HasDuplicateNameDeep(js)) {
+		// A MarshalJSON's bytes: sonic checks their syntax only (a lone
+		// surrogate escape, a name twice get through).
+		return outputError("the result's JSON (from a MarshalJSON or json.RawMessage) is not valid: invalid Unicode or a member name twice")
+	}
 	if tt.structured {
-		// sonic's output is valid JSON: no second validation.
+		// sonic's own output is valid JSON, a MarshalJSON's checked above.
 		c.structured = append(c.structured[:0], js...)
 		c.hasStructured = true
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -514,5 +515,70 @@ func TestTypedResultNotJSON(t *testing.T) {
 	}
 	if a := exchange(t, ep, nil, call(`"name":"f","arguments":{"k":"x"}`)); a.Code != 0 || !strings.Contains(string(a.Result), `"structuredContent":{"x":1.5}`) {
 		t.Errorf("a finite result: %+v %s", a, a.Result)
+	}
+}
+
+// rawOut is a typed result whose field marshals itself.
+type rawOut struct {
+	V json.RawMessage `json:"v"`
+}
+
+// failingMarshaler fails to marshal.
+type failingMarshaler struct{}
+
+func (failingMarshaler) MarshalJSON() ([]byte, error) { return nil, errors.New("no") }
+
+// TestTypedResultRawJSON: bytes a MarshalJSON or json.RawMessage writes
+// are held to the rules the encoder's own are (found by review on
+// 2026-12-05: sonic checks their syntax only, so a lone surrogate escape
+// and a name twice were answered 200).
+func TestTypedResultRawJSON(t *testing.T) {
+	s, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(s, Tool{Name: "raw"}, func(_ context.Context, _ *Call, in struct {
+		V string `json:"v"`
+	}) (rawOut, error) {
+		return rawOut{V: json.RawMessage(in.V)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(s, Tool{Name: "fails", OutputSchema: `{"type":"object"}`}, func(context.Context, *Call, struct{}) (map[string]failingMarshaler, error) {
+		return map[string]failingMarshaler{"x": {}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ep := s.Endpoint()
+	for _, v := range []string{`{"a":"\ud800"}`, `{"a":1,"a":2}`, `[{"b":{"c":1,"c":1}}]`} {
+		arg, _ := json.Marshal(v)
+		a := exchange(t, ep, nil, call(`"name":"raw","arguments":{"v":`+string(arg)+`}`))
+		if a.Status != 500 || a.Code != decode.CodeInternalError {
+			t.Errorf("raw %s: %+v %s, want 500 / -32603", v, a, a.Result)
+		}
+	}
+	for _, v := range []string{`{"a":"\ud83d\ude00"}`, `[1,{"a":1,"b":2}]`, `null`} {
+		arg, _ := json.Marshal(v)
+		if a := exchange(t, ep, nil, call(`"name":"raw","arguments":{"v":`+string(arg)+`}`)); a.Code != 0 {
+			t.Errorf("raw %s: %+v, want a result", v, a)
+		}
+	}
+	if a := exchange(t, ep, nil, call(`"name":"fails","arguments":{}`)); a.Status != 500 || a.Code != decode.CodeInternalError {
+		t.Errorf("a failing MarshalJSON: %+v", a)
+	}
+	// The check costs only types that can hold such bytes.
+	for typ, want := range map[reflect.Type]bool{
+		reflect.TypeFor[rawOut]():                        true,
+		reflect.TypeFor[map[string]any]():                true,
+		reflect.TypeFor[struct{ X *failingMarshaler }](): true,
+		reflect.TypeFor[struct {
+			A []int
+			B map[string]string
+		}](): false,
+		reflect.TypeFor[addIn](): false,
+	} {
+		if got := holdsRawJSON(typ, map[reflect.Type]bool{}); got != want {
+			t.Errorf("holdsRawJSON(%v) = %v, want %v", typ, got, want)
+		}
 	}
 }
