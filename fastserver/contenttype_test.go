@@ -1,6 +1,9 @@
 package fastserver
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestIsJSONType: the one-comparison path for the exact common value
 // agrees with the general one around it.
@@ -46,5 +49,29 @@ func TestIsJSONType(t *testing.T) {
 		if got := isJSONType([]byte(ct)); got != want {
 			t.Errorf("isJSONType(%q) = %v, want %v", ct, got, want)
 		}
+	}
+}
+
+// TestIsTchar holds the token table to RFC 9110 §5.6.2's tchar, byte by
+// byte.
+func TestIsTchar(t *testing.T) {
+	const tchar = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for c := 0; c < 256; c++ {
+		if got, want := isTchar(byte(c)), strings.IndexByte(tchar, byte(c)) >= 0; got != want {
+			t.Errorf("isTchar(%#x) = %v, want %v", c, got, want)
+		}
+	}
+}
+
+func BenchmarkIsJSONType(b *testing.B) {
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON; Charset=\"UTF-8\"", "application/json; boundary=x; q=1"} {
+		b.Run(ct, func(b *testing.B) {
+			v := []byte(ct)
+			for b.Loop() {
+				if !isJSONType(v) {
+					b.Fatal(ct)
+				}
+			}
+		})
 	}
 }

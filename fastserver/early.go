@@ -58,6 +58,11 @@ func isJSONType(ct []byte) bool {
 	if string(ct) == "application/json" {
 		return true // what nearly every client sends, decided by one comparison
 	}
+	switch string(ct) {
+	case "application/json; charset=utf-8", "application/json;charset=utf-8",
+		"application/json; charset=UTF-8", "application/json;charset=UTF-8":
+		return true // the next most common spellings
+	}
 	params := []byte(nil)
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct, params = ct[:i], ct[i+1:]
@@ -154,13 +159,20 @@ func utf8Params(p []byte) bool {
 }
 
 // isTchar reports whether c may appear in a token (RFC 9110 §5.6.2).
-func isTchar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
+func isTchar(c byte) bool { return tchars[c] }
+
+var tchars = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
 	}
-	return c < 0x80 && strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
 
 // isQdtext reports whether c may appear unescaped in a quoted string.
 func isQdtext(c byte) bool {
