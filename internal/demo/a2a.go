@@ -136,11 +136,19 @@ type A2ADemo struct {
 	closed  bool
 	pending sync.WaitGroup
 	stop    chan struct{} // closed by Close: the stream skill's work ends
+	// storeWait is how long a wait task's reply may take to be stored
+	// (Reply.Then) before its slot is given back: a reply the server
+	// could not store (the store unreachable or full) leaves no task to
+	// cancel or complete.
+	storeWait time.Duration
 }
+
+// waitStoreWait is A2ADemo.storeWait: past any handler deadline.
+const waitStoreWait = 30 * time.Second
 
 // NewA2A returns the demo A2A server of contract §5 with the wait skill.
 func NewA2A(o A2AOptions) (*A2ADemo, error) {
-	d := &A2ADemo{waiting: make(map[string]*waiter), max: o.MaxWaiting, stop: make(chan struct{})}
+	d := &A2ADemo{waiting: make(map[string]*waiter), max: o.MaxWaiting, stop: make(chan struct{}), storeWait: waitStoreWait}
 	if d.max <= 0 {
 		d.max = DefaultMaxWaiting
 	}
@@ -194,9 +202,11 @@ func (d *A2ADemo) handle(ctx context.Context, c *a2a.Call) (*a2a.Reply, error) {
 // are guarded by A2ADemo.mu; whoever takes it out of A2ADemo.waiting ends
 // the subscription.
 type waiter struct {
-	timer *time.Timer
-	unsub func() // nil until subscribed, and once taken to be called
-	ended bool   // the task reached a final state: nothing to complete
+	timer  *time.Timer
+	guard  *time.Timer // frees the slot if the reply is never stored
+	unsub  func()      // nil until subscribed, and once taken to be called
+	ended  bool        // the task reached a final state: nothing to complete
+	stored bool        // the reply was stored (Reply.Then ran)
 }
 
 // wait is the wait skill: the task stays working until it is canceled or
@@ -204,7 +214,9 @@ type waiter struct {
 // a cancel came first, wherever it came from. The task's slot in this
 // process is freed by its deadline, or as soon as the cancel reaches this
 // process (Broker: at once in-process, over pub/sub in a fleet; should a
-// fleet lose that message, at the deadline). A task whose process dies
+// fleet lose that message, at the deadline); a reply the server could not
+// store (its store unreachable or full) gives the slot back after
+// storeWait (30 s), there being no task to cancel. A task whose process dies
 // before its deadline stays working until it is canceled or its store
 // forgets it.
 func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
@@ -244,8 +256,28 @@ func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
 	if unsub != nil { // freed meanwhile (the deadline passed, or Close)
 		unsub()
 	}
+	guard := time.AfterFunc(d.storeWait, func() {
+		d.mu.Lock()
+		stored := w.stored
+		d.mu.Unlock()
+		if !stored {
+			d.release(id, w)
+		}
+	})
+	d.mu.Lock()
+	w.guard = guard
+	d.mu.Unlock()
 	return &a2a.Reply{State: a2a.TaskStateWorking,
-		Status: textMessage("working until canceled, or until " + deadline.Format(time.RFC3339Nano))}, nil
+		Status: textMessage("working until canceled, or until " + deadline.Format(time.RFC3339Nano)),
+		Then: func() {
+			d.mu.Lock()
+			w.stored = true
+			g := w.guard
+			d.mu.Unlock()
+			if g != nil {
+				g.Stop()
+			}
+		}}, nil
 }
 
 // release frees the slot of a wait task that reached a final state (a

@@ -232,3 +232,50 @@ func TestWaitCancelFreesSlotFleet(t *testing.T) {
 		t.Errorf("wait on a after the cancel: %v %d, want working", res, code)
 	}
 }
+
+// failingStore is a memory store whose Create fails while down is set.
+type failingStore struct {
+	*a2a.MemoryStore
+	down bool
+}
+
+func (f *failingStore) Create(ctx context.Context, t *a2a.Task) error {
+	if f.down {
+		return a2a.ErrStoreUnavailable
+	}
+	return f.MemoryStore.Create(ctx, t)
+}
+
+// TestWaitUnstoredFreesSlot: a wait task whose reply the server could not
+// store (no task exists to cancel or complete) gives its slot back after
+// storeWait, not at its deadline; a stored one keeps it (found by review
+// on 2026-12-05: an hour-long slot per failed request).
+func TestWaitUnstoredFreesSlot(t *testing.T) {
+	store := &failingStore{MemoryStore: a2a.NewMemoryStore(0, 0), down: true}
+	d, err := NewA2A(A2AOptions{MaxWaiting: 1, Tasks: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.storeWait = 50 * time.Millisecond
+	ep := d.Server.Endpoint()
+	if _, code := a2aCall(t, ep, "", waitBody(`,"seconds":3600`)); code != -32603 {
+		t.Fatalf("wait with the store down: code %d, want -32603", code)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for d.Waiting() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := d.Waiting(); n != 0 {
+		t.Fatalf("waiting %d after the reply failed to be stored, want 0", n)
+	}
+	store.down = false
+	res, code := a2aCall(t, ep, "", waitBody(`,"seconds":3600`))
+	if code != 0 || at(res, "task", "status", "state") != "TASK_STATE_WORKING" {
+		t.Fatalf("wait with the store up: %v %d", res, code)
+	}
+	time.Sleep(4 * d.storeWait) // the guard has had its chance
+	if n := d.Waiting(); n != 1 {
+		t.Errorf("waiting %d, want the stored task's slot kept", n)
+	}
+}
