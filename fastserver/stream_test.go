@@ -160,6 +160,12 @@ func TestStreamNotAccepted(t *testing.T) {
 			t.Errorf("%s: %s", accept, r.Body)
 		}
 	}
+	// An Accept line with an empty value allows nothing (no Accept line
+	// at all allows everything, above).
+	empty := strings.Replace(post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"refused"}`), "\r\n\r\n", "\r\nAccept:\r\n\r\n", 1)
+	if r := roundTrip(t, addr, empty); string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":"`+ErrStreamNotAccepted.Error()+`"}` {
+		t.Errorf("an empty Accept line: %s", r.Body)
+	}
 	// HTTP/1.0 cannot carry a chunked stream.
 	raw := strings.Replace(post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"refused"}`, acceptSSE), "HTTP/1.1", "HTTP/1.0", 1)
 	if r := roundTrip(t, addr, raw); string(r.Body) != `{"jsonrpc":"2.0","id":1,"result":"`+ErrStreamHTTP10.Error()+`"}` {
