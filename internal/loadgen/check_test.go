@@ -305,3 +305,54 @@ func TestCheckStrict(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalEcho: the byte-for-byte path takes exactly the usual
+// answer (the id and text as sent), and anything else goes to the full
+// check, which still refuses what is wrong.
+func TestCanonicalEcho(t *testing.T) {
+	for _, text := range []string{"hi", "caf\u00e9 \\\"q\\\"", `\u00e9`} {
+		e := expect(ShapeCall, `"lg-7"`, text)
+		canon := `{"jsonrpc":"2.0","id":"lg-7","result":{"content":[{"type":"text","text":` + string(e.textBytes()) + `}]}}`
+		if !canonicalEcho([]byte(canon), e.idBytes(), e.textBytes()) {
+			t.Errorf("%s: the usual answer missed the byte-for-byte path", canon)
+		}
+		if v := checkAnswer(e, []byte(canon), false); v.class != ClassOK {
+			t.Errorf("%s: %v", canon, v.why)
+		}
+		for _, bad := range []string{
+			strings.Replace(canon, `"lg-7"`, `"lg-8"`, 1),
+			strings.Replace(canon, `"text":"`, `"text":"x`, 1),
+			strings.Replace(canon, `}]}}`, `}]},"method":"m"}`, 1),
+			strings.Replace(canon, `{"type":"text",`, `{"type":"text","type":"text",`, 1),
+			canon + " ",
+			canon[:len(canon)-1],
+		} {
+			if canonicalEcho([]byte(bad), e.idBytes(), e.textBytes()) {
+				t.Errorf("%s: taken by the byte-for-byte path", bad)
+			}
+		}
+		if v := checkAnswer(e, []byte(strings.Replace(canon, `{"type":"text",`, `{"type":"text","type":"text",`, 1)), false); v.class != ClassBody {
+			t.Errorf("a repeated name: %v, want a wrong body", v.class)
+		}
+	}
+	e := expect(ShapeCall, "42", "hi")
+	ans := []byte(`{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"hi"}]}}`)
+	if n := testing.AllocsPerRun(100, func() { checkAnswer(e, ans, false) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}
+
+func BenchmarkCheckEchoAnswer(b *testing.B) {
+	e := expect(ShapeCall, `"lg-123456"`, strings.Repeat("fixture text ", 13))
+	canon := []byte(`{"jsonrpc":"2.0","id":"lg-123456","result":{"content":[{"type":"text","text":` + string(e.textBytes()) + `}]}}`)
+	other := []byte(`{"jsonrpc":"2.0","id":"lg-123456","result":{"content":[{"text":` + string(e.textBytes()) + `,"type":"text"}]}}`)
+	for name, ans := range map[string][]byte{"usual": canon, "other-order": other} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if v := checkAnswer(e, ans, false); v.class != ClassOK {
+					b.Fatal(v.why)
+				}
+			}
+		})
+	}
+}
