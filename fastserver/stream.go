@@ -76,8 +76,8 @@ var _ StreamHandler = StreamHandlerFunc(nil)
 // Errors a Stream returns when it cannot send.
 var (
 	// ErrStreamNotAccepted: the request's Accept header does not allow
-	// text/event-stream (AcceptsEventStream), or the request is HTTP/1.0 (ErrStreamHTTP10,
-	// which wraps it), so the answer cannot be a stream.
+	// text/event-stream (AcceptsEventStream), or the request is HTTP/1.0
+	// (ErrStreamHTTP10, which wraps it), so the answer cannot be a stream.
 	ErrStreamNotAccepted = errors.New("fastserver: the client does not accept text/event-stream")
 	// ErrStreamHTTP10: the request is HTTP/1.0, which cannot carry a
 	// chunked stream, whatever its Accept header lists. errors.Is reports
@@ -366,9 +366,10 @@ func appendEvent(dst, msg []byte) []byte {
 //	}
 //
 // When the answer cannot stream (Stream.Live is false: the client's
-// Accept does not allow text/event-stream, too many streams are open, or the
-// transport has none), h runs on the calling goroutine all the same and
-// its Sends fail with the reason, so h decides whether it can do without.
+// Accept does not allow text/event-stream, too many streams are open, or
+// the transport has none), h runs on the calling goroutine all the same
+// and its Sends fail with the reason, so h decides whether it can do
+// without.
 func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 	st := r.st
 	if st == nil {
