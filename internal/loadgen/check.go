@@ -142,7 +142,7 @@ func checkAnswer(e *expectation, b []byte, v2026 bool) verdict {
 	// compared after unescaping): a reader that keeps the last one sees
 	// another answer than one that keeps the first, so the answer has no
 	// single meaning to check.
-	if hasDuplicateName(b) {
+	if decode.HasDuplicateNameDeep(b) {
 		return wrong(ClassBody, "a member name appears twice in one object of the answer")
 	}
 	var jsonrpc, id, result, errv []byte
@@ -356,7 +356,7 @@ func checkNotification(b []byte) string {
 	if !decode.Valid(b) {
 		return "a streamed notification is not valid JSON"
 	}
-	if hasDuplicateName(b) {
+	if decode.HasDuplicateNameDeep(b) {
 		return "a member name appears twice in one object of a streamed notification"
 	}
 	var haveJSONRPC, haveMethod bool
