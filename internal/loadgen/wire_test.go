@@ -121,7 +121,10 @@ func TestRunStaleAnswer(t *testing.T) {
 			if got := rep.WrongByClass["body"]; got < 15 || rep.OK+rep.Wrong != rep.Sent || rep.Sent != 20 || rep.ExitCode != 1 {
 				t.Errorf("wrong %v, ok %d, sent %d; want most of 20 answers judged wrong for the bytes after them", rep.WrongByClass, rep.OK, rep.Sent)
 			}
-			if len(rep.Examples) == 0 || !strings.Contains(rep.Examples[0].Detail, "idle") || !strings.HasPrefix(rep.Examples[0].Answer, "HTTP/1.1 202") {
+			// Found on the idle connection, or, when a busy machine let
+			// the copy catch up with its answer, in the same read: either
+			// way the answer is wrong for the bytes after it.
+			if len(rep.Examples) == 0 || !strings.HasPrefix(rep.Examples[0].Detail, "bytes after the end of the answer") || !strings.HasPrefix(rep.Examples[0].Answer, "HTTP/1.1 202") {
 				t.Errorf("examples %+v", rep.Examples)
 			}
 		})
