@@ -130,6 +130,9 @@ type zstdFrames struct {
 	fhd     byte
 	fcsSize uint8
 	last    bool // the block being passed over is the frame's last
+	// widened: the frame was single-segment, made ordinary before its
+	// content size was read; that size is still checked against 8 MiB.
+	widened bool
 
 	// pend is an inserted Window_Descriptor that a one-byte read had no
 	// room for: the next Read returns it before reading on.
@@ -253,6 +256,7 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 					return start, err
 				}
 				z.fhd &^= 0x20
+				z.widened = true
 				b[i] = z.fhd
 				b = p[:z.insert(p, i+1, len(b), z.clamp)]
 				i++ // past the inserted byte (or the end, when it waits)
@@ -271,9 +275,18 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 			if z.got < z.fcsSize {
 				break
 			}
-			if z.fhd&0x20 != 0 {
+			switch {
+			case z.fhd&0x20 != 0:
 				if err := z.single(); err != nil {
 					return start, err
+				}
+			case z.widened:
+				// The decoder would have refused it from the header
+				// as a single segment; it must be refused the same,
+				// not decoded in byte order until the frame breaks.
+				z.widened = false
+				if z.acc > 1<<62 || z.contentSize() > zstdMaxWindow {
+					return start, errZstdContent
 				}
 			}
 			z.field(zsBlock, 0)
@@ -308,8 +321,9 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 // overClamp reports whether the single-segment frame whose
 // Frame_Header_Descriptor is b[i] declares more content than the clamp
 // window: true when its content size field is not all in b yet (the frame
-// is then decoded with the clamp's window, whatever its size), false when
-// it declares more than 8 MiB (refused by single, as before).
+// then takes the clamp's window, and walk refuses its size when read if it
+// is over 8 MiB), false when it declares more than 8 MiB (refused by
+// single, as before).
 func (z *zstdFrames) overClamp(b []byte, i int) bool {
 	at := i + 1 + int([4]uint8{0, 1, 2, 4}[z.fhd&3])
 	if at+int(z.fcsSize) > len(b) {
@@ -360,14 +374,20 @@ func (z *zstdFrames) enterFCS() error {
 // hold an earlier failure); one declaring more than the clamp would take
 // more history than the ceiling allows.
 func (z *zstdFrames) single() error {
-	fcs := int64(z.acc)
-	if z.fcsSize == 2 {
-		fcs += 256
-	}
+	fcs := z.contentSize()
 	if z.acc > 1<<62 || fcs > zstdWindowSize(z.clamp) {
 		return errZstdContent
 	}
 	return z.hold(max(fcs, 1<<10))
+}
+
+// contentSize returns the Frame_Content_Size just read (acc), which a
+// 2-byte field stores less 256. Callers refuse acc over 2^62 first.
+func (z *zstdFrames) contentSize() int64 {
+	if z.fcsSize == 2 {
+		return int64(z.acc) + 256
+	}
+	return int64(z.acc)
 }
 
 // window rewrites the Window_Descriptor at b[i] to the smallest window

@@ -344,12 +344,27 @@ func TestBodyReaderZstdSingleOverClamp(t *testing.T) {
 			}
 		}
 	}
-	// Over 8 MiB: refused from the header, nothing decoded.
-	wire := enc.EncodeAll(make([]byte, 8<<20+1), nil)
-	got, err := decodeZstd(t, &br, wire, limit, false)
-	var e *decode.Error
-	if !errors.As(err, &e) || e.Err != decode.ErrTooLarge || !strings.Contains(e.Reason, "content size") || len(got) != 0 {
-		t.Errorf("single segment of 8 MiB + 1: %d bytes, %v; want 413 from the header", len(got), err)
+	// Over 8 MiB: refused from the header, nothing decoded, whether the
+	// content size comes in the read of the descriptor or after it, and
+	// whatever follows the header: the whole frame, nothing, or a broken
+	// block (klauspost's decoder refuses all three from the header).
+	whole := enc.EncodeAll(make([]byte, 8<<20+1), nil)
+	header := 5 + 4 // magic, descriptor, 4-byte content size
+	if whole[4]>>6 != 2 {
+		t.Fatalf("descriptor %#x: want a 4-byte content size", whole[4])
+	}
+	for name, wire := range map[string][]byte{
+		"whole":        whole,
+		"header only":  whole[:header],
+		"broken block": append(bytes.Clone(whole[:header]), 0xff, 0xff, 0xff, 1, 2, 3),
+	} {
+		for _, split := range []bool{false, true} {
+			got, err := decodeZstd(t, &br, wire, limit, split)
+			var e *decode.Error
+			if !errors.As(err, &e) || e.Err != decode.ErrTooLarge || !strings.Contains(e.Reason, "content size") || len(got) != 0 {
+				t.Errorf("single segment of 8 MiB + 1, %s, one byte at a time %v: %d bytes, %v; want 413 from the header", name, split, len(got), err)
+			}
+		}
 	}
 }
 
