@@ -41,14 +41,28 @@ package decode
 // Window_Descriptor byte is inserted after the Frame_Header_Descriptor,
 // the content size staying as declared (the decoder still checks it), so
 // that it is decoded in byte order up to the ceiling like any other frame
-// rather than refused from its header. A read then returns one byte more
-// than came from the wire; where a frame header may come, zstdFrames reads
-// a tenth less than it is asked for, so that a read always has room for
-// its insertions (a frame that needs one is at least 12 bytes long), and a
-// one-byte read, with no room, hands the inserted byte over in the next.
-// Bytes a block still owes are read in full: no header is among them. A single-segment frame
-// declaring more than 8 MiB is refused from its header, as the contract
-// allows. Before a frame's header reaches the decoder, the history its
+// rather than refused from its header. So is one whose content size is
+// not all in the read of its descriptor, whatever that size turns out to
+// be (over 8 MiB, it is then refused when read). A read then returns one
+// byte more than came from the wire; where a frame header may come,
+// zstdFrames reads a tenth less than it is asked for, so that a read
+// always has room for its insertions (a frame that needs one is at least
+// 12 bytes long), and a one-byte read, with no room, hands the inserted
+// byte over in the next. Bytes a block still owes are read in full: no
+// header is among them. A single-segment frame declaring more than 8 MiB
+// is refused from its header, as the contract allows.
+//
+// A frame made ordinary before its content size was read may turn out
+// small: the clamp's window is then larger than its own (its content
+// size, at least 1 KiB), in which the decoder would have refused a block
+// whose size on the wire passes it (a raw or RLE block larger than the
+// frame, a compressed block larger than what it decodes to). The content
+// size is known by the frame's first block header: such a header has
+// its size raised past 128 KiB, in its last byte, so that the decoder
+// refuses it as it would have (a raw or RLE block over the window, a
+// compressed one too big), at the same byte.
+//
+// Before a frame's header reaches the decoder, the history its
 // window will take is reserved through BodyReader.Reserve.
 
 import (
@@ -74,7 +88,14 @@ func ZstdHistory(limit int64) int64 {
 	if limit <= 0 {
 		limit = DefaultMaxBytes
 	}
-	return zstdRing(zstdWindowAtLeast(min(limit+zstdBlockMax, zstdMaxWindow)))
+	return zstdRing(zstdWindowAtLeast(zstdClampSize(limit)))
+}
+
+// zstdClampSize returns the window a body at ceiling limit needs: the
+// ceiling plus a block, at most 8 MiB (limit+128 KiB would overflow for a
+// ceiling near math.MaxInt64).
+func zstdClampSize(limit int64) int64 {
+	return min(min(limit, zstdMaxWindow)+zstdBlockMax, zstdMaxWindow)
 }
 
 // zstdWindowSize returns the window a Window_Descriptor byte declares:
@@ -133,6 +154,10 @@ type zstdFrames struct {
 	// widened: the frame was single-segment, made ordinary before its
 	// content size was read; that size is still checked against 8 MiB.
 	widened bool
+	// segWindow: for a widened frame whose content size has been read,
+	// the window the decoder would have taken for it as a single segment
+	// (its content size, at least 1 KiB); 0 for any other frame.
+	segWindow int64
 
 	// pend is an inserted Window_Descriptor that a one-byte read had no
 	// room for: the next Read returns it before reading on.
@@ -144,7 +169,7 @@ type zstdFrames struct {
 func (z *zstdFrames) reset(r io.Reader, limit int64, reserve func(int64) error) {
 	*z = zstdFrames{
 		r: r, limit: limit, reserve: reserve,
-		clamp: zstdDescriptorAtLeast(min(limit+zstdBlockMax, zstdMaxWindow)),
+		clamp: zstdDescriptorAtLeast(zstdClampSize(limit)),
 	}
 }
 
@@ -237,6 +262,7 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 			}
 		case zsFHD:
 			z.fhd = c
+			z.segWindow = 0
 			if c&0x08 != 0 { // reserved bit: the decoder refuses it
 				z.state = zsPass
 				break
@@ -288,6 +314,7 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 				if z.acc > 1<<62 || z.contentSize() > zstdMaxWindow {
 					return start, errZstdContent
 				}
+				z.segWindow = max(z.contentSize(), 1<<10)
 			}
 			z.field(zsBlock, 0)
 		case zsBlock:
@@ -300,6 +327,16 @@ func (z *zstdFrames) walk(p []byte, n int) (int, error) {
 			case 1: // RLE: one byte on the wire
 				size = 1
 			case 3: // reserved: the decoder refuses it
+				z.state = zsPass
+				continue
+			}
+			if z.segWindow != 0 && int64(z.acc>>3) > z.segWindow {
+				// A block the decoder refuses in a single segment of
+				// this size (its window), but not in the clamp's window
+				// the frame was given: its size is raised past 128 KiB
+				// (in the header's last byte, still in b), which the
+				// decoder refuses the same way, at the same byte.
+				b[i] |= 0x80
 				z.state = zsPass
 				continue
 			}
