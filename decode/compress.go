@@ -676,7 +676,7 @@ func (r *BodyReader) corrupt(s *stage) error {
 	if s.c == codingZstd && s.err == zstd.ErrDecoderSizeExceeded {
 		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
 	}
-	if s.c == codingZstd && s.err == zstd.ErrWindowSizeExceeded {
+	if s.c == codingZstd && s.err == zstd.ErrWindowSizeExceeded && s.zf.bigWindow {
 		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdWindow)
 	}
 	return r.fail(ErrCorrupt, CodeParseError, corruptReasons[s.c][classify(s.err)])

@@ -158,6 +158,10 @@ type zstdFrames struct {
 	// the window the decoder would have taken for it as a single segment
 	// (its content size, at least 1 KiB); 0 for any other frame.
 	segWindow int64
+	// bigWindow: a frame declared a window over 8 MiB, which the decoder
+	// refuses from its header (ErrWindowSizeExceeded, as it also says of
+	// a block larger than its frame's window: corrupt data, not a size).
+	bigWindow bool
 
 	// pend is an inserted Window_Descriptor that a one-byte read had no
 	// room for: the next Read returns it before reading on.
@@ -433,6 +437,7 @@ func (z *zstdFrames) window(b []byte, i int) error {
 	wd := b[i]
 	declared := zstdWindowSize(wd)
 	if declared > zstdMaxWindow {
+		z.bigWindow = true
 		return nil // refused by the decoder from the header
 	}
 	if wd > z.clamp {

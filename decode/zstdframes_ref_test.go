@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -230,6 +231,56 @@ func TestZstdFramesHugeCeiling(t *testing.T) {
 		}
 		if h, want := decode.ZstdHistory(limit), decode.ZstdHistory(8<<20); h != want {
 			t.Errorf("ZstdHistory(%d) = %d, want %d (the ring of an 8 MiB window)", limit, h, want)
+		}
+	}
+}
+
+// TestZstdWindowRefusals: klauspost's decoder says ErrWindowSizeExceeded
+// both of a frame declaring a window over 8 MiB (a size: 413, -32600)
+// and of a raw or RLE block larger than its frame's window (corrupt
+// data: -32700); BodyReader tells them apart, whole and split.
+func TestZstdWindowRefusals(t *testing.T) {
+	var br decode.BodyReader
+	block := func(typ uint32, size int, last bool) []byte {
+		h := typ<<1 | uint32(size)<<3
+		if last {
+			h |= 1
+		}
+		b := []byte{byte(h), byte(h >> 8), byte(h >> 16)}
+		if typ == 1 { // RLE: one byte
+			return append(b, 'r')
+		}
+		return append(b, bytes.Repeat([]byte("w"), size)...)
+	}
+	frame := func(wd byte, blocks ...[]byte) []byte {
+		b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, wd} // no content size, no checksum
+		for _, bl := range blocks {
+			b = append(b, bl...)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name     string
+		wire     []byte
+		sentinel error
+		code     int
+		reason   string
+	}{
+		{"16 MiB window", frame(14<<3, block(0, 10, true)), decode.ErrTooLarge, decode.CodeInvalidRequest, "window over 8 MiB"},
+		{"3.75 TiB window", frame(0xff, block(0, 10, true)), decode.ErrTooLarge, decode.CodeInvalidRequest, "window over 8 MiB"},
+		{"raw block over a 1 KiB window", frame(0, block(0, 1500, true)), decode.ErrCorrupt, decode.CodeParseError, "block over the window"},
+		{"RLE block over a 2 KiB window, second block", frame(1<<3, block(0, 100, false), block(1, 3000, true)), decode.ErrCorrupt, decode.CodeParseError, "block over the window"},
+	} {
+		ref, refErr, _ := refZstdVerdict(tc.wire, decode.DefaultMaxBytes)
+		if !errors.Is(refErr, zstd.ErrWindowSizeExceeded) {
+			t.Fatalf("%s: the reference says %v after %d bytes, want ErrWindowSizeExceeded", tc.name, refErr, len(ref))
+		}
+		for _, split := range []bool{false, true} {
+			got, err := decodeZstd(t, &br, tc.wire, 0, split)
+			var e *decode.Error
+			if !errors.As(err, &e) || e.Err != tc.sentinel || e.Code != tc.code || !strings.Contains(e.Reason, tc.reason) || !bytes.HasPrefix(ref, got) {
+				t.Errorf("%s, one byte at a time %v: %d bytes, %v; want %v (%d) mentioning %q", tc.name, split, len(got), err, tc.sentinel, tc.code, tc.reason)
+			}
 		}
 	}
 }
