@@ -107,19 +107,23 @@ func TestRunStreamLineEnds(t *testing.T) {
 }
 
 // TestRunStaleAnswer: a server that sends every answer twice, the copy
-// 2 ms after it. In an open loop the connection sits idle between slots,
-// and the copy is found there before the next request goes out: the
-// answer it followed is judged wrong (bytes after the end of the answer),
-// not the copy taken for the next request's answer.
+// 2 ms after it. In an open loop the connection sits idle between slots
+// (40 ms), and the copy is found there before the next request goes out:
+// the answer it followed is judged wrong (bytes after the end of the
+// answer), not the copy taken for the next request's answer (a copy of
+// a notification's 202 passes for the next one's: without the idle look,
+// 7 or 8 of 20 are judged wrong, those whose copy came with the next
+// answer). A busy machine may deliver a copy after the next request went
+// out, so 13 of 20, not all, must be caught.
 func TestRunStaleAnswer(t *testing.T) {
 	for _, eng := range Engines() {
 		t.Run(eng, func(t *testing.T) {
 			f := startRaw(t, &rawFake{after: rightAnswer})
-			rep := runOrFatal(t, Config{URL: f.url, Connections: 1, Rate: 100, Requests: 20, Engine: eng, Mix: Mix{ShapeNotify: 1}})
+			rep := runOrFatal(t, Config{URL: f.url, Connections: 1, Rate: 25, Requests: 20, Engine: eng, Mix: Mix{ShapeNotify: 1}})
 			t.Logf("ok %d, wrong %v, reconnects %d", rep.OK, rep.WrongByClass, rep.Reconnects)
 			// The last answer's copy may come after the run.
-			if got := rep.WrongByClass["body"]; got < 15 || rep.OK+rep.Wrong != rep.Sent || rep.Sent != 20 || rep.ExitCode != 1 {
-				t.Errorf("wrong %v, ok %d, sent %d; want most of 20 answers judged wrong for the bytes after them", rep.WrongByClass, rep.OK, rep.Sent)
+			if got := rep.WrongByClass["body"]; got < 13 || rep.OK+rep.Wrong != rep.Sent || rep.Sent != 20 || rep.ExitCode != 1 {
+				t.Errorf("wrong %v, ok %d, sent %d; want at least 13 of 20 answers judged wrong for the bytes after them", rep.WrongByClass, rep.OK, rep.Sent)
 			}
 			// Found on the idle connection, or, when a busy machine let
 			// the copy catch up with its answer, in the same read: either
