@@ -123,7 +123,7 @@ func New(opts Options) (*Fleet, error) {
 	}
 	f := &Fleet{
 		opts:   opts,
-		client: c,
+		client: boundedClient{c},
 		log:    opts.Logger.With("instance", opts.Instance),
 		keyPre: opts.Prefix,
 		closed: make(chan struct{}),

@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -205,8 +207,11 @@ func TestLimiterRedisDown(t *testing.T) {
 	logMu.Lock()
 	text := logs.String()
 	logMu.Unlock()
-	if d, u := strings.Count(text, "redis is down"), strings.Count(text, "redis is up"); d != 1 || u != 2 {
-		t.Errorf("logs: %d down, %d up lines, want 1 and 2 (start, recovery):\n%s", d, u, text)
+	// One line a change: up at the start, down, up again. A busy machine
+	// may miss the 80 ms timeout once more while Redis is up, and log
+	// one more down and up; a failure while down must log nothing.
+	if d, u := strings.Count(text, "redis is down"), strings.Count(text, "redis is up"); d < 1 || d > 2 || u != d+1 {
+		t.Errorf("logs: %d down, %d up lines, want 1 and 2 (start, recovery), or one change more each:\n%s", d, u, text)
 	}
 
 	// Frozen: calls time out; a Take costs at most about the timeout.
@@ -388,4 +393,49 @@ func TestLimiterHotKeyStaysFleetWide(t *testing.T) {
 		t.Errorf("%d decisions made by the per-instance fallback while Redis was up", fb)
 	}
 	t.Logf("admitted %d over %v; fallback decisions %d", ok.Load(), w, fb)
+}
+
+// TestFrozenRedisRedial: Redis freezes just after the instance's
+// connection was cut, so the next call dials again, and the new
+// connection's handshake gets no answer. rueidis then closes that
+// connection with a PING it waits a second for, past the call's context;
+// a Take and a task call must still cost about the call timeout, not
+// that second.
+func TestFrozenRedisRedial(t *testing.T) {
+	r := services.StartRedis(t)
+	f, err := New(Options{URL: r.URL(), Instance: "a", Prefix: "fz:", Logger: quiet(),
+		ProbeInterval: 50 * time.Millisecond, Heartbeat: 100 * time.Millisecond, Timeout: 80 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	waitUp(t, f)
+	l := newLimiter(t, f, LimiterOptions{Rate: 10, Burst: 10})
+	store, err := f.TaskStore(TaskOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 3 {
+		if l.Take(netip.MustParseAddr("192.0.2.1")) != 0 {
+			t.Fatal("refused while up")
+		}
+		if _, err := r.Do("CLIENT", "KILL", "TYPE", "normal"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // the instance sees its connection closed
+		if err := r.Proc.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		l.Take(netip.AddrFrom4([4]byte{192, 0, 2, byte(10 + round)}))
+		took := time.Since(start)
+		start = time.Now()
+		_, serr := store.Exists(context.Background(), "t-"+strconv.Itoa(round))
+		tookStore := time.Since(start)
+		r.Proc.Signal(syscall.SIGCONT)
+		if took > 500*time.Millisecond || tookStore > 500*time.Millisecond {
+			t.Errorf("round %d: with Redis frozen, a Take took %v, a task lookup %v (%v); want about the 80 ms timeout", round, took, tookStore, serr)
+		}
+		waitUp(t, f)
+	}
 }
