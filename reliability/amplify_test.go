@@ -101,7 +101,9 @@ func TestMemoryAmplificationAgainstBinary(t *testing.T) {
 		size    = 1<<20 - 1024
 		bound   = 640 << 20
 	)
-	b := startBinary(t)
+	// A memory test, not a latency one: on a busy machine 48 bodies of
+	// 1 MiB at once may take the handler past its default 10 s deadline.
+	b := startBinary(t, "-handler-timeout", "60s", "-read-timeout", "60s", "-write-timeout", "60s")
 	pid := b.cmd.Process.Pid
 	base := "http://" + b.addr
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}
