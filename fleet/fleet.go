@@ -117,13 +117,14 @@ func New(opts Options) (*Fleet, error) {
 	co.Dialer.Timeout = max(opts.Timeout, 500*time.Millisecond)
 	co.ConnWriteTimeout = max(opts.Timeout, 500*time.Millisecond)
 	co.ClientName = "rpcedge-" + opts.Instance
+	co.DialCtxFn = probeDial(co.DialCtxFn) // see dial.go's NOTE
 	c, err := rueidis.NewClient(co)
 	if c == nil { // with ForceSingleClient, a client comes back even when the dial failed
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
 	f := &Fleet{
 		opts:   opts,
-		client: boundedClient{c},
+		client: c,
 		log:    opts.Logger.With("instance", opts.Instance),
 		keyPre: opts.Prefix,
 		closed: make(chan struct{}),
