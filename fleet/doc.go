@@ -49,8 +49,10 @@
 //
 // # Redis down
 //
-// A call that fails for want of Redis (refused, broken, or slower than
-// Options.Timeout, and a PING after it too) turns the Fleet "down": it
+// A call that fails for want of Redis (refused, broken, slower than
+// Options.Timeout, or answered LOADING, BUSY or MASTERDOWN, as a Redis
+// restarted with its data answers until it is loaded; and a PING after
+// it too) turns the Fleet "down": it
 // logs once, rpcedge_fleet_redis_up drops to 0, the limiter serves the
 // per-instance share and the task store fails at once; a probe tries Redis
 // every Options.ProbeInterval and the first answer turns the Fleet "up"

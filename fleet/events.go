@@ -132,7 +132,7 @@ func (b *Broker) publishRemote(ctx context.Context, c *a2a.TaskChange) {
 	defer cancel()
 	cl := b.f.client
 	err = cl.Do(cctx, cl.B().Publish().Channel(b.channel).Message(rueidis.BinaryString(msg)).Build()).Error()
-	b.f.check(err)
+	b.f.checkFor(ctx, err)
 }
 
 // Subscribe follows the task's changes, wherever they are stored.

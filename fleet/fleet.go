@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,7 @@ type Fleet struct {
 	size     atomic.Int64 // instances seen by the last heartbeat, at least 1
 	probing  atomic.Bool
 	stateMu  sync.Mutex // orders up/down transitions and their logs
+	stated   bool       // a state was logged (under stateMu): the first is logged either way
 	closed   chan struct{}
 	closeOne sync.Once
 	wg       sync.WaitGroup
@@ -191,7 +193,7 @@ const fleetMetricsHelp = `# HELP rpcedge_fleet_redis_up Whether this instance re
 # TYPE rpcedge_fleet_instances gauge
 # HELP rpcedge_fleet_redis_calls_total Calls to Redis.
 # TYPE rpcedge_fleet_redis_calls_total counter
-# HELP rpcedge_fleet_redis_errors_total Calls to Redis that failed for the connection (not for a reply).
+# HELP rpcedge_fleet_redis_errors_total Calls to Redis that failed for want of Redis (no answer in time, or LOADING, BUSY, MASTERDOWN), not for another reply.
 # TYPE rpcedge_fleet_redis_errors_total counter
 # HELP rpcedge_fleet_redis_state_changes_total Changes between Redis reachable and not.
 # TYPE rpcedge_fleet_redis_state_changes_total counter
@@ -233,15 +235,12 @@ func (f *Fleet) ctx(parent context.Context) (context.Context, context.CancelFunc
 }
 
 // check classifies the error of a Redis call: nil, a nil reply and a
-// server error reply leave the state alone; anything else (a refused or
-// broken connection, a timeout) means Redis is down. It returns err.
+// server error reply mean Redis is up; anything else (a refused or
+// broken connection, a timeout, or a reply saying Redis cannot serve now:
+// see isDown) means Redis is down. It returns err.
 func (f *Fleet) check(err error) error {
 	f.calls.Inc()
-	if err == nil || rueidis.IsRedisNil(err) {
-		f.markUp()
-		return err
-	}
-	if _, ok := rueidis.IsRedisErr(err); ok {
+	if !isDown(err) {
 		f.markUp()
 		return err
 	}
@@ -262,13 +261,37 @@ func (f *Fleet) ping() bool {
 	return f.client.Do(ctx, f.client.B().Ping().Build()).Error() == nil
 }
 
-// isDown reports whether err (from check) meant Redis was unreachable.
+// checkFor is check for a call made under ctx, a caller's context: a
+// call cut short because that context ended (the client went away, its
+// request's deadline passed) says nothing about Redis, and is counted as
+// a call, not as an error, without a PING (found by review on
+// 2026-12-06).
+func (f *Fleet) checkFor(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		f.calls.Inc()
+		return err
+	}
+	return f.check(err)
+}
+
+// isDown reports whether err (from check) means Redis cannot serve: no
+// answer (refused, broken, timed out), or an error reply saying so for
+// every command: LOADING (a restarted Redis loading its data set, for
+// seconds to minutes), BUSY (a script past its time limit), MASTERDOWN (a
+// replica cut off from its master). A Redis answering those is down for
+// the fleet, not up with every call failing (found by review on
+// 2026-12-06: a Redis loading its data turned the fleet "up" and every
+// task call failed 500 until it was loaded).
 func isDown(err error) bool {
 	if err == nil || rueidis.IsRedisNil(err) {
 		return false
 	}
-	_, reply := rueidis.IsRedisErr(err)
-	return !reply
+	re, reply := rueidis.IsRedisErr(err)
+	if !reply {
+		return true
+	}
+	msg := re.Error()
+	return re.IsLoading() || strings.HasPrefix(msg, "BUSY ") || strings.HasPrefix(msg, "MASTERDOWN")
 }
 
 func (f *Fleet) markUp() {
@@ -280,6 +303,7 @@ func (f *Fleet) markUp() {
 	if f.up.Swap(true) {
 		return
 	}
+	f.stated = true
 	f.changes.Inc()
 	f.log.Info("fleet: redis is up: limits are fleet-wide, tasks are served", "redis", redactURL(f.opts.URL))
 }
@@ -287,7 +311,11 @@ func (f *Fleet) markUp() {
 func (f *Fleet) markDown(err error) {
 	f.stateMu.Lock()
 	was := f.up.Swap(false)
-	if was {
+	if was || !f.stated {
+		// A change, or the state at start (found by review on
+		// 2026-12-06: an instance started with Redis unreachable, a
+		// wrong address say, logged nothing until Redis answered).
+		f.stated = true
 		f.changes.Inc()
 		f.log.Warn("fleet: redis is down: limits fall back to per-instance shares, task calls answer 503 until it returns",
 			"redis", redactURL(f.opts.URL), "error", err.Error(), "instances", f.size.Load())

@@ -76,7 +76,10 @@ type LimiterOptions struct {
 // as Envoy's global limit (failure_mode_deny false) and Kong's
 // cluster-policy limits (fault_tolerant) fail open, but bounded rather
 // than unlimited (Doorman's "safe capacity"). When Redis answers again
-// the leases resume by themselves.
+// the leases resume by themselves. A key whose refill fails while the
+// Fleet stays up (a call slower than the timeout, Redis refusing the
+// script: out of memory, a read-only replica) is served by that share
+// too, and Redis is asked for it again no sooner than half a Lease later.
 //
 // A Limiter is safe for concurrent use. Take does not allocate for a key
 // it holds tokens for.
@@ -110,7 +113,8 @@ type leaseEntry struct {
 	seen     int64  // unix ns of the last Take
 	since    int64  // unix ns of the last grant (demand window start)
 	attempts int    // Takes since the last grant
-	failed   bool   // the last refill got no answer from Redis
+	failed   bool   // the last refill failed: no answer, or an error reply
+	retry    int64  // unix ns: after a failed refill, none before then
 	low      int    // refill in the background at or below this many
 	busy     bool   // a refill is in flight
 	done     chan struct{}
@@ -201,7 +205,7 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 	for try := 0; ; try++ {
 		if e.tokens > 0 {
 			e.tokens--
-			if e.tokens <= e.low && !e.busy {
+			if e.tokens <= e.low && !e.busy && (!e.failed || now >= e.retry) {
 				l.startRefill(e)
 				go l.refill(e)
 			}
@@ -214,8 +218,12 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 			l.limited.Inc()
 			return wait
 		}
-		if try > 0 && (e.failed || !l.f.up.Load()) {
-			// The refill brought no answer: Redis is down.
+		if try > 0 && (e.failed || !l.f.up.Load()) || e.failed && now < e.retry {
+			// The refill brought no answer: Redis is down, or refuses
+			// the script (out of memory, a read-only replica), and is
+			// asked again no sooner than half a lease after (found by
+			// review on 2026-12-06: with every refill failing, each
+			// request made a failing call).
 			l.mu.Unlock()
 			l.fallback.Inc()
 			return l.local().Take(key)
@@ -240,6 +248,19 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 		}
 		l.mu.Lock()
 		now = time.Now().UnixNano()
+		if cur := l.keys[key]; cur != e {
+			// e was evicted while this Take waited (its tokens are
+			// queued to be given back): go on with the key's entry as
+			// it is now, or a new one (found by review on 2026-12-06:
+			// the Take spent a token of the evicted entry, which was
+			// given back to Redis too).
+			if cur == nil {
+				cur = l.insert(key)
+			}
+			cur.seen = now
+			cur.attempts++
+			e = cur
+		}
 	}
 }
 
@@ -255,6 +276,7 @@ func (l *Limiter) insert(key netip.Addr) *leaseEntry {
 			}
 			if old.tokens > 0 {
 				l.returns = append(l.returns, pendingReturn{old.rkey, old.tokens})
+				old.tokens = 0 // given back: nobody spends them here
 			}
 			delete(l.keys, k)
 			break
@@ -290,7 +312,9 @@ func (l *Limiter) refill(e *leaseEntry) {
 
 	l.mu.Lock()
 	e.failed = err != nil
-	if err == nil {
+	if err != nil {
+		e.retry = time.Now().UnixNano() + int64(l.lease)/2
+	} else {
 		now = time.Now().UnixNano()
 		if grant > 0 {
 			e.tokens += grant
@@ -323,6 +347,9 @@ func (l *Limiter) call(rkey string, want, ret int) (grant int, retryUS int64, er
 	if len(vals) != 2 {
 		return 0, 0, errors.New("fleet: lease script answered " + strconv.Itoa(len(vals)) + " values")
 	}
+	if vals[0] < 0 || vals[0] > int64(want) || vals[1] < 0 || vals[1] > l.tau+l.period {
+		return 0, 0, errors.New("fleet: lease script answered {" + strconv.FormatInt(vals[0], 10) + ", " + strconv.FormatInt(vals[1], 10) + "}")
+	}
 	l.granted.Add(int(vals[0]))
 	l.returned.Add(ret)
 	return int(vals[0]), vals[1], nil
@@ -352,27 +379,45 @@ func (l *Limiter) sweep() {
 	for {
 		select {
 		case <-l.closed:
-			l.giveBack(l.collect(true))
+			// A refill in flight brings tokens too: wait for those
+			// (each bounded by the call timeout and a PING), then give
+			// everything back (found by review on 2026-12-06: the grant
+			// of a refill in flight at Close stayed in the closed
+			// limiter, spent in Redis for nothing).
+			rs, busy := l.collect(true)
+			for _, done := range busy {
+				<-done
+			}
+			if len(busy) > 0 {
+				more, _ := l.collect(true)
+				rs = append(rs, more...)
+			}
+			l.giveBack(rs)
 			return
 		case <-t.C:
 		}
 		if l.f.up.Load() {
-			l.giveBack(l.collect(false))
+			rs, _ := l.collect(false)
+			l.giveBack(rs)
 		}
 	}
 }
 
 // collect takes the tokens of idle keys (all keys when all is set) out of
-// the table, for giveBack.
-func (l *Limiter) collect(all bool) []pendingReturn {
+// the table, for giveBack; with all, it also returns the done channels of
+// the refills in flight, whose keys it skipped.
+func (l *Limiter) collect(all bool) (out []pendingReturn, busy []chan struct{}) {
 	now := time.Now().UnixNano()
 	idle, forget := int64(l.lease), 10*int64(l.lease)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := l.returns
+	out = l.returns
 	l.returns = nil
 	for k, e := range l.keys {
 		if e.busy {
+			if all {
+				busy = append(busy, e.done)
+			}
 			continue
 		}
 		if e.tokens > 0 && (all || now-e.seen > idle) {
@@ -383,7 +428,7 @@ func (l *Limiter) collect(all bool) []pendingReturn {
 			delete(l.keys, k)
 		}
 	}
-	return out
+	return out, busy
 }
 
 // giveBack returns tokens to Redis, pipelined.

@@ -29,7 +29,11 @@ import (
 //
 // Returns {grant, retry_us}: grant tokens were taken (TAT moved by
 // grant × T); when want > 0 and none could be, retry_us is how long until
-// one can.
+// one can (at most T). A stored TAT that is no number, or past now + tau,
+// was not written by this script: it is read as now, or now + tau (found
+// by review on 2026-12-06: a value SET by hand or by a broken instance
+// made every Take a failed script call served by the fallback, or refused
+// the client for ages with a Retry-After wrapped around int64).
 var scriptLease = rueidis.NewLuaScript(`
 local T = tonumber(ARGV[1])
 local tau = tonumber(ARGV[2])
@@ -37,8 +41,11 @@ local want = tonumber(ARGV[3])
 local ret = tonumber(ARGV[4])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+-- a TAT this GCRA cannot have left (no number, NaN, past now + tau: a
+-- foreign or broken writer) is taken as the most it can mean
+if tat ~= tat or tat < now then tat = now end
+if tat > now + tau then tat = now + tau end
 if ret > 0 then
   tat = tat - ret * T
   if tat < now then tat = now end
@@ -148,7 +155,12 @@ if over > 0 then
     drop(old, h[1], h[2])
   end
 end
+-- the indexes this task joined forget expired tasks too (found by review
+-- on 2026-12-06: an owner's or a context's index was pruned only by a
+-- listing of it, and an owner that kept creating tasks grew it for good)
 prune(ALL, 16)
+prune(ckey(ctx), 16)
+if own ~= '' then prune(okey(own), 16) end
 return 1
 `)
 

@@ -140,7 +140,7 @@ func (s *TaskStore) Exists(ctx context.Context, id string) (bool, error) {
 	defer cancel()
 	c := s.f.client
 	n, err := c.Do(cctx, c.B().Exists().Key(s.prefix+"t:"+id).Build()).AsInt64()
-	if s.f.check(err) != nil {
+	if s.f.checkFor(ctx, err) != nil {
 		return false, s.fail(err)
 	}
 	return n == 1, nil
@@ -154,7 +154,7 @@ func (s *TaskStore) get(ctx context.Context, id string) (*a2a.Task, string, erro
 	defer cancel()
 	c := s.f.client
 	vals, err := c.Do(cctx, c.B().Hmget().Key(s.prefix+"t:"+id).Field("d", "v").Build()).ToArray()
-	if s.f.check(err) != nil {
+	if s.f.checkFor(ctx, err) != nil {
 		return nil, "", s.fail(err)
 	}
 	if len(vals) != 2 || vals[0].IsNil() {
@@ -189,7 +189,7 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 	n, err := scriptCreate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + t.ID}, []string{
 		s.prefix, s.ttl, t.ID, t.ContextID, strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN, t.Owner,
 	}).AsInt64()
-	if s.f.check(err) != nil {
+	if s.f.checkFor(ctx, err) != nil {
 		return s.fail(err)
 	}
 	if n != 1 {
@@ -235,7 +235,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 			s.prefix, s.ttl, id, ver, strconv.Itoa(int(nt.Status.State)), millis(nt), string(data),
 		}).AsInt64()
 		cancel()
-		if s.f.check(err) != nil {
+		if s.f.checkFor(ctx, err) != nil {
 			return nil, s.fail(err)
 		}
 		switch r {
@@ -288,7 +288,7 @@ func (s *TaskStore) List(ctx context.Context, q a2a.TaskQuery) (a2a.TaskPage, er
 	vals, err := scriptList.Exec(cctx, s.f.client, []string{s.prefix + "all"}, []string{
 		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, q.Owner, strconv.Itoa(pageBytes),
 	}).ToArray()
-	if s.f.check(err) != nil {
+	if s.f.checkFor(ctx, err) != nil {
 		return a2a.TaskPage{}, s.fail(err)
 	}
 	if len(vals) < 2 || (len(vals)-2)%3 != 0 {
