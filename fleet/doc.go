@@ -70,9 +70,15 @@
 // # Security
 //
 // Keys are the client's address (rate limit) and random task ids; every
-// script bounds its work (a page walks at most the context's or the
-// owner's index, a
-// create evicts at most the excess). Give the fleet its own Redis database
-// or Options.Prefix, and a password in the URL in production; the URL's
+// script's work is bounded by an index (a page walks at most the
+// context's, the owner's or, with neither, all tasks' index; a create
+// evicts at most the excess). That bound is the index's size: a listing
+// with a status filter counts its total over the whole index, about 8 µs
+// a task, so over some 30,000 tasks in scope it holds Redis past the
+// default Options.Timeout, and every instance's calls time out and fall
+// back for that moment. A per-state index would bound it; until then keep
+// Options.Timeout above what such a listing takes, or TaskOptions.MaxTasks
+// (or TTL) low enough. Give the fleet its own Redis database or
+// Options.Prefix, and a password in the URL in production; the URL's
 // password is never logged.
 package fleet
