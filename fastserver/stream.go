@@ -832,6 +832,10 @@ func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
 	if nr+ne != 1 {
 		return false
 	}
+	// A JSON-RPC 2.0 response, as a request must be (row 10 otherwise).
+	if v, n := decode.Lookup(body, "jsonrpc"); n != 1 || (string(v) != `"2.0"` && !decode.StringIs(v, "2.0")) {
+		return false
+	}
 	if s.pending.deliver(m.ID, body) {
 		return true
 	}
