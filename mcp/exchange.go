@@ -351,7 +351,10 @@ func missingCapability(capability string) *fastserver.Error {
 // 2025-xx the request goes on the call's stream and Ask waits for the
 // client's response (fastserver.Config.ClientResponseTimeout at most);
 // that needs a tool registered with Streaming (else ErrNotStreaming) and
-// a client that accepts text/event-stream (else ErrNoStream).
+// a client that accepts text/event-stream (else ErrNoStream); when the
+// request names a session (WithSessions) whose client did not declare
+// the capability the method needs, nothing is sent and Ask fails (the
+// tool fails with it, isError).
 func (c *Call) Ask(key, method string, params []byte) ([]byte, error) {
 	if params != nil {
 		params = trimWS(params)
@@ -360,6 +363,11 @@ func (c *Call) Ask(key, method string, params []byte) ([]byte, error) {
 		}
 	}
 	if !c.v.Stateless() {
+		if cp := capabilityOf(method); cp != "" && c.sess != nil && !c.ClientSupports(cp) {
+			// The session knows the client's capabilities (initialize):
+			// only those negotiated may be used (MCP lifecycle).
+			return nil, errors.New("mcp: the client did not declare the " + cp + " capability when it initialized its session")
+		}
 		switch {
 		case !c.streaming:
 			return nil, ErrNotStreaming

@@ -122,7 +122,7 @@ var (
 func (t *sessionTable) create(v Version, caps []byte, owner string, now time.Time) (*session, *fastserver.Error) {
 	var raw [16]byte
 	rand.Read(raw[:])
-	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), owner: owner, version: v, caps: append([]byte(nil), caps...),
+	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), owner: owner, version: v, caps: declaredCapabilities(caps),
 		subs: map[string]bool{}, events: make(chan []byte, t.opts.Queue), seen: now}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -134,6 +134,41 @@ func (t *sessionTable) create(v Version, caps []byte, owner string, now time.Tim
 	}
 	t.m[ss.id] = ss
 	return ss, nil
+}
+
+// maxSessionCaps bounds what a session keeps of the client's
+// capabilities.
+const maxSessionCaps = 4 << 10
+
+// declaredCapabilities returns what ClientSupports needs of initialize's
+// params.capabilities: {"name":{},…} for each top-level member, its value
+// {} when it was an object and null when not (so that a name given twice,
+// or not as an object, stays unsupported), at most maxSessionCaps bytes
+// of it. A session must not keep a client's whole object: it may be as
+// large as the body ceiling, for each of SessionOptions.Max sessions.
+func declaredCapabilities(caps []byte) []byte {
+	if kindOf(caps) != kindObject {
+		return nil
+	}
+	out := []byte{'{'}
+	var it decode.Members
+	for it.Reset(caps); it.Next(); {
+		if len(out)+len(it.Name())+9 > maxSessionCaps {
+			break
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, '"') // the raw name, escapes as sent
+		out = append(out, it.Name()...)
+		out = append(out, '"')
+		if kindOf(it.Value()) == kindObject {
+			out = append(out, ":{}"...)
+		} else {
+			out = append(out, ":null"...)
+		}
+	}
+	return append(out, '}')
 }
 
 // sweep drops expired sessions (t.mu held).
@@ -263,9 +298,15 @@ func (s *Server) NotifyResourceUpdated(uri string) int {
 	msg := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), decode.AppendString(nil, uri)...)
 	msg = append(msg, "}}"...)
 	t := s.sessions
+	now := time.Now()
 	t.mu.Lock()
 	var targets []*session
-	for _, ss := range t.m {
+	for id, ss := range t.m {
+		if ss.expired(now, t.opts.Idle) {
+			// Gone (404 to its client): nothing is queued for it.
+			t.endLocked(id, ss)
+			continue
+		}
 		ss.mu.Lock()
 		if ss.subs[uri] {
 			targets = append(targets, ss)
@@ -337,6 +378,12 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 		}
 		if !fastserver.AcceptsEventStream(acceptValue(ctx)) {
 			ctx.Error("the session stream is text/event-stream", fasthttp.StatusNotAcceptable)
+			return true
+		}
+		if !ctx.Request.Header.IsHTTP11() {
+			// The stream is a chunked body, which HTTP/1.0 cannot carry
+			// (RFC 9112 §6.1), as for a POST's stream (ErrStreamHTTP10).
+			ctx.Error("the session stream needs HTTP/1.1: an HTTP/1.0 request cannot get a chunked stream", fasthttp.StatusNotAcceptable)
 			return true
 		}
 		ss.mu.Lock()
