@@ -159,8 +159,8 @@
 // session keeps its log level and resource subscriptions, GET /mcp with
 // the id opens its stream of notifications/resources/updated
 // (NotifyResourceUpdated), DELETE ends it. Sessions are bounded in number,
-// idle time and queued notifications (SessionOptions). 2026-07-28 has no
-// sessions. See sessions.go for the details.
+// idle time, queued notifications and subscriptions each (SessionOptions).
+// 2026-07-28 has no sessions. See sessions.go for the details.
 //
 // # Newline-delimited streams
 //

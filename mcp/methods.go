@@ -257,11 +257,23 @@ func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, erro
 		return dst, duplicateIn(m.Params, "")
 	}
 	if ss := s.sessionOf(r); ss != nil {
+		max := s.sessions.opts.Subscriptions
 		ss.mu.Lock()
-		if string(m.Method) == "resources/subscribe" {
+		switch {
+		case string(m.Method) != "resources/subscribe":
+			if ss.subs[u] {
+				delete(ss.subs, u)
+				ss.subBytes -= len(u)
+			}
+		case ss.subs[u]:
+		case len(ss.subs) >= max || ss.subBytes+len(u) > 64<<10:
+			n := len(ss.subs)
+			ss.mu.Unlock()
+			return dst, &fastserver.Error{Code: decode.CodeInvalidParams,
+				Message: "the session is subscribed to " + strconv.Itoa(n) + " resources, the most it may be (SessionOptions.Subscriptions): unsubscribe first"}
+		default:
 			ss.subs[u] = true
-		} else {
-			delete(ss.subs, u)
+			ss.subBytes += len(u)
 		}
 		ss.mu.Unlock()
 	}

@@ -63,6 +63,11 @@ type SessionOptions struct {
 	// Queue is how many notifications wait for a session's GET stream;
 	// past it they are dropped (Server.DroppedNotifications). Default 64.
 	Queue int
+	// Subscriptions bounds the resources one session is subscribed to at
+	// once: at most this many URIs, of at most 64 KiB together; past it
+	// resources/subscribe of another URI is refused with -32602
+	// (unsubscribing makes room). Default 256.
+	Subscriptions int
 }
 
 // WithSessions turns on sessions for 2025-xx clients (see the package
@@ -73,7 +78,7 @@ type SessionOptions struct {
 // Default: off, stateless.
 func WithSessions(o SessionOptions) Option {
 	return func(s *Server) error {
-		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 {
+		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 || o.Subscriptions < 0 {
 			return errors.New("mcp: session options must not be negative")
 		}
 		if o.Max == 0 {
@@ -84,6 +89,9 @@ func WithSessions(o SessionOptions) Option {
 		}
 		if o.Queue == 0 {
 			o.Queue = 64
+		}
+		if o.Subscriptions == 0 {
+			o.Subscriptions = 256
 		}
 		s.sessions = &sessionTable{opts: o, m: make(map[string]*session)}
 		return nil
@@ -106,6 +114,7 @@ type session struct {
 	level    LogLevel
 	levelSet bool
 	subs     map[string]bool
+	subBytes int // the length of the URIs in subs
 	events   chan []byte
 	streamed bool // a GET stream is open
 	seen     time.Time

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -390,5 +391,60 @@ func TestSessionHostileGETHTTP10(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("HTTP/1.1 GET after it: %d", resp.StatusCode)
+	}
+}
+
+// A session's subscriptions are bounded (SessionOptions.Subscriptions,
+// and 64 KiB of URIs): past either, resources/subscribe of another URI is
+// refused -32602 and nothing is kept; subscribing again to a URI held
+// costs nothing; unsubscribing makes room. (Each subscribe request of a
+// URI matching a template was kept: 200 requests held 13 MB in one
+// session.)
+func TestSessionHostileSubscriptionsBounded(t *testing.T) {
+	s, _, url := reviewServer(t, fastserver.Config{}, SessionOptions{Subscriptions: 5})
+	sid := initSession(t, url, `{}`)
+	sub := func(method, id string) string {
+		_, body := do(t, "POST", url, sid, `{"jsonrpc":"2.0","id":3,"method":"resources/`+method+`","params":{"uri":"test://item/`+id+`"}}`)
+		return body
+	}
+	held := func() (int, int) {
+		s.sessions.mu.Lock()
+		defer s.sessions.mu.Unlock()
+		ss := s.sessions.m[sid]
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		return len(ss.subs), ss.subBytes
+	}
+	for i := range 5 {
+		if body := sub("subscribe", "n"+strconv.Itoa(i*7)); strings.Contains(body, `"error"`) {
+			t.Fatalf("subscription %d refused: %s", i, body)
+		}
+	}
+	if body := sub("subscribe", "n0"); strings.Contains(body, `"error"`) {
+		t.Errorf("a held URI again: %s", body)
+	}
+	if body := sub("subscribe", "over"); !strings.Contains(body, `"code":-32602`) {
+		t.Errorf("a sixth URI: %s, want -32602", body)
+	}
+	if n, _ := held(); n != 5 {
+		t.Errorf("%d subscriptions held, want 5", n)
+	}
+	sub("unsubscribe", "n7")
+	if body := sub("subscribe", "over"); strings.Contains(body, `"error"`) {
+		t.Errorf("after an unsubscribe: %s", body)
+	}
+	// 64 KiB of URIs: a long one past it is refused however few are held.
+	for _, id := range []string{"n0", "n14", "n21", "n28", "over"} {
+		sub("unsubscribe", id)
+	}
+	if n, b := held(); n != 0 || b != 0 {
+		t.Errorf("after unsubscribing all: %d held, %d bytes", n, b)
+	}
+	long := strings.Repeat("x", 40<<10)
+	if body := sub("subscribe", long); strings.Contains(body, `"error"`) {
+		t.Errorf("one 40 KiB URI: %.200s", body)
+	}
+	if body := sub("subscribe", long+"y"); !strings.Contains(body, `"code":-32602`) {
+		t.Errorf("a second 40 KiB URI: %.200s, want -32602", body)
 	}
 }
