@@ -244,7 +244,7 @@ func TestSessionHostileCapabilitiesBounded(t *testing.T) {
 // A session that expired is gone (404): NotifyResourceUpdated must not
 // queue for it nor count it.
 func TestSessionHostileNotifyExpired(t *testing.T) {
-	s, _, url := reviewServer(t, fastserver.Config{}, SessionOptions{Idle: 400 * time.Millisecond})
+	s, _, url := reviewServer(t, fastserver.Config{}, SessionOptions{Idle: time.Second})
 	sid := initSession(t, url, `{}`)
 	if resp, _ := do(t, "POST", url, sid, `{"jsonrpc":"2.0","id":4,"method":"resources/subscribe","params":{"uri":"test://watched"}}`); resp.StatusCode != 200 {
 		t.Fatalf("subscribe: %d", resp.StatusCode)
@@ -252,7 +252,7 @@ func TestSessionHostileNotifyExpired(t *testing.T) {
 	if n := s.NotifyResourceUpdated("test://watched"); n != 1 {
 		t.Fatalf("live session: notified %d", n)
 	}
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
 	if n := s.NotifyResourceUpdated("test://watched"); n != 0 {
 		t.Errorf("expired session: notified %d, want 0", n)
 	}
