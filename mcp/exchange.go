@@ -362,12 +362,15 @@ func (c *Call) Ask(key, method string, params []byte) ([]byte, error) {
 			return nil, errors.New("mcp: Ask needs params that are one JSON object")
 		}
 	}
-	if !c.v.Stateless() {
-		if cp := capabilityOf(method); cp != "" && c.sess != nil && !c.ClientSupports(cp) {
-			// The session knows the client's capabilities (initialize):
-			// only those negotiated may be used (MCP lifecycle).
-			return nil, errors.New("mcp: the client did not declare the " + cp + " capability when it initialized its session")
+	if cp := capabilityOf(method); cp != "" && !c.ClientSupports(cp) {
+		// Only capabilities the client declared may be used (MCP
+		// lifecycle); under 2025-xx only a session knows them.
+		if c.v.Stateless() {
+			return nil, missingCapability(cp)
 		}
+		return nil, errors.New("mcp: the client did not declare the " + cp + " capability when it initialized its session")
+	}
+	if !c.v.Stateless() {
 		switch {
 		case !c.streaming:
 			return nil, ErrNotStreaming
@@ -381,9 +384,6 @@ func (c *Call) Ask(key, method string, params []byte) ([]byte, error) {
 			return nil, &ClientError{Method: method, Code: fe.Code, Message: fe.Message, Data: fe.Data}
 		}
 		return res, err
-	}
-	if cp := capabilityOf(method); cp != "" && !c.ClientSupports(cp) {
-		return nil, missingCapability(cp)
 	}
 	if v, n := decode.Lookup(c.inputs, key); n == 1 {
 		c.used = appendMember(c.used, key, v)
