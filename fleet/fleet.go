@@ -69,7 +69,6 @@ type Fleet struct {
 	size     atomic.Int64 // instances seen by the last heartbeat, at least 1
 	probing  atomic.Bool
 	stateMu  sync.Mutex // orders up/down transitions and their logs
-	stated   bool       // a state was logged (under stateMu): the first is logged either way
 	closed   chan struct{}
 	closeOne sync.Once
 	wg       sync.WaitGroup
@@ -303,7 +302,6 @@ func (f *Fleet) markUp() {
 	if f.up.Swap(true) {
 		return
 	}
-	f.stated = true
 	f.changes.Inc()
 	f.log.Info("fleet: redis is up: limits are fleet-wide, tasks are served", "redis", redactURL(f.opts.URL))
 }
@@ -311,11 +309,11 @@ func (f *Fleet) markUp() {
 func (f *Fleet) markDown(err error) {
 	f.stateMu.Lock()
 	was := f.up.Swap(false)
-	if was || !f.stated {
-		// A change, or the state at start (found by review on
-		// 2026-12-06: an instance started with Redis unreachable, a
-		// wrong address say, logged nothing until Redis answered).
-		f.stated = true
+	if was || f.changes.Get() == 0 {
+		// A change, or the state at start: nothing logged yet (found by
+		// review on 2026-12-06: an instance started with Redis
+		// unreachable, a wrong address say, logged nothing until Redis
+		// answered).
 		f.changes.Inc()
 		f.log.Warn("fleet: redis is down: limits fall back to per-instance shares, task calls answer 503 until it returns",
 			"redis", redactURL(f.opts.URL), "error", err.Error(), "instances", f.size.Load())
