@@ -2,10 +2,8 @@ package mcp
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -42,22 +40,8 @@ func reviewServer(t testing.TB, cfg fastserver.Config, o SessionOptions) (*Serve
 	}
 	s.AddTool(Tool{Name: "elicit", Streaming: true, Handler: ask("elicitation/create")})
 	s.AddTool(Tool{Name: "sample", Streaming: true, Handler: ask("sampling/createMessage")})
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := fastserver.New(cfg, s.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return s, srv, "http://" + ln.Addr().String() + "/mcp"
+	srv, url := serveLoopback(t, s, cfg)
+	return s, srv, url
 }
 
 // initSession initializes a session whose client declares caps.

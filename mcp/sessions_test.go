@@ -35,7 +35,19 @@ func sessionServer(t testing.TB, o SessionOptions) (*Server, string) {
 		c.AddText("logged")
 		return nil
 	})})
-	srv, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, s.Endpoint())
+	_, url := serveLoopback(t, s, fastserver.Config{})
+	return s, url
+}
+
+// serveLoopback serves s's endpoint on loopback with cfg (its Logger
+// discarding when nil) until the test ends; it returns the server and the
+// endpoint's URL.
+func serveLoopback(t testing.TB, s *Server, cfg fastserver.Config) (*fastserver.Server, string) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv, err := fastserver.New(cfg, s.Endpoint())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +61,7 @@ func sessionServer(t testing.TB, o SessionOptions) (*Server, string) {
 		defer cancel()
 		srv.Shutdown(ctx)
 	})
-	return s, "http://" + ln.Addr().String() + "/mcp"
+	return srv, "http://" + ln.Addr().String() + "/mcp"
 }
 
 func do(t testing.TB, method, url, session, body string, hdr ...string) (*http.Response, string) {
@@ -231,21 +243,7 @@ func TestSessionsWithAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, s.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	url := "http://" + ln.Addr().String() + "/mcp"
+	_, url := serveLoopback(t, s, fastserver.Config{})
 	token := "Bearer " + as.Token(as.Claims(resourceID, ""))
 	resp, body := do(t, "POST", url, "", initialize, "Authorization", token)
 	id := resp.Header.Get(HeaderSession)
