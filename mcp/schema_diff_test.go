@@ -76,7 +76,7 @@ type schemaGen struct{ r *rand.Rand }
 var (
 	genNames   = []string{"a", "b", "é", `\u0061`, "a b", "c"}
 	genNumbers = []string{"0", "-0", "1", "1.0", "1e2", "-1", "2.5", "0.1", "1E-1", "12345678901234567890", "-12345678901234567890", "9007199254740993", "1e300", "-1.5e2", "100", "99.999"}
-	genStrings = []string{`""`, `"a"`, `"ab"`, `"abc"`, `"é"`, `"\u00e9"`, `"😀"`, `"\ud83d\ude00"`, `"a\"b"`, `"日本語"`, `"\n"`, `"abcd"`}
+	genStrings = []string{`""`, `"a"`, `"1"`, `"1.0"`, `"-0"`, `"100"`, `"ab"`, `"abc"`, `"é"`, `"\u00e9"`, `"😀"`, `"\ud83d\ude00"`, `"a\"b"`, `"日本語"`, `"\n"`, `"abcd"`}
 	genTypes   = []string{"object", "array", "string", "number", "integer", "boolean", "null"}
 )
 
