@@ -8,7 +8,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-json v0.12.0
 	github.com/google/jsonschema-go v0.4.3
-	github.com/klauspost/compress v1.20.4
+	github.com/klauspost/compress v1.20.5
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/minio/simdjson-go v0.4.5
 	github.com/modelcontextprotocol/go-sdk v1.8.0

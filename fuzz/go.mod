@@ -6,7 +6,7 @@ replace github.com/rpcedge/rpcedge => ../
 
 require (
 	github.com/go-json-experiment/json v1.27.2
-	github.com/klauspost/compress v1.20.4
+	github.com/klauspost/compress v1.20.5
 	github.com/rpcedge/rpcedge v0.0.0
 	github.com/valyala/fasthttp v1.79.0
 )
