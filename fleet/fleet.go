@@ -48,6 +48,16 @@ type Options struct {
 	// fallback limit). Default 1 s; an instance silent for 5 heartbeats
 	// no longer counts.
 	Heartbeat time.Duration
+	// Instances is the fleet's size an instance assumes until a heartbeat
+	// has counted the instances: the fallback share of a limit is
+	// 1/Instances of it while Redis has never answered. An instance
+	// started while Redis is down cannot count the others, and with the
+	// default, 1, every such instance allows the whole limit on its own;
+	// set it to the number of instances the fleet runs to keep a fleet
+	// that starts without Redis within the limit. Once Redis has answered,
+	// the heartbeats' count is used (also after Redis goes down again: the
+	// last count stays). Default 1.
+	Instances int
 	// Logger receives the fleet's logs, each with instance=Instance.
 	// Default slog.Default().
 	Logger *slog.Logger
@@ -66,7 +76,7 @@ type Fleet struct {
 	keyPre string
 
 	up       atomic.Bool
-	size     atomic.Int64 // instances seen by the last heartbeat, at least 1
+	size     atomic.Int64 // instances seen by the last heartbeat (Options.Instances before one), at least 1
 	probing  atomic.Bool
 	stateMu  sync.Mutex // orders up/down transitions and their logs
 	closed   chan struct{}
@@ -108,6 +118,10 @@ func New(opts Options) (*Fleet, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Instances < 0 {
+		return nil, fmt.Errorf("fleet: Options.Instances is %d: want 0 (the default, 1) or more", opts.Instances)
+	}
+	opts.Instances = max(opts.Instances, 1)
 	// One client for every call: auto-pipelined, no client-side cache,
 	// no retries (a lease or a check-and-set must never run twice), and
 	// created even while Redis is down (ForceSingleClient).
@@ -131,7 +145,7 @@ func New(opts Options) (*Fleet, error) {
 		closed: make(chan struct{}),
 		set:    metrics.NewSet(),
 	}
-	f.size.Store(1)
+	f.size.Store(int64(opts.Instances))
 	inst := `instance=` + strconv.Quote(opts.Instance)
 	f.set.NewGauge(`rpcedge_fleet_redis_up{`+inst+`}`, func() float64 {
 		if f.up.Load() {
@@ -164,7 +178,8 @@ func (f *Fleet) Instance() string { return f.opts.Instance }
 func (f *Fleet) Up() bool { return f.up.Load() }
 
 // Size returns the number of instances that announced themselves within
-// the last five heartbeats (this one included), as last seen; at least 1.
+// the last five heartbeats (this one included), as last seen; at least 1,
+// and Options.Instances until a heartbeat has counted them.
 func (f *Fleet) Size() int { return int(f.size.Load()) }
 
 // WritePrometheus writes the fleet's metrics (fastserver.Config.MoreMetrics

@@ -58,6 +58,11 @@ type Options struct {
 	// Instance names this process in logs and metrics (and in the fleet's
 	// membership). Default: the host name with Redis, none without.
 	Instance string
+	// Instances is the fleet's size an instance assumes until Redis has
+	// counted the instances (fleet.Options.Instances): with it, instances
+	// started while Redis is down share the rate limit instead of each
+	// allowing all of it. 0 or 1: alone.
+	Instances int
 	// Auth turns OAuth on for /mcp and /a2a; the zero value leaves it off.
 	Auth AuthOptions
 	// Demo chooses the MCP content: "" or "default" for the contract's
@@ -307,7 +312,7 @@ func (a *App) Issuer() *auth.Issuer { return a.issuer }
 // set), the task store and the fleet's metrics.
 func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 	c := &a.opts.Server
-	f, err := fleet.New(fleet.Options{URL: a.opts.Redis, Instance: a.opts.Instance, Logger: logger})
+	f, err := fleet.New(fleet.Options{URL: a.opts.Redis, Instance: a.opts.Instance, Instances: a.opts.Instances, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -619,6 +624,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&au.IntrospectionClientID, "auth-introspection-client", "", "client id for RFC 7662 introspection of opaque tokens (secret from $RPCEDGE_INTROSPECTION_SECRET)")
 	fs.StringVar(&o.Redis, "redis", "", "Redis `URL` (redis://127.0.0.1:6379/0) shared by a fleet of instances: -rate holds fleet-wide, A2A tasks live in Redis")
 	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics (default with -redis: the host name)")
+	fs.IntVar(&o.Instances, "instances", 0, "with -redis, the fleet's `size` assumed until Redis has counted the instances: the rate limit's share of an instance started while Redis is down (default 1: alone)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -650,6 +656,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if o.Redis != "" && o.Stdio {
 		err := errors.New("-redis serves HTTP instances: not with -stdio")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Instances < 0 || o.Instances > 0 && o.Redis == "" {
+		err := errors.New("-instances is the size of a fleet: a positive count, with -redis")
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}

@@ -20,6 +20,14 @@ func TestParseFleetFlags(t *testing.T) {
 	if _, err := ParseFlags([]string{"-redis", "redis://x:1/0", "-stdio"}, io.Discard); err == nil {
 		t.Error("-redis with -stdio accepted")
 	}
+	if o, err := ParseFlags([]string{"-redis", "redis://x:1/0", "-instances", "4"}, io.Discard); err != nil || o.Instances != 4 {
+		t.Errorf("-instances 4: %d, %v", o.Instances, err)
+	}
+	for _, bad := range [][]string{{"-instances", "3"}, {"-redis", "redis://x:1/0", "-instances", "-1"}} {
+		if _, err := ParseFlags(bad, io.Discard); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
 	if _, err := New(Options{Redis: "http://not-redis"}); err == nil {
 		t.Error("a malformed Redis URL accepted")
 	}
