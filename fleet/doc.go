@@ -25,16 +25,31 @@
 // at most B + R·W + N·L requests of one client (burst B, rate R, N
 // instances, L = LimiterOptions.MaxLease, default R × 250 ms): see
 // Limiter. When Redis cannot be reached each instance falls back to R/N
-// with burst B/N, N from the instances' heartbeats.
+// with burst B/N, N from the instances' heartbeats (Options.Instances for
+// an instance that has not reached Redis yet).
 //
 // # Tasks
 //
-// One hash per task plus sorted sets per context, per owner, for all
-// tasks and by creation, under one hash tag; every change is a Lua check-and-set on
-// the task's version that refuses to leave a final state, so a cancel
-// racing a completion ends one way for every instance. Bounded in count
-// (oldest evicted) and per-task size, kept TTL after the last change.
-// While Redis is down task calls answer 503 / -32603 with Retry-After.
+// One hash per task plus sorted sets by creation and, scored by status
+// time, one per scope a ListTasks can name (all tasks, a context, an
+// owner, an owner in a context, each also by state), under one hash tag;
+// every change is a Lua check-and-set on the task's version that refuses
+// to leave a final state, so a cancel racing a completion ends one way
+// for every instance. Bounded in count (oldest evicted) and per-task
+// size, kept TTL after the last change. While Redis is down task calls
+// answer 503 / -32603 with Retry-After.
+//
+// Upgrading from a release without the state indexes (before 2026-12-06):
+// tasks the old code wrote are in the indexes of all tasks, of their
+// context and of their owner only. They are listed as before without a
+// status filter and by context or by owner alone, but are missing (from
+// the page and the total) from listings with a status filter or with
+// both a context and an owner until their next change, which indexes
+// them fully; those never changed again leave with their TTL. Nothing
+// needs migrating. Old and new instances should not share a Redis for
+// long: an old instance's changes do not move a task between state
+// indexes (a listing drops such an entry when it meets it, but counts
+// it until then).
 //
 // # Streams
 //
@@ -70,15 +85,23 @@
 // # Security
 //
 // Keys are the client's address (rate limit) and random task ids; every
-// script's work is bounded by an index (a page walks at most the
-// context's, the owner's or, with neither, all tasks' index; a create
-// evicts at most the excess). That bound is the index's size: a listing
-// with a status filter counts its total over the whole index, about 8 µs
-// a task, so over some 30,000 tasks in scope it holds Redis past the
-// default Options.Timeout, and every instance's calls time out and fall
-// back for that moment. A per-state index would bound it; until then keep
-// Options.Timeout above what such a listing takes, or TaskOptions.MaxTasks
-// (or TTL) low enough. Give the fleet its own Redis database or
+// script's work is bounded. A create evicts at most the excess and prunes
+// at most 16 entries of each index it joins. A listing reads the one
+// index that holds exactly its matches (by context, owner, both or
+// neither, each with or without a state): a ZCOUNT for its total and a
+// read per task of its page, whatever the scope's size, plus the entries
+// of expired tasks it meets (forgotten as met; those past the TTL are
+// pruned first, at most 1,000 a listing). At 100,000 tasks a
+// status-filtered page takes under 0.1 ms of Redis, as at 10,000; before
+// the state indexes it counted its total over its whole scope, 0.3 to
+// 0.4 s of Redis at 100,000 tasks (past the default Options.Timeout, so
+// that every instance's calls timed out and fell back for that moment, at
+// any client's will). The indexes cost a create about 31 commands in
+// Redis instead of 19 (some 1.8 times its time), a change of state 24
+// instead of 11, and 450 to 700 bytes of Redis memory a task (a task in
+// a context of its own: 5 keys instead of 2). A listing's total counts a
+// task that expired less than 5 s ago (the prune's margin for clocks);
+// its pages do not list it. Give the fleet its own Redis database or
 // Options.Prefix, and a password in the URL in production; the URL's
 // password is never logged.
 package fleet

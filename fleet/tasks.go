@@ -51,9 +51,11 @@ type TaskOptions struct {
 // Layout (one hash tag, {a2a}, so every key of a script is in one slot):
 // a hash per task (d: the task's JSON, s: state, c: context, v: version,
 // u: status time in ms, o: owner) with EXPIRE TTL renewed by each change;
-// a sorted set per context, one per owner (a2a.Task.Owner) and one for
-// all tasks, scored by status time, for ListTasks; a sorted set by
-// creation, to evict the oldest past MaxTasks.
+// for ListTasks, sorted sets scored by status time: one for all tasks,
+// one per context, one per owner (a2a.Task.Owner) and one per owner in a
+// context, and each of these again per state (a change of state moves
+// the task between them); a sorted set by creation, to evict the oldest
+// past MaxTasks. The layout is taskLua's, in scripts.go.
 // Every write is one Lua script. Update is a check-and-set on the
 // version, refused by the script when the stored task is final, retried
 // on a conflict: so of a cancel and a completion racing on two instances
@@ -64,11 +66,13 @@ type TaskOptions struct {
 // a2a.ErrStoreUnavailable, which the a2a server answers 503 / -32603
 // with Retry-After.
 //
-// ListTasks reads the smallest index that holds its matches: the
-// context's, else the owner's (every ListTasks with authorization on
-// names its caller), else all tasks'. With a status filter, or with both
-// a context and an owner, it counts the matching tasks by walking that
-// index: O(tasks in it).
+// ListTasks reads the one index that holds exactly its matches (every
+// ListTasks with authorization on names its caller as the owner): its
+// total is a ZCOUNT and its page a range read, O(page + log n) whatever
+// the scope's size or filter. Tasks stored by a release without the
+// state indexes are missing from listings with a status filter, or with
+// both a context and an owner, until their next change (see the package
+// documentation).
 type TaskStore struct {
 	f      *Fleet
 	prefix string
