@@ -3,7 +3,6 @@ package a2a
 import (
 	"cmp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -184,46 +183,107 @@ func messageSize(m *Message) int64 {
 }
 
 // list returns a page of the tasks matching q, newest status first, then
-// id descending: the matches are collected and sorted under the lock.
+// id descending. Under the lock it counts the matches and keeps the page's
+// candidates, those after the cursor, in a heap bounded by the page size
+// (one more, to know whether a page follows): O(tasks · log page), where
+// collecting and sorting every match cost a listing of a full default
+// store some 2.5 ms of CPU (BenchmarkMemoryStoreList).
 func (s *store) list(q TaskQuery) (TaskPage, error) {
 	var cur PageCursor
-	if q.PageToken != "" {
+	after := q.PageToken != ""
+	if after {
 		c, err := ParsePageToken(q.PageToken)
 		if err != nil {
 			return TaskPage{}, err
 		}
 		cur = c
 	}
-	s.mu.Lock()
-	var match []*Task
-	for _, e := range s.tasks {
-		if q.Matches(e.t) {
-			match = append(match, e.t)
-		}
-	}
-	s.mu.Unlock()
-	slices.SortFunc(match, func(a, b *Task) int {
-		if c := cmp.Compare(b.Status.Timestamp.UnixMilli(), a.Status.Timestamp.UnixMilli()); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
-	page := TaskPage{TotalSize: len(match)}
-	i := 0
-	if q.PageToken != "" {
-		i = sort.Search(len(match), func(i int) bool {
-			return cur.Before(match[i].Status.Timestamp.UnixMilli(), match[i].ID)
-		})
-	}
 	size := q.PageSize
 	if size <= 0 {
 		size = DefaultPageSize
 	}
-	end := min(i+size, len(match))
-	page.Tasks = match[i:end]
-	if end < len(match) && end > i {
-		last := match[end-1]
-		page.NextPageToken = string(AppendPageToken(nil, PageCursor{Millis: last.Status.Timestamp.UnixMilli(), ID: last.ID}))
+	h := pageHeap{max: size + 1}
+	total := 0
+	s.mu.Lock()
+	for _, e := range s.tasks {
+		if !q.Matches(e.t) {
+			continue
+		}
+		total++
+		ms := e.t.Status.Timestamp.UnixMilli()
+		if after && !cur.Before(ms, e.t.ID) {
+			continue
+		}
+		h.offer(listed{ms, e.t})
+	}
+	s.mu.Unlock()
+	slices.SortFunc(h.items, func(a, b listed) int { return b.order(a) })
+	page := TaskPage{TotalSize: total}
+	n := min(size, len(h.items))
+	if n > 0 {
+		page.Tasks = make([]*Task, n)
+		for i := range n {
+			page.Tasks[i] = h.items[i].t
+		}
+	}
+	if len(h.items) > size {
+		last := h.items[size-1]
+		page.NextPageToken = string(AppendPageToken(nil, PageCursor{Millis: last.ms, ID: last.t.ID}))
 	}
 	return page, nil
+}
+
+// listed is a task with its status time in ms, as listings order it.
+type listed struct {
+	ms int64
+	t  *Task
+}
+
+// order compares a and b in listing order: -1 when a comes after b
+// (older status, or the same ms and a smaller id), 1 when before.
+func (a listed) order(b listed) int {
+	if c := cmp.Compare(a.ms, b.ms); c != 0 {
+		return c
+	}
+	return strings.Compare(a.t.ID, b.t.ID)
+}
+
+// pageHeap keeps the max first tasks in listing order offered to it: a
+// min-heap on order, whose root is the last of them.
+type pageHeap struct {
+	items []listed
+	max   int
+}
+
+func (h *pageHeap) offer(x listed) {
+	if len(h.items) < h.max {
+		h.items = append(h.items, x)
+		for i := len(h.items) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h.items[p].order(h.items[i]) <= 0 {
+				break
+			}
+			h.items[p], h.items[i] = h.items[i], h.items[p]
+			i = p
+		}
+		return
+	}
+	if x.order(h.items[0]) <= 0 {
+		return // after every task kept
+	}
+	h.items[0] = x
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < len(h.items) && h.items[l].order(h.items[small]) < 0 {
+			small = l
+		}
+		if r := l + 1; r < len(h.items) && h.items[r].order(h.items[small]) < 0 {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h.items[i], h.items[small] = h.items[small], h.items[i]
+		i = small
+	}
 }
