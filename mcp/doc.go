@@ -158,8 +158,10 @@
 // ended or expired; requests without the header stay stateless), the
 // session keeps its log level and resource subscriptions, GET /mcp with
 // the id opens its stream of notifications/resources/updated
-// (NotifyResourceUpdated), DELETE ends it. Sessions are bounded in number,
-// idle time, queued notifications and subscriptions each (SessionOptions).
+// (NotifyResourceUpdated; a new GET takes the stream over, with what is
+// queued, as a client reconnecting after its connection dropped needs),
+// DELETE ends it. Sessions are bounded in number, idle time, queued
+// notifications and subscriptions each (SessionOptions).
 // 2026-07-28 has no sessions. See sessions.go for the details.
 //
 // # Newline-delimited streams

@@ -17,9 +17,10 @@ package mcp
 //   - resources/subscribe and unsubscribe record the session's
 //     subscriptions, and the initialize result declares
 //     resources.subscribe;
-//   - GET /mcp with the header opens the session's notification stream
-//     (one at a time; 409 for a second), which Server.NotifyResourceUpdated
-//     feeds; DELETE /mcp with the header ends the session (204);
+//   - GET /mcp with the header opens the session's notification stream,
+//     which Server.NotifyResourceUpdated feeds; DELETE /mcp with the header
+//     ends the session (204). A session has one stream: a new GET takes it
+//     over (see "Taking a stream over" below);
 //   - sessions are bounded in number (SessionOptions.Max: past it,
 //     initialize is refused 503) and in idle time (SessionOptions.Idle:
 //     an expired session is gone, 404), and each stream's queue is bounded
@@ -32,11 +33,46 @@ package mcp
 //
 // 2026-07-28 has no sessions: the header is ignored under it.
 
+// NOTE: taking a stream over.
+//
+// A client whose connection dropped silently (NAT timeout, sleep, a
+// killed proxy) reconnects with a new GET long before the server notices:
+// only a failed write tells it, up to a keep-alive period and a write
+// timeout later. MCP lets a GET be answered only with a stream or 405, so
+// the new GET cannot be refused (it was 409): it takes the stream over.
+// Under the session's lock the new stream becomes the session's, the
+// notifications queued and not yet taken by the old stream's writer move
+// to a new queue in order (the queue is the session's, not the
+// connection's: nothing queued is lost), and the old queue is closed,
+// which ends the old stream as DELETE does; notifications sent after the
+// takeover go to the new stream only. A writer blocked writing to a client
+// that does not read would still hold its connection until WriteTimeout:
+// if it has not finished streamEndGrace after its stream ended, the
+// connection's sending side is shut down, so that its write fails at once
+// and the connection is closed. The grace, rather than a shutdown at
+// once, lets a writer that took a notification just before the takeover
+// write it: only one stuck writing for the whole grace loses what it was
+// writing, as a write to a dead connection loses it anyway. Session
+// streams are answered with Connection: close, so that an ended stream
+// releases its connection rather than keeping it idle for another request.
+//
+// What is checked before a takeover is what a GET is checked for (the
+// token with WithAuth, the session's owner, Accept, HTTP/1.1): a GET
+// refused for any of them leaves the stream alone. Two GETs racing take
+// the lock in turn: the later owns the stream, the earlier ends at once.
+// DELETE and expiry end the session under the same lock: a takeover after
+// it finds the session gone (404), one before it is ended with it (its
+// stream, too, is cut if its writer is still busy after the grace). A GET
+// refused by fastserver's MaxStreams (503) has taken the stream over
+// nonetheless, which frees the slot its retry needs; the queue stays with
+// the session.
+
 import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,10 +151,120 @@ type session struct {
 	levelSet bool
 	subs     map[string]bool
 	subBytes int // the length of the URIs in subs
-	events   chan []byte
-	streamed bool // a GET stream is open
-	seen     time.Time
-	ended    bool
+	// events is the session's queue of notifications, read by its GET
+	// stream when one is open; a takeover replaces it with a new channel
+	// holding what the old stream's writer had not taken (attach).
+	events chan []byte
+	stream *sessionStream // the open GET stream, or nil
+	seen   time.Time
+	ended  bool
+}
+
+// streamEndGrace is how long the writer of an ended stream (taken over,
+// or its session ended) may take to finish before its connection's
+// sending side is shut down (sessionStream.end).
+const streamEndGrace = 500 * time.Millisecond
+
+// sessionStream is one GET stream of a session, from the GET that opens
+// it until its writer finishes.
+type sessionStream struct {
+	ctx  *fasthttp.RequestCtx
+	conn net.Conn // ctx.Conn(), read by the handler: cut runs on a timer's goroutine
+
+	mu       sync.Mutex
+	finished bool        // the writer returned: the connection may serve another request
+	cutter   *time.Timer // set by end
+}
+
+// end follows the closing of st's queue, which ends the stream at its
+// writer's next turn. A writer blocked writing to a client that does not
+// read has no next turn until WriteTimeout: if st has not finished after
+// streamEndGrace, cut shuts its connection down.
+func (st *sessionStream) end() {
+	st.mu.Lock()
+	if !st.finished && st.cutter == nil {
+		st.cutter = time.AfterFunc(streamEndGrace, st.cut)
+	}
+	st.mu.Unlock()
+}
+
+// cut shuts down the sending side of st's connection while its writer
+// has not finished (after that the connection may be serving another
+// request): a blocked write fails at once, and so does any later one,
+// whatever deadline it sets; fasthttp then closes the connection.
+func (st *sessionStream) cut() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.finished {
+		return
+	}
+	c := st.conn
+	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+		// TLS: its CloseWrite sends an alert, behind the blocked write;
+		// the TCP connection under it is what must stop.
+		c = nc.NetConn()
+	}
+	if cw, ok := c.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+		return
+	}
+	// No half-close (a pipe, say): an expired deadline fails the write in
+	// progress; the writer's next write sets its own, which WriteTimeout
+	// bounds as before.
+	st.ctx.SetWriteDeadline(time.Now())
+}
+
+// finish records that st's writer returned: from then on its connection
+// is not the stream's to cut.
+func (st *sessionStream) finish() {
+	st.mu.Lock()
+	st.finished = true
+	if st.cutter != nil {
+		st.cutter.Stop()
+	}
+	st.mu.Unlock()
+}
+
+// attach makes st the session's stream and returns the queue it reads,
+// and the stream it took over (nil when none was open), which the caller
+// ends (sessionStream.end); false when the session has ended.
+func (ss *session) attach(st *sessionStream) (chan []byte, *sessionStream, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.ended {
+		return nil, nil, false
+	}
+	old := ss.stream
+	if old != nil {
+		// The old writer may take a notification while this moves the
+		// rest (it is not under the lock): that one is its own to write,
+		// the others keep their order here. Senders hold the lock, so the
+		// old queue is empty when it is closed.
+		next := make(chan []byte, cap(ss.events))
+	move:
+		for {
+			select {
+			case msg := <-ss.events:
+				next <- msg // never blocks: as large as the old
+			default:
+				break move
+			}
+		}
+		close(ss.events)
+		ss.events = next
+	}
+	ss.stream = st
+	return ss.events, old, true
+}
+
+// detach ends st's hold on the session when it is still the session's
+// stream (a stream taken over is not: its end must not free the new one's).
+func (ss *session) detach(st *sessionStream) {
+	ss.mu.Lock()
+	if ss.stream == st {
+		ss.stream = nil
+		ss.seen = time.Now()
+	}
+	ss.mu.Unlock()
 }
 
 var (
@@ -192,7 +338,7 @@ func (t *sessionTable) sweep(now time.Time) {
 func (ss *session) expired(now time.Time, idle time.Duration) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return !ss.streamed && now.Sub(ss.seen) > idle
+	return ss.stream == nil && now.Sub(ss.seen) > idle
 }
 
 // lookup returns the live session id names, when owner owns it, and
@@ -233,12 +379,17 @@ func (t *sessionTable) end(id []byte, owner string) bool {
 
 func (t *sessionTable) endLocked(id string, ss *session) {
 	delete(t.m, id)
+	var st *sessionStream
 	ss.mu.Lock()
 	if !ss.ended {
 		ss.ended = true
-		close(ss.events) // ends its GET stream
+		close(ss.events) // ends its GET stream, once it has written what is queued
+		st = ss.stream
 	}
 	ss.mu.Unlock()
+	if st != nil {
+		st.end()
+	}
 }
 
 // sessionOf returns the session r names under 2025-xx, or nil.
@@ -395,19 +546,23 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 			ctx.Error("the session stream needs HTTP/1.1: an HTTP/1.0 request cannot get a chunked stream", fasthttp.StatusNotAcceptable)
 			return true
 		}
-		ss.mu.Lock()
-		busy := ss.streamed || ss.ended
-		ss.streamed = !busy
-		ss.mu.Unlock()
-		if busy {
-			ctx.Error("the session's stream is already open", fasthttp.StatusConflict)
+		// Everything a GET is refused for has been checked: this one takes
+		// the session's stream over (see the note at the top).
+		st := &sessionStream{ctx: ctx, conn: ctx.Conn()}
+		events, old, ok := ss.attach(st)
+		if !ok { // ended since lookup (DELETE, expiry)
+			ctx.Error("session not found", fasthttp.StatusNotFound)
 			return true
 		}
-		srv.ServeEvents(ctx, ss.events, func() {
-			ss.mu.Lock()
-			ss.streamed = false
-			ss.seen = time.Now()
-			ss.mu.Unlock()
+		if old != nil {
+			old.end()
+		}
+		// An ended stream closes its connection: one whose client went
+		// away must not stay open, idle, for another request.
+		ctx.SetConnectionClose()
+		srv.ServeEvents(ctx, events, func() {
+			st.finish()
+			ss.detach(st)
 		})
 		return true
 	}

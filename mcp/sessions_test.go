@@ -150,9 +150,38 @@ func TestSessions(t *testing.T) {
 		t.Fatalf("first line %q", line)
 	}
 	br.ReadString('\n')
-	if resp, _ := do(t, "GET", url, id, ""); resp.StatusCode != 409 {
-		t.Errorf("second GET: %d, want 409", resp.StatusCode)
+	// A second GET takes the stream over (a client reconnecting after its
+	// connection dropped silently; MCP allows only a stream or 405, not
+	// 409): the first stream ends, the second gets the notifications.
+	stream2, err := http.DefaultClient.Do(req.Clone(context.Background()))
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer stream2.Body.Close()
+	if stream2.StatusCode != 200 {
+		t.Fatalf("second GET: %d, want 200", stream2.StatusCode)
+	}
+	ended := make(chan error, 1)
+	go func(old *bufio.Reader) {
+		rest, err := io.ReadAll(old)
+		if err == nil && len(rest) != 0 {
+			err = fmt.Errorf("sent %q", rest)
+		}
+		ended <- err
+	}(br)
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream taken over: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream taken over is still open after 10 s")
+	}
+	br = bufio.NewReader(stream2.Body)
+	if line, _ := br.ReadString('\n'); line != ": stream open\n" {
+		t.Fatalf("second stream's first line %q", line)
+	}
+	br.ReadString('\n')
 	if n := s.NotifyResourceUpdated("test://watched"); n != 1 {
 		t.Errorf("notified %d sessions", n)
 	}
