@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -77,6 +78,7 @@ func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer,
 			bw.Flush()
 			return err
 		}
+		oneLine(c.out)
 		c.out = append(c.out, '\n')
 		if _, err := bw.Write(c.out); err != nil {
 			return err
@@ -85,6 +87,26 @@ func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer,
 			return err
 		}
 		c.trimAnswer()
+	}
+}
+
+// oneLine turns the CR and LF bytes of an answer into spaces, so that it
+// leaves as one line (MCP's stdio transport: no embedded newlines; some
+// line readers end a line at a lone CR too). A handler's result or an
+// error's data may be valid JSON with line breaks between its tokens
+// (json.MarshalIndent's, a client's own echoed back); in valid JSON they
+// can be nowhere else, since a string holds them only escaped, so the
+// value is unchanged.
+func oneLine(b []byte) {
+	for _, c := range [...]byte{'\n', '\r'} {
+		for rest := b; ; {
+			i := bytes.IndexByte(rest, c)
+			if i < 0 {
+				break
+			}
+			rest[i] = ' '
+			rest = rest[i+1:]
+		}
 	}
 }
 
