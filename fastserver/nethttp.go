@@ -65,9 +65,9 @@ type netHandler Server
 // HTTPHandler until Shutdown: HTTP/1.1, and HTTP/2 over TLS when
 // Config.TLS is set (ALPN h2 and http/1.1). The http.Server gets the
 // Config's limits: MaxHeaderBytes, ReadTimeout (the whole request, as
-// over fasthttp), WriteTimeout (streams extend it per write),
-// IdleTimeout, and MaxConns over all open connections. It returns nil
-// after a clean shutdown.
+// over fasthttp), WriteTimeout (the answer's, from when it is written, as
+// over fasthttp; streams extend it per write), IdleTimeout, and MaxConns
+// over all open connections. It returns nil after a clean shutdown.
 func (s *Server) ServeNetHTTP(ln net.Listener) error {
 	hs := &http.Server{
 		Handler: s.HTTPHandler(),
@@ -156,6 +156,16 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bridges.Put(b)
 	}()
 	b.conn.rc = http.NewResponseController(w)
+	// net/http's WriteTimeout runs from the end of the request's header
+	// section (over HTTP/2, from the stream's start), so it would take in
+	// the body and the handler: an answer after it, even the handler
+	// deadline's 500, would be lost. As over fasthttp, it is the answer's
+	// own: lifted while the request is read and served, given afresh to
+	// the answer (writeResponse, answerEarly).
+	wt := netWriteTimeout(r)
+	if wt > 0 {
+		b.conn.rc.SetWriteDeadline(time.Time{})
+	}
 	b.conn.remote = tcpAddr(r.RemoteAddr)
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		b.conn.local = la
@@ -182,7 +192,16 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.answerEarly(w, r, earlyBytes(&resp.Header, resp.StatusCode(), resp.Header.ContentType(), resp.Body()), resp.StatusCode())
 		return
 	}
-	writeResponse(w, r, &ctx.Response)
+	writeResponse(w, r, b.conn.rc, wt, &ctx.Response)
+}
+
+// netWriteTimeout is the WriteTimeout of the http.Server serving r, 0 for
+// none or unknown.
+func netWriteTimeout(r *http.Request) time.Duration {
+	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok {
+		return hs.WriteTimeout
+	}
+	return 0
 }
 
 // answerEarly answers a refusal decided with the body still arriving.
@@ -205,6 +224,9 @@ func (s *Server) answerEarly(w http.ResponseWriter, r *http.Request, raw []byte,
 		}
 	}
 	// HTTP/2, or a writer that cannot be hijacked: the answer as it is.
+	if wt := netWriteTimeout(r); wt > 0 {
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wt))
+	}
 	i := bytes.Index(raw, []byte("\r\n\r\n"))
 	body := raw[i+4:]
 	hdr := w.Header()
@@ -298,7 +320,9 @@ func hopByHop(name []byte) bool {
 
 // writeResponse writes the pipeline's answer to w: status, header fields,
 // and the body, a streamed one event batch by event batch, each flushed.
-func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Response) {
+// The answer gets a write timeout of timeout from now, when it is positive
+// (a stream's batches each get Config.WriteTimeout: Stream.armWrite).
+func writeResponse(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, timeout time.Duration, resp *fasthttp.Response) {
 	hdr := w.Header()
 	for k, v := range resp.Header.All() {
 		if hopByHop(k) {
@@ -317,6 +341,9 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Respon
 	}
 	status := resp.StatusCode()
 	stream := resp.BodyStream()
+	if timeout > 0 {
+		rc.SetWriteDeadline(time.Now().Add(timeout))
+	}
 	if stream == nil {
 		body := resp.Body()
 		if len(body) > 0 {
@@ -329,7 +356,7 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Respon
 		return
 	}
 	w.WriteHeader(status)
-	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	fw := &flushWriter{w: w, rc: rc, idle: r.ProtoMajor >= 2}
 	var err error
 	if wt, ok := stream.(io.WriterTo); ok {
 		_, err = wt.WriteTo(fw)
@@ -347,6 +374,12 @@ func writeResponse(w http.ResponseWriter, r *http.Request, resp *fasthttp.Respon
 type flushWriter struct {
 	w  io.Writer
 	rc *http.ResponseController
+	// idle: lift the write deadline once a batch is out. Over HTTP/2 a
+	// deadline passing resets the stream even between writes, so a
+	// stream quiet for longer than the write timeout would die; over
+	// HTTP/1.x it bounds only a write under way, and the next batch's
+	// arms its own.
+	idle bool
 }
 
 func (f *flushWriter) Write(p []byte) (int, error) {
@@ -354,5 +387,11 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	return n, f.rc.Flush()
+	if err := f.rc.Flush(); err != nil {
+		return n, err
+	}
+	if f.idle {
+		f.rc.SetWriteDeadline(time.Time{})
+	}
+	return n, nil
 }
