@@ -21,8 +21,10 @@ package mcp
 //     which Server.NotifyResourceUpdated feeds; DELETE /mcp with the header
 //     ends the session (204). A session has one stream: a new GET takes it
 //     over (see "Taking a stream over" below);
-//   - sessions are bounded in number (SessionOptions.Max: past it,
-//     initialize is refused 503) and in idle time (SessionOptions.Idle:
+//   - sessions are bounded in number (SessionOptions.Max: a full table
+//     ends the least recently used sessions idle past
+//     SessionOptions.Reclaim, a minute, to make room; with none, initialize
+//     is refused 503) and in idle time (SessionOptions.Idle:
 //     an expired session is gone, 404), and each stream's queue is bounded
 //     (SessionOptions.Queue: notifications past it are dropped and
 //     counted).
@@ -73,6 +75,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,8 +93,10 @@ var keySession = fastserver.NewHeaderKey(HeaderSession)
 
 // SessionOptions bounds the sessions WithSessions turns on.
 type SessionOptions struct {
-	// Max is the most sessions alive at once; past it initialize is
-	// refused with 503. Default 10,000.
+	// Max is the most sessions alive at once. When the table is full, an
+	// initialize ends the sessions idle for longer than Reclaim without a
+	// GET stream, the least recently used first, to make room; when there
+	// are none it is refused with 503 and Retry-After. Default 10,000.
 	Max int
 	// Idle is how long a session lives without a request or an open GET
 	// stream. Default 30 minutes.
@@ -104,6 +109,13 @@ type SessionOptions struct {
 	// resources/subscribe of another URI is refused with -32602
 	// (unsubscribing makes room). Default 256.
 	Subscriptions int
+	// Reclaim is how long a session must have been idle, without a GET
+	// stream, before a full table may end it early for a new one (its
+	// client's next request gets 404 and initializes again, as MCP says).
+	// Sessions used more recently are never ended for room. Default 1
+	// minute; at least Idle means never (a full table refuses initialize
+	// until sessions expire).
+	Reclaim time.Duration
 }
 
 // WithSessions turns on sessions for 2025-xx clients (see the package
@@ -114,7 +126,7 @@ type SessionOptions struct {
 // Default: off, stateless.
 func WithSessions(o SessionOptions) Option {
 	return func(s *Server) error {
-		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 || o.Subscriptions < 0 {
+		if o.Max < 0 || o.Idle < 0 || o.Queue < 0 || o.Subscriptions < 0 || o.Reclaim < 0 {
 			return errors.New("mcp: session options must not be negative")
 		}
 		if o.Max == 0 {
@@ -129,6 +141,9 @@ func WithSessions(o SessionOptions) Option {
 		if o.Subscriptions == 0 {
 			o.Subscriptions = 256
 		}
+		if o.Reclaim == 0 {
+			o.Reclaim = time.Minute
+		}
 		s.sessions = &sessionTable{opts: o, m: make(map[string]*session)}
 		return nil
 	}
@@ -139,7 +154,17 @@ type sessionTable struct {
 	mu      sync.Mutex
 	m       map[string]*session
 	dropped atomic.Uint64
+	// nextRoom: a full table looks for room (sweep, reclaim) at most once
+	// per fullScanEvery. A scan visits every session under mu, which
+	// every session's requests take: an initialize refused at the cap
+	// must not cost one (at 10,000 sessions, some 0.4 ms each).
+	nextRoom time.Time
+	scans    int // full-table scans for room, for tests
 }
+
+// fullScanEvery is how often a full table is scanned for room; between
+// scans a full table refuses initialize at once.
+const fullScanEvery = time.Second
 
 type session struct {
 	id       string
@@ -269,7 +294,7 @@ func (ss *session) detach(st *sessionStream) {
 
 var (
 	errSessionGone = &fastserver.Error{Status: 404, Code: -32001, Message: "session not found: it ended or expired; initialize again"}
-	errSessionFull = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many sessions"}
+	errSessionFull = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "too many sessions", RetryAfter: 1}
 )
 
 // create starts a session of version v whose client declared caps, for
@@ -282,13 +307,51 @@ func (t *sessionTable) create(v Version, caps []byte, owner string, now time.Tim
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.m) >= t.opts.Max {
+		if now.Before(t.nextRoom) {
+			return nil, errSessionFull
+		}
+		t.nextRoom = now.Add(fullScanEvery)
+		t.scans++
 		t.sweep(now)
+		if len(t.m) >= t.opts.Max {
+			t.reclaim(now)
+		}
 		if len(t.m) >= t.opts.Max {
 			return nil, errSessionFull
 		}
 	}
 	t.m[ss.id] = ss
 	return ss, nil
+}
+
+// reclaim ends, the least recently used first, sessions idle for longer
+// than Reclaim without a stream: enough to leave room for a hundredth of
+// Max (one at least), so that the next scan is a second away for a
+// burst of initializes rather than one away (t.mu held). Without it a
+// full table refused every initialize until sessions expired: 10,000
+// initializes every Idle (30 minutes) kept every new client out.
+func (t *sessionTable) reclaim(now time.Time) {
+	if t.opts.Reclaim >= t.opts.Idle {
+		return
+	}
+	type idle struct {
+		seen time.Time
+		id   string
+		ss   *session
+	}
+	var c []idle
+	for id, ss := range t.m {
+		ss.mu.Lock()
+		if ss.stream == nil && now.Sub(ss.seen) > t.opts.Reclaim {
+			c = append(c, idle{ss.seen, id, ss})
+		}
+		ss.mu.Unlock()
+	}
+	slices.SortFunc(c, func(a, b idle) int { return a.seen.Compare(b.seen) })
+	room := max(1, t.opts.Max/100)
+	for _, x := range c[:min(len(c), len(t.m)-t.opts.Max+room)] {
+		t.endLocked(x.id, x.ss)
+	}
 }
 
 // maxSessionCaps bounds what a session keeps of the client's
