@@ -5,6 +5,7 @@ import (
 	"compress/flate"
 	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"testing"
@@ -131,7 +132,7 @@ func literals(s string) []int {
 // the old tree and the body was accepted (v1.20.5 clears it); the
 // standard library refuses the stream. Whatever the decompressor, the
 // body must fail as a broken compression stream.
-func TestGzipEmptyDistanceTreeAfterFullOne(t *testing.T) {
+func TestFlateEmptyDistanceTreeAfterFullOne(t *testing.T) {
 	for _, id := range []string{"1", `"x-7"`, "123456789"} {
 		head := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list","params":{"t":"a`
 		var w bitWriter
@@ -149,27 +150,35 @@ func TestGzipEmptyDistanceTreeAfterFullOne(t *testing.T) {
 		gz = append(gz, raw...)
 		gz = binary.LittleEndian.AppendUint32(gz, crc32.ChecksumIEEE([]byte(stale)))
 		gz = binary.LittleEndian.AppendUint32(gz, uint32(len(stale)))
-		enc, err := ParseEncoding([]byte("gzip"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var br BodyReader
-		if err := br.Reset(bytes.NewReader(gz), enc, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := io.ReadAll(&br); err == nil {
-			t.Fatalf("id %s: the stream decoded to %q, want a broken-stream error", id, got)
-		}
-		// The decoder reading it answers -32700, a broken stream.
-		if err := br.Reset(bytes.NewReader(gz), enc, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-		var d Decoder
-		var m Message
-		err = d.DecodeReader(&br, &m)
-		var de *Error
-		if !errors.As(err, &de) || !errors.Is(err, ErrCorrupt) || de.Code != CodeParseError {
-			t.Errorf("id %s: DecodeReader: %v (kind %v); want ErrCorrupt, -32700", id, err, m.Kind)
+		zl := []byte{0x78, 0x01} // deflate, as HTTP means it: the zlib format
+		zl = append(zl, raw...)
+		zl = binary.BigEndian.AppendUint32(zl, adler32.Checksum([]byte(stale)))
+		for _, c := range []struct {
+			coding string
+			wire   []byte
+		}{{"gzip", gz}, {"deflate", zl}} {
+			enc, err := ParseEncoding([]byte(c.coding))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var br BodyReader
+			if err := br.Reset(bytes.NewReader(c.wire), enc, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(&br); err == nil {
+				t.Fatalf("%s, id %s: the stream decoded to %q, want a broken-stream error", c.coding, id, got)
+			}
+			// The decoder reading it answers -32700, a broken stream.
+			if err := br.Reset(bytes.NewReader(c.wire), enc, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			var d Decoder
+			var m Message
+			err = d.DecodeReader(&br, &m)
+			var de *Error
+			if !errors.As(err, &de) || !errors.Is(err, ErrCorrupt) || de.Code != CodeParseError {
+				t.Errorf("%s, id %s: DecodeReader: %v (kind %v); want ErrCorrupt, -32700", c.coding, id, err, m.Kind)
+			}
 		}
 	}
 }
