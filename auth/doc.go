@@ -97,8 +97,11 @@
 // once per UnknownKeyInterval (30 s), one request waiting at most
 // FetchTimeout (5 s) for it and every other refused at once, so a stream
 // of invented kids costs the issuer one fetch per interval and stalls no
-// worker. A key that disappears from the JWKS revokes every cached token
-// it signed: keys rotate without a restart.
+// worker. After a failed fetch of the metadata or keys, requests start
+// no other for a second (with no keys at hand they are answered 503,
+// Retry-After: 1), so tokens sent while the issuer is down cost it at
+// most one fetch a second. A key that disappears from the JWKS revokes
+// every cached token it signed: keys rotate without a restart.
 //
 // # Speed
 //

@@ -33,6 +33,12 @@ const (
 	// maxDocument bounds a fetched metadata, JWKS or introspection
 	// document.
 	maxDocument = 1 << 20
+	// fetchBackoff is the least time between a failed fetch of the
+	// metadata or keys and the next one a request starts: without it,
+	// while the issuer is down or broken, every token not in the cache
+	// (an attacker's, made up by the thousand) started one. It matches
+	// the Retry-After: 1 of the 503 those requests get.
+	fetchBackoff = time.Second
 )
 
 // DefaultAlgorithms are the JWS algorithms accepted unless
@@ -108,8 +114,9 @@ type IntrospectionConfig struct {
 // needs them: its metadata (fetched once), its JWKS (fetched on first use,
 // again when older than KeyRefresh, and when a token names a kid it
 // lacks, at most once per UnknownKeyInterval), and its introspection
-// endpoint. Fetches never hold a lock that requests take, and concurrent
-// needs share one fetch. An Issuer is safe for concurrent use and may
+// endpoint. Fetches never hold a lock that requests take, concurrent
+// needs share one fetch, and after a failed one requests start no other
+// for a second (they are answered 503 meanwhile). An Issuer is safe for concurrent use and may
 // serve several Resources.
 type Issuer struct {
 	cfg    IssuerConfig
@@ -120,6 +127,7 @@ type Issuer struct {
 	meta        atomic.Pointer[asMetadata]
 	keys        atomic.Pointer[keySet]
 	lastUnknown atomic.Int64
+	lastFailure atomic.Int64 // unix nanoseconds; 0 after a success
 
 	mu       sync.Mutex
 	inflight *fetch // the refresh in progress, or nil
@@ -260,6 +268,26 @@ func (iss *Issuer) startFetch() *fetch {
 	if f := iss.inflight; f != nil {
 		return f
 	}
+	return iss.startLocked()
+}
+
+// retryFetch is startFetch for a request: it joins the refresh in
+// progress, but starts none while the last one failed less than
+// fetchBackoff ago, and returns nil then.
+func (iss *Issuer) retryFetch() *fetch {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	if f := iss.inflight; f != nil {
+		return f
+	}
+	if t := iss.lastFailure.Load(); t != 0 && time.Now().UnixNano()-t < int64(fetchBackoff) {
+		return nil
+	}
+	return iss.startLocked()
+}
+
+// startLocked starts a refresh; iss.mu is held and none is in progress.
+func (iss *Issuer) startLocked() *fetch {
 	f := &fetch{done: make(chan struct{})}
 	iss.inflight = f
 	go func() {
@@ -268,6 +296,9 @@ func (iss *Issuer) startFetch() *fetch {
 		f.err = iss.fetchAll(ctx)
 		if f.err != nil {
 			iss.log.Warn("auth: fetching the issuer's metadata or keys failed", "issuer", iss.cfg.URL, "error", f.err)
+			iss.lastFailure.Store(time.Now().UnixNano())
+		} else {
+			iss.lastFailure.Store(0)
 		}
 		iss.mu.Lock()
 		iss.inflight = nil
@@ -449,7 +480,7 @@ var errKeysUnavailable = errors.New("auth: the issuer's keys are unavailable")
 func (iss *Issuer) keySet(ctx context.Context) (*keySet, error) {
 	ks := iss.keys.Load()
 	if ks == nil {
-		if err := iss.wait(ctx, iss.startFetch()); err != nil {
+		if err := iss.wait(ctx, iss.retryFetch()); err != nil {
 			return nil, errKeysUnavailable
 		}
 		if ks = iss.keys.Load(); ks == nil {
@@ -458,13 +489,17 @@ func (iss *Issuer) keySet(ctx context.Context) (*keySet, error) {
 		return ks, nil
 	}
 	if time.Now().UnixNano()-ks.at > int64(iss.cfg.KeyRefresh) {
-		iss.startFetch()
+		iss.retryFetch()
 	}
 	return ks, nil
 }
 
-// wait waits for f, at most FetchTimeout or until ctx ends.
+// wait waits for f, at most FetchTimeout or until ctx ends. A nil f is
+// a fetch not started (retryFetch): it fails at once.
 func (iss *Issuer) wait(ctx context.Context, f *fetch) error {
+	if f == nil {
+		return errKeysUnavailable
+	}
 	t := time.NewTimer(iss.cfg.FetchTimeout)
 	defer t.Stop()
 	select {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync/atomic"
 )
@@ -19,13 +20,13 @@ import (
 //
 // A JWKS is parsed into public keys the verifier can use: RSA (at least
 // 2048 bits, RFC 7518 §3.3), EC on P-256, P-384 and P-521, and Ed25519.
-// Keys marked for encryption ("use": "enc"), private keys, symmetric keys
-// ("kty": "oct") and keys of other types are skipped, never used. A key's
-// "alg", when present, must equal the token's; the key type must fit the
-// algorithm's family. Keys are compared by their material: a refresh that
-// keeps a key keeps the same *jwk (so tokens it verified stay cached),
-// and one that drops it revokes it, and with it every cached token it
-// signed.
+// Keys marked for encryption ("use": "enc", or key_ops naming neither
+// verify nor sign), private keys, symmetric keys ("kty": "oct") and keys
+// of other types are skipped, never used. A key's "alg", when present,
+// must equal the token's; the key type must fit the algorithm's family.
+// Keys are compared by their material: a refresh that keeps a key keeps
+// the same *jwk (so tokens it verified stay cached), and one that drops
+// it revokes it, and with it every cached token it signed.
 
 type jwk struct {
 	kid     string
@@ -68,13 +69,15 @@ type rawJWK struct {
 	Kty string `json:"kty"`
 	Kid string `json:"kid"`
 	Use string `json:"use"`
-	Alg string `json:"alg"`
-	Crv string `json:"crv"`
-	N   string `json:"n"`
-	E   string `json:"e"`
-	X   string `json:"x"`
-	Y   string `json:"y"`
-	D   string `json:"d"`
+	// KeyOps is nil when absent, empty when "key_ops": [].
+	KeyOps []string `json:"key_ops"`
+	Alg    string   `json:"alg"`
+	Crv    string   `json:"crv"`
+	N      string   `json:"n"`
+	E      string   `json:"e"`
+	X      string   `json:"x"`
+	Y      string   `json:"y"`
+	D      string   `json:"d"`
 }
 
 // parseJWKS parses a JWK Set, reusing the keys of prev that it still
@@ -143,6 +146,11 @@ var b64 = base64.RawURLEncoding
 func parseJWK(r *rawJWK) (*jwk, error) {
 	if r.Use != "" && r.Use != "sig" {
 		return nil, errors.New("not a signing key")
+	}
+	if r.KeyOps != nil && !slices.Contains(r.KeyOps, "verify") && !slices.Contains(r.KeyOps, "sign") {
+		// RFC 7517 §4.3. "sign" is let through: a key pair's purpose,
+		// as issuers loosely publish it on the public half.
+		return nil, errors.New("key_ops allow no signatures")
 	}
 	if r.D != "" {
 		return nil, errors.New("a private key in a JWKS")

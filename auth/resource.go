@@ -2,8 +2,11 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"sync"
@@ -373,7 +376,18 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		return nil, why
 	}
 	tok.Scopes = r.table.set(tok.ScopeNames)
-	r.cache.put(raw, until.UnixNano(), now, tok, key)
+	if tok.Subject == "" && tok.ClientID == "" {
+		// Else every such token of the issuer would share one principal,
+		// and so one another's sessions and tasks.
+		sum := sha256.Sum256(raw)
+		tok.nameless = hex.EncodeToString(sum[:16])
+	}
+	exp := until.UnixNano()
+	if until.Unix() >= math.MaxInt64/int64(time.Second) {
+		// Past 2262 UnixNano wraps, often below now: never cached.
+		exp = math.MaxInt64
+	}
+	r.cache.put(raw, exp, now, tok, key)
 	return tok, reasonOK
 }
 

@@ -48,15 +48,24 @@ type Token struct {
 	// Introspected says the token was opaque and RFC 7662 introspection
 	// vouched for it.
 	Introspected bool
+
+	// nameless is a digest of the token, set when it names neither
+	// subject nor client: its principal.
+	nameless string
 }
 
 // Principal names who the token speaks for, to key what a client owns
 // (an A2A task, an MCP session): its issuer and subject, or its client id
 // when it names no subject. Tokens of one principal give the same string;
-// tokens of two issuers never do.
+// tokens of two issuers never do. A verified token that names neither
+// (RFC 7662 requires neither) is its own principal: no other token
+// reaches what it owns, not even a later one of the same client.
 func (t *Token) Principal() string {
-	if t.Subject != "" {
+	switch {
+	case t.Subject != "":
 		return t.Issuer + " sub " + t.Subject
+	case t.ClientID == "" && t.nameless != "":
+		return t.Issuer + " token " + t.nameless
 	}
 	return t.Issuer + " client " + t.ClientID
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/rpcedge/rpcedge/decode"
 )
 
 // NOTE: verifying a token on a cache miss.
@@ -26,7 +27,9 @@ import (
 // else, with IntrospectionConfig set, is introspected (RFC 7662): active,
 // iss (when given) the issuer, aud holding the identifier, exp not past.
 // The scope claim is read as a space-separated string or an array, and
-// scp (Entra ID, Okta) likewise.
+// scp (Entra ID, Okta) likewise. The claims must be valid JSON (UTF-8, no
+// lone surrogate), no name twice in any object case ignored, and the
+// claims read spelled exactly (claims.UnmarshalJSON).
 
 // reason says why a token was refused.
 type reason uint8
@@ -48,6 +51,54 @@ type claims struct {
 	Scp      json.RawMessage `json:"scp,omitempty"`
 	ClientID string          `json:"client_id,omitempty"`
 	Azp      string          `json:"azp,omitempty"`
+}
+
+// claimNames are the names of the claims fields, as RFC 7519, RFC 9068
+// and RFC 8693 spell them.
+var claimNames = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "scope", "scp", "client_id", "azp"}
+
+// claimKeys are the foldKeys of claimNames.
+var claimKeys = func() []string {
+	k := make([]string, len(claimNames))
+	for i, n := range claimNames {
+		k[i] = foldKey(n)
+	}
+	return k
+}()
+
+var errClaims = errors.New("auth: the claims are not one valid JSON object with each name spelled once and as registered")
+
+// UnmarshalJSON holds the claims to what readJSON holds a fetched
+// document to, and more: encoding/json matches a name to a field
+// ignoring case (Unicode folding: "ſcope" is scope) and lets the last
+// match win, so a name an issuer copied from a client or a user ("Scope",
+// "AUD") would otherwise set the scopes, audience or identity.
+func (c *claims) UnmarshalJSON(b []byte) error {
+	if !decode.Valid(b) || foldDuplicate(b) || misspelledClaim(b) {
+		return errClaims
+	}
+	type plain claims // without this method
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+// misspelledClaim reports whether the object v has a member whose name
+// is one of claimNames only when case is ignored.
+func misspelledClaim(v []byte) bool {
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		name := string(it.Name())
+		if it.NameEscaped() {
+			q := append(append([]byte{'"'}, it.Name()...), '"')
+			name = string(decode.AppendUnquoted(nil, q))
+		}
+		key := foldKey(name)
+		for i, n := range claimNames {
+			if key == claimKeys[i] && name != n {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // verifyJWT verifies a JWT access token for a resource answering to
@@ -175,17 +226,30 @@ func scopeNames(raw json.RawMessage) []string {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return strings.Fields(s)
+		return splitScope(nil, s)
 	}
 	var list []string
 	if json.Unmarshal(raw, &list) == nil {
-		out := list[:0]
+		var out []string // not list[:0]: one element may hold several scopes
 		for _, v := range list {
-			out = append(out, strings.Fields(v)...)
+			out = splitScope(out, v)
 		}
 		return out
 	}
 	return nil
+}
+
+// splitScope appends the scope-tokens of s to dst. They are separated by
+// SP alone (RFC 6749 §3.3): strings.Fields would also split at a tab or
+// a U+00A0 inside one scope an issuer granted, and read scopes it did
+// not grant.
+func splitScope(dst []string, s string) []string {
+	for _, f := range strings.Split(s, " ") {
+		if f != "" {
+			dst = append(dst, f)
+		}
+	}
+	return dst
 }
 
 // introspection is the part of an RFC 7662 answer used here.
@@ -215,7 +279,7 @@ func (iss *Issuer) introspect(ctx context.Context, token string, audiences []str
 	endpoint := in.Endpoint
 	if endpoint == "" {
 		if iss.meta.Load() == nil {
-			if err := iss.wait(ctx, iss.startFetch()); err != nil && iss.meta.Load() == nil {
+			if err := iss.wait(ctx, iss.retryFetch()); err != nil && iss.meta.Load() == nil {
 				return nil, time.Time{}, reasonUnavailable
 			}
 		}

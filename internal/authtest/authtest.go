@@ -46,6 +46,11 @@ type Issuer struct {
 	JWKSFetches atomic.Int64
 	// Introspections counts introspection calls.
 	Introspections atomic.Int64
+	// MetadataFetches counts fetches of the metadata.
+	MetadataFetches atomic.Int64
+	// JWKSStatus, when not zero, is the status the JWKS is answered with,
+	// without a body: an issuer whose keys are broken.
+	JWKSStatus atomic.Int32
 }
 
 var keyPool struct {
@@ -83,6 +88,7 @@ func Start() *Issuer {
 	i := &Issuer{opaque: map[string]map[string]any{}, raw: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		i.MetadataFetches.Add(1)
 		writeJSON(w, map[string]any{
 			"issuer":                 i.URL,
 			"jwks_uri":               i.URL + "/jwks",
@@ -93,6 +99,10 @@ func Start() *Issuer {
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		i.JWKSFetches.Add(1)
+		if st := i.JWKSStatus.Load(); st != 0 {
+			w.WriteHeader(int(st))
+			return
+		}
 		i.mu.Lock()
 		var keys []map[string]any
 		for _, k := range i.keys {
