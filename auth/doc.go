@@ -80,10 +80,15 @@
 // issuer exactly, aud holding the resource identifier (RFC 8707; one
 // trailing slash of difference tolerated, and the configured aliases —
 // the demo's origin), exp required, nbf and iat not in the future, each
-// with a leeway of 30 s by default and 5 min at most. A token for
-// another resource is refused, and a token received is never passed on.
+// with a leeway of 30 s by default and 5 min at most, and no cnf claim:
+// a sender-constrained token (RFC 7800; bound to a DPoP key, RFC 9449, or
+// a client certificate, RFC 8705) is refused, since this server checks
+// neither proof and a stolen one would work here as a bearer token. A
+// token for another resource is refused, and a token received is never
+// passed on.
 // With IntrospectionConfig, opaque tokens are asked about at the RFC 7662
-// endpoint (active, iss, aud holding the identifier, exp); the answer is
+// endpoint (active, iss, aud holding the identifier, exp, no cnf, a
+// token_type other than refresh or DPoP); the answer is
 // cached at most TTL (1 min by default), so a revoked token is refused at
 // most that late. Audiences that name an application id instead of the
 // resource (Entra ID v2 without a resource-specific app) are not

@@ -51,11 +51,17 @@ type claims struct {
 	Scp      json.RawMessage `json:"scp,omitempty"`
 	ClientID string          `json:"client_id,omitempty"`
 	Azp      string          `json:"azp,omitempty"`
+	// Cnf is the confirmation claim (RFC 7800) of a sender-constrained
+	// token: bound to a DPoP key (RFC 9449, jkt) or a client certificate
+	// (RFC 8705, x5t#S256). This server checks neither proof, so such a
+	// token is refused: taken as a bearer token, a stolen one would work
+	// here, which binding it was meant to prevent.
+	Cnf json.RawMessage `json:"cnf,omitempty"`
 }
 
 // claimNames are the names of the claims fields, as RFC 7519, RFC 9068
 // and RFC 8693 spell them.
-var claimNames = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "scope", "scp", "client_id", "azp"}
+var claimNames = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti", "scope", "scp", "client_id", "azp", "cnf"}
 
 // claimKeys are the foldKeys of claimNames.
 var claimKeys = func() []string {
@@ -171,6 +177,9 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 		jwt.WithLeeway(iss.cfg.Leeway),
 	)
 	parsed, err := p.ParseWithClaims(token, &c, keyfunc)
+	if err == nil && c.Cnf != nil && string(c.Cnf) != "null" {
+		return nil, nil, reasonInvalid // sender-constrained: see claims.Cnf
+	}
 	if err == nil && used == nil && len(candidates) > 1 {
 		// A token without kid, while more than one key fits (a rotation):
 		// the key that verified it is the one whose removal from the JWKS
@@ -267,6 +276,8 @@ type introspection struct {
 	// a resource server accepts (RFC 6749 §1.5), and the endpoint looks
 	// a token up among every type whatever the hint (RFC 7662 §2.1).
 	TokenType string `json:"token_type"`
+	// Cnf: a sender-constrained token (claims.Cnf), refused.
+	Cnf json.RawMessage `json:"cnf"`
 }
 
 // introspect asks the introspection endpoint about an opaque token. It
@@ -330,6 +341,10 @@ func (iss *Issuer) introspect(ctx context.Context, token string, audiences []str
 	case !r.Active:
 		return nil, time.Time{}, reasonInvalid
 	case strings.EqualFold(r.TokenType, "refresh_token"), strings.EqualFold(r.TokenType, "refresh"):
+		return nil, time.Time{}, reasonInvalid
+	case r.Cnf != nil && string(r.Cnf) != "null", strings.EqualFold(r.TokenType, "DPoP"):
+		// Sender-constrained (claims.Cnf; RFC 9449 §6.2 names DPoP-bound
+		// tokens' type "DPoP").
 		return nil, time.Time{}, reasonInvalid
 	case r.Iss != "" && r.Iss != iss.URL():
 		return nil, time.Time{}, reasonIssuer
