@@ -1,11 +1,13 @@
 package fastserver
 
 import (
+	"errors"
 	"io"
 	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -38,11 +40,25 @@ var over503 = func() []byte {
 }()
 
 func (l *capListener) Accept() (net.Conn, error) {
+	var pause time.Duration
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
-			return nil, err
+			if !acceptRetry(err) {
+				return nil, err
+			}
+			// Out of file descriptors or socket memory: fasthttp takes
+			// any error but a timeout as the listener's end and stops
+			// serving for good, so a client that opens connections until
+			// the process runs out of descriptors (fewer than MaxConns)
+			// would stop the server. Wait for connections to close and
+			// try again, as net/http does; a closed listener still ends
+			// the loop.
+			pause = min(max(2*pause, 5*time.Millisecond), 500*time.Millisecond)
+			time.Sleep(pause)
+			continue
 		}
+		pause = 0
 		if l.open.Add(1) > l.max {
 			l.open.Add(-1)
 			if !l.tls {
@@ -61,6 +77,17 @@ func (l *capListener) Accept() (net.Conn, error) {
 		}
 		return cc, nil
 	}
+}
+
+// acceptRetry reports whether an Accept error passes once connections
+// close: descriptors or kernel memory run out (EMFILE, ENFILE, ENOBUFS,
+// ENOMEM), or a timeout.
+func acceptRetry(err error) bool {
+	if errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM) {
+		return true
+	}
+	var te interface{ Temporary() bool }
+	return errors.As(err, &te) && te.Temporary()
 }
 
 // capConn is an accepted connection, counted until it is closed and

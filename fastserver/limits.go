@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -189,6 +190,19 @@ type rlSlot struct {
 }
 
 func newRateLimiter(rate float64, burst, max int, trusted []netip.Prefix, forwarded bool) *rateLimiter {
+	// Peers and forwarded addresses are unmapped before they are
+	// compared, and an IPv4-mapped prefix (::ffff:10.0.0.0/104, as a
+	// dual-stack listener logs its peers) contains no unmapped address:
+	// such a proxy would never be trusted, and every client behind it
+	// would share its key.
+	if slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Addr().Is4In6() }) {
+		trusted = slices.Clone(trusted)
+		for i, p := range trusted {
+			if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+				trusted[i] = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+			}
+		}
+	}
 	return &rateLimiter{
 		rate: rate, burst: float64(burst), max: max, trusted: trusted, forwarded: forwarded,
 		index: make(map[netip.Addr]int32), head: -1, tail: -1,
@@ -250,10 +264,17 @@ func (r *rateLimiter) walk(peer netip.Addr, list []byte, parse func([]byte) (net
 }
 
 // plainAddr parses an X-Forwarded-For element: an IP address, possibly
-// with a port ("192.0.2.1:4711", "[2001:db8::1]:4711").
+// with a port ("192.0.2.1:4711", "[2001:db8::1]:4711") or in brackets
+// without one ("[2001:db8::1]", as some proxies write IPv6). An element
+// not read as an address ends the walk at the proxy, and every client
+// behind it would then share the proxy's bucket.
 func plainAddr(b []byte) (netip.Addr, bool) {
 	if a, err := netip.ParseAddr(string(b)); err == nil {
 		return a, true
+	}
+	if n := len(b); n > 2 && b[0] == '[' && b[n-1] == ']' {
+		a, err := netip.ParseAddr(string(b[1 : n-1]))
+		return a, err == nil && a.Is6()
 	}
 	if ap, err := netip.ParseAddrPort(string(b)); err == nil {
 		return ap.Addr(), true
@@ -289,6 +310,11 @@ func forwardedFor(b []byte) (netip.Addr, bool) {
 			a, err := netip.ParseAddr(string(v[1:end]))
 			return a, err == nil && a.Is6()
 		}
+		if a, err := netip.ParseAddr(string(v)); err == nil && a.Is6() {
+			// IPv6 without the brackets RFC 7239 asks for: unambiguous,
+			// and read as no address it would key the client as its proxy.
+			return a, true
+		}
 		if c := bytes.IndexByte(v, ':'); c >= 0 {
 			v = v[:c] // an IPv4 address with a port
 		}
@@ -317,13 +343,16 @@ func (r *rateLimiter) take(ctx *fasthttp.RequestCtx, f *fields) int {
 	if r.limit != nil {
 		wait = r.limit.Take(key)
 	} else {
-		wait = r.takeKey(key, time.Now().UnixNano())
+		wait = r.takeKey(key, monoNow())
 	}
 	return retryAfterSeconds(wait)
 }
 
-// takeKey spends one token of key at now (unix nanoseconds): 0 when the
-// request may go on, else the time until a token is available.
+// takeKey spends one token of key at now (nanoseconds on a clock that
+// should be monotonic: monoNow): 0 when the request may go on, else the
+// time until a token is available. A now before the bucket's last refill
+// refills nothing: a clock stepped back by an hour must not leave every
+// known client an hour in debt.
 func (r *rateLimiter) takeKey(key netip.Addr, now int64) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -334,7 +363,7 @@ func (r *rateLimiter) takeKey(key netip.Addr, now int64) time.Duration {
 		r.touch(i)
 	}
 	s := &r.slots[i]
-	s.tokens = math.Min(r.burst, s.tokens+float64(now-s.last)/1e9*r.rate)
+	s.tokens = math.Min(r.burst, s.tokens+float64(max(now-s.last, 0))/1e9*r.rate)
 	s.last = now
 	if s.tokens >= 1 {
 		s.tokens--

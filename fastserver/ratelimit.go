@@ -55,7 +55,7 @@ func NewLocalLimiter(rate float64, burst, clients int) *LocalLimiter {
 // Take spends one token of key's bucket: 0 when there was one, else the
 // time until the bucket holds one again.
 func (l *LocalLimiter) Take(key netip.Addr) time.Duration {
-	return l.r.takeKey(key, time.Now().UnixNano())
+	return l.r.takeKey(key, monoNow())
 }
 
 // Len returns the number of keys in the table.
