@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // NOTE: task events.
@@ -49,6 +50,12 @@ type TaskChange struct {
 	Seq uint64
 	// Events are the change's events in stream order.
 	Events []TaskEvent
+
+	// published is when this process published the change (zero for one
+	// that came from another instance): a stream's wait for room in its
+	// queue ends StreamWait after it, so that slow streams hold the
+	// publisher StreamWait in all, not each in turn.
+	published time.Time
 }
 
 // Broker carries task changes from the instance that stores them to the
@@ -133,9 +140,10 @@ func (b *LocalBroker) Subscribe(taskID string, deliver func(*TaskChange)) func()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			sub.mu.Lock()
-			sub.gone = true
-			sub.mu.Unlock()
+			// Out of the set first, so that no new Publish picks it
+			// (a publisher busy with it may hold sub.mu a while);
+			// then wait for a deliver in progress, and mark it gone
+			// for a Publish that picked it before.
 			b.mu.Lock()
 			delete(set, sub)
 			if cur, ok := b.subs[taskID]; ok && len(cur) == 0 {
@@ -143,6 +151,9 @@ func (b *LocalBroker) Subscribe(taskID string, deliver func(*TaskChange)) func()
 			}
 			b.n--
 			b.mu.Unlock()
+			sub.mu.Lock()
+			sub.gone = true
+			sub.mu.Unlock()
 		})
 	}
 }
@@ -167,7 +178,7 @@ func (s *Server) publish(t *Task, events ...TaskEvent) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-	s.events.Publish(ctx, &TaskChange{TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Events: events})
+	s.events.Publish(ctx, &TaskChange{TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Events: events, published: time.Now()})
 	cancel()
 }
 

@@ -162,9 +162,10 @@ func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Tas
 		nt.Seq = old.Seq + 1
 		nt.Status = status
 		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
-		nt.History = slices.Concat(old.History, []Message{in})
 		if status.Message != nil {
-			nt.History = append(nt.History, *status.Message)
+			appendHistory(&nt, old, in, *status.Message)
+		} else {
+			appendHistory(&nt, old, in)
 		}
 		if reply.Metadata != nil {
 			nt.Metadata = reply.Metadata
@@ -464,7 +465,7 @@ func (s *Server) UpdateTask(ctx context.Context, taskID string, reply *Reply) (*
 		nt.Status = status
 		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
 		if status.Message != nil {
-			nt.History = slices.Concat(old.History, []Message{*status.Message})
+			appendHistory(&nt, old, *status.Message)
 		}
 		if reply.Metadata != nil {
 			nt.Metadata = reply.Metadata
@@ -529,7 +530,7 @@ func (s *Server) UpdateArtifact(ctx context.Context, taskID string, u ArtifactUp
 			nt.Artifacts = append(nt.Artifacts, a)
 		case u.Append:
 			merged := nt.Artifacts[i]
-			merged.Parts = PartsOf(slices.Concat(merged.Parts.Slice(), a.Parts.Slice())...)
+			merged.Parts = merged.Parts.appendParts(a.Parts)
 			nt.Artifacts[i] = merged
 		default:
 			nt.Artifacts[i] = a

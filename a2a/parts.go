@@ -42,6 +42,7 @@ type Parts struct {
 	ver  Version // the shape of raw
 	n    int     // the number of parts (of kind, when kind is set)
 	kind PartKind
+	buf  *sharedBuf[Part] // holds list when grown by appendParts
 }
 
 // PartsOf returns the Parts holding ps, in order. ps is kept, not
@@ -113,12 +114,31 @@ func (ps Parts) each(f func(p *Part, pv partView) bool) {
 	})
 }
 
+// appendParts returns ps followed by more, for an artifact built in
+// chunks: in the room after ps when ps was made so and nothing else took
+// it, so that a chunk costs its own parts, not all before it.
+func (ps Parts) appendParts(more Parts) Parts {
+	have, b := ps.list, ps.buf
+	if ps.raw != nil || ps.kind != 0 {
+		have, b = ps.Slice(), nil
+	}
+	add := more.list
+	if more.raw != nil || more.kind != 0 {
+		add = more.Slice()
+	}
+	list, b := appendShared(b, have, add...)
+	return Parts{list: list, n: len(list), buf: b}
+}
+
 // size estimates the memory ps holds, for the task store's budget.
 func (ps Parts) size() int64 {
 	if ps.raw != nil {
 		return 64 + int64(len(ps.raw))
 	}
 	var n int64
+	if ps.buf.holds(ps.list) {
+		n += int64(len(ps.buf.items)-len(ps.list)) * partSlot
+	}
 	for i := range ps.list {
 		p := &ps.list[i]
 		n += 160 + int64(len(p.Text)+len(p.Raw)+len(p.URL)+len(p.Data)+len(p.Filename)+len(p.MediaType)+len(p.Metadata))

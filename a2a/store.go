@@ -95,12 +95,14 @@ func (s *store) update(id string, f func(*Task) (*Task, error)) (*Task, bool, er
 	}
 	t, err := f(old.t)
 	if err != nil {
+		releaseHistory(t, old.t)
 		return old.t, true, err
 	}
 	size := taskSize(t)
 	if size > s.maxBytes {
 		// The task alone would pass the budget, and the task being
 		// changed is never evicted: refused, the task unchanged.
+		releaseHistory(t, old.t)
 		return old.t, true, ErrTaskTooLarge
 	}
 	s.bytes += size - old.size
@@ -164,10 +166,7 @@ func taskSize(t *Task) int64 {
 			n += 16 + int64(len(e))
 		}
 	}
-	for i := range t.History {
-		n += messageSize(&t.History[i])
-	}
-	return n
+	return n + historySize(t)
 }
 
 func messageSize(m *Message) int64 {

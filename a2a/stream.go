@@ -3,6 +3,8 @@ package a2a
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -168,7 +170,11 @@ type follower struct {
 	over  chan struct{} // closed when the queue overflowed (the stream is cut)
 	done  chan struct{} // closed when the stream stops reading
 	cut   atomic.Bool
-	unsub func()
+	unsub func() // once; it waits for subscribed
+	// subscribed is closed once Subscribe returned and unsubscribe is set: a
+	// cut may come from a delivery that runs before that.
+	subscribed  chan struct{}
+	unsubscribe func()
 	// started: the stream reads its queue (serveFollow). Before, nothing
 	// reads it (the agent of a SendStreamingMessage may run long), so a
 	// full queue drops its oldest change instead of cutting the stream,
@@ -178,11 +184,17 @@ type follower struct {
 }
 
 // follow subscribes st to the task's changes. A change that finds the
-// queue full waits up to Config.StreamWait for room (holding up the
-// task's publisher), then cuts the stream: its client reads too slowly.
+// queue full waits for room until Config.StreamWait after it was
+// published (holding up the task's publisher), then cuts the stream: its
+// client reads too slowly.
 func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
-	f := &follower{ch: make(chan *TaskChange, s.streamQueue), over: make(chan struct{}), done: make(chan struct{})}
-	f.unsub = s.events.Subscribe(taskID, func(c *TaskChange) {
+	f := &follower{ch: make(chan *TaskChange, s.streamQueue), over: make(chan struct{}), done: make(chan struct{}), subscribed: make(chan struct{})}
+	// Once: a cut stream unsubscribes early, and again as it ends.
+	f.unsub = sync.OnceFunc(func() {
+		<-f.subscribed
+		f.unsubscribe()
+	})
+	f.unsubscribe = s.events.Subscribe(taskID, func(c *TaskChange) {
 		if f.cut.Load() {
 			return
 		}
@@ -207,7 +219,13 @@ func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
 			}
 			return
 		}
-		t := time.NewTimer(s.streamWait)
+		// The other streams had the same time to make room while
+		// the publisher waited for the ones before.
+		wait := s.streamWait
+		if !c.published.IsZero() {
+			wait = min(wait, time.Until(c.published.Add(s.streamWait)))
+		}
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case f.ch <- c:
@@ -216,9 +234,17 @@ func (s *Server) follow(st *fastserver.Stream, taskID string) *follower {
 			if f.cut.CompareAndSwap(false, true) {
 				close(f.over)
 				st.Cut()
+				// Unsubscribed now, not when the handler notices the
+				// cut: the task's changes stop reaching a stream that
+				// takes none. On a goroutine, as deliver must not call
+				// the Broker, given the processor at once: a publisher
+				// in a tight loop would otherwise keep it waiting.
+				go f.unsub()
+				runtime.Gosched()
 			}
 		}
 	})
+	close(f.subscribed)
 	return f
 }
 

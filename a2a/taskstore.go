@@ -232,6 +232,7 @@ func (m *MemoryStore) Update(_ context.Context, id string, f func(*Task) (*Task,
 	t, ok, err := m.s.update(id, func(old *Task) (*Task, error) {
 		t, err := f(old)
 		if err == nil && old.Status.State.Final() {
+			releaseHistory(t, old)
 			return nil, ErrTaskFinal
 		}
 		return t, err

@@ -230,4 +230,11 @@ type Task struct {
 	// ListTasks requires. A TaskStore must keep it. It is not part of the
 	// wire shape.
 	Owner string
+
+	// hist, histN and histBytes let a successor extend History without
+	// copying it (history.go): History is hist's first histN messages,
+	// of estimated size histBytes.
+	hist      *sharedBuf[Message]
+	histN     int
+	histBytes int64
 }
