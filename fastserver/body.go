@@ -55,12 +55,13 @@ import (
 //     at most decode.ZstdHistory(ceiling) (1.4 MiB at 1 MiB), and a small
 //     frame whose blocks arrive with its header only what they can hold
 //     (3 KiB for a 41-byte body, whatever window it declared); this
-//     state may hold at most a quarter of the budget, so that stalled
-//     compressed uploads never lock out bodies without a coding; and
-//     twice its decoded bytes as they are produced (the decoder's buffer
-//     and the decompressor's history), in the same steps; its wire bytes
-//     pass through the decompressor's fixed buffer and are not charged
-//     again.
+//     state may hold at most a quarter of the budget; and twice its
+//     decoded bytes as they are produced (the decoder's buffer and the
+//     decompressor's history), in the same steps, which with that state
+//     may hold at most half the budget (budget.tryCoded), so that stalled
+//     compressed uploads, whose few wire bytes may decode to the ceiling,
+//     never lock out bodies without a coding; its wire bytes pass through
+//     the decompressor's fixed buffer and are not charged again.
 //
 // A step that finds no room within BudgetWait fails the read with
 // errBudget: 503 / -32603 with Retry-After. Whatever a body holds is
@@ -123,6 +124,15 @@ type charge struct {
 	units    int64 // units read (wire or decoded bytes)
 	factor   int64 // budget bytes per unit
 	limit    int64 // units never reserved past: the ceiling + 1
+	coded    bool  // a compressed body's decoded bytes: budget.acquireCoded
+}
+
+// acquire reserves n budget bytes for ch, from the share its kind may take.
+func (ch *charge) acquire(n int64) bool {
+	if ch.coded {
+		return ch.s.budget.acquireCoded(n, ch.s.cfg.BudgetWait)
+	}
+	return ch.s.budget.acquire(n, ch.s.cfg.BudgetWait)
 }
 
 // cover reserves until the charge covers need units (need is at most the
@@ -132,7 +142,7 @@ func (ch *charge) cover(need int64) error {
 		return nil
 	}
 	more := need*ch.factor - ch.reserved
-	if !ch.s.budget.acquire(more, ch.s.cfg.BudgetWait) {
+	if !ch.acquire(more) {
 		return errBudget
 	}
 	ch.reserved += more
@@ -147,7 +157,7 @@ func (ch *charge) room() (int64, error) {
 	}
 	step := min(max(firstStep, ch.reserved/ch.factor), budgetStep)
 	step = max(min(step, ch.limit-ch.units), 1)
-	if !ch.s.budget.acquire(step*ch.factor, ch.s.cfg.BudgetWait) {
+	if !ch.acquire(step * ch.factor) {
 		return 0, errBudget
 	}
 	ch.reserved += step * ch.factor
@@ -333,7 +343,7 @@ func (s *Server) readBody(c *call, stream io.Reader, enc decode.Encoding, whole 
 		}
 		return c.dec.DecodeReader(&c.body, m)
 	}
-	c.dz.ch = charge{s: s, factor: decodedFactor, limit: s.cfg.MaxBodyBytes + 1}
+	c.dz.ch = charge{s: s, factor: decodedFactor, limit: s.cfg.MaxBodyBytes + 1, coded: true}
 	c.dz.held = 0
 	if err := c.dz.zr.Reset(&c.body, enc, s.cfg.MaxBodyBytes); err != nil {
 		*m = decode.Message{Kind: decode.KindInvalid}
@@ -530,7 +540,8 @@ func (s *Server) releaseBody(c *call) {
 	} else {
 		s.budget.release(c.first)
 	}
-	s.budget.release(c.body.wire.reserved + c.dz.ch.reserved)
+	s.budget.release(c.body.wire.reserved)
+	s.budget.releaseCoded(c.dz.ch.reserved)
 	s.budget.releaseState(c.dz.held)
 	c.dz.held = 0
 	s.budget.unlend(c.lent)

@@ -13,17 +13,23 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// budget bounds the body bytes held across all requests (row 6). The
-// state of decompressors, charged up front for every compressed body
-// whatever it has sent, may hold at most a quarter of it, so that stalled
-// compressed uploads can never lock out bodies without a coding. Apart
-// from it, the idle buffers lent to bodies beyond what they are charged
-// (bodyBuffers.Idle) may add up to at most another quarter (lend).
+// budget bounds the body bytes held across all requests (row 6). What
+// compressed bodies hold may take at most half of it, so that stalled
+// compressed uploads can never lock out bodies without a coding: the
+// state of their decompressors, charged up front whatever a body has
+// sent, at most a quarter, and that state and their decoded bytes
+// together at most half (a kilobyte of gzip decodes to a megabyte: some
+// 130 stalled uploads sending 1 KiB each held the whole default budget,
+// found by review on 2026-12-06). Apart from it, the idle buffers lent to
+// bodies beyond what they are charged (bodyBuffers.Idle) may add up to at
+// most another quarter (lend).
 type budget struct {
 	limit      int64
 	used       atomic.Int64
 	stateLimit int64
 	state      atomic.Int64
+	codedLimit int64
+	coded      atomic.Int64 // state and decoded bytes of compressed bodies
 	lentLimit  int64
 	lent       atomic.Int64
 }
@@ -53,13 +59,26 @@ func (b *budget) unlend(n int64) { b.lent.Add(-n) }
 func (b *budget) try(n int64) bool { return addWithin(&b.used, n, b.limit) }
 
 // tryState reserves n bytes for decompressor state: within the state
-// quarter and within the whole budget.
+// quarter, the compressed bodies' half and the whole budget.
 func (b *budget) tryState(n int64) bool {
 	if !addWithin(&b.state, n, b.stateLimit) {
 		return false
 	}
-	if !b.try(n) {
+	if !b.tryCoded(n) {
 		b.state.Add(-n)
+		return false
+	}
+	return true
+}
+
+// tryCoded reserves n bytes for a compressed body: within the compressed
+// bodies' half and within the whole budget.
+func (b *budget) tryCoded(n int64) bool {
+	if !addWithin(&b.coded, n, b.codedLimit) {
+		return false
+	}
+	if !b.try(n) {
+		b.coded.Add(-n)
 		return false
 	}
 	return true
@@ -73,6 +92,12 @@ func (b *budget) acquire(n int64, wait time.Duration) bool {
 // acquireState reserves n bytes of decompressor state, waiting up to wait.
 func (b *budget) acquireState(n int64, wait time.Duration) bool {
 	return b.wait(n, wait, b.tryState)
+}
+
+// acquireCoded reserves n bytes of a compressed body's decoded bytes,
+// waiting up to wait.
+func (b *budget) acquireCoded(n int64, wait time.Duration) bool {
+	return b.wait(n, wait, b.tryCoded)
 }
 
 func (b *budget) wait(n int64, wait time.Duration, try func(int64) bool) bool {
@@ -97,6 +122,12 @@ func (b *budget) release(n int64) { b.used.Add(-n) }
 // releaseState gives back n bytes of decompressor state.
 func (b *budget) releaseState(n int64) {
 	b.state.Add(-n)
+	b.releaseCoded(n)
+}
+
+// releaseCoded gives back n bytes reserved by tryCoded.
+func (b *budget) releaseCoded(n int64) {
+	b.coded.Add(-n)
 	b.used.Add(-n)
 }
 

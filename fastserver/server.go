@@ -136,6 +136,9 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.bufs = newBodyBuffers(cfg.MaxBodyBytes)
 	s.budget.limit = cfg.InflightBodyBytes
 	s.budget.stateLimit = cfg.InflightBodyBytes / 4
+	// Half, but room for one compressed body of the ceiling with its
+	// state when the budget is small.
+	s.budget.codedLimit = max(cfg.InflightBodyBytes/2, min(cfg.InflightBodyBytes, decodedFactor*(cfg.MaxBodyBytes+1)+s.budget.stateLimit))
 	s.budget.lentLimit = cfg.InflightBodyBytes / 4
 	s.zstd = zstdAnswers
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
