@@ -140,7 +140,8 @@
 // handler runs again from the start and finds them. requestState is
 // signed with HMAC-SHA256 (WithStateKey; a random key per process by
 // default, so share one across a fleet), bound to the method and tool or
-// prompt, expires (WithStateTTL, 10 minutes) and is bounded in size
+// prompt and, under WithAuth, to the token's holder (issuer, subject and
+// client: another user cannot replay it), expires (WithStateTTL, 10 minutes) and is bounded in size
 // (WithStateLimit, 64 KiB): a tampered, foreign, expired or misbound
 // state is -32602, as are inputResponses that are not an object of
 // objects. Under 2025-xx the request goes on the call's stream with an id

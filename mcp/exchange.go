@@ -28,11 +28,13 @@ package mcp
 //     client's response POST (fastserver.Stream.Call).
 
 import (
+	"crypto/sha256"
 	"errors"
 	"math"
 	"strconv"
 	"time"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -77,7 +79,8 @@ type callExchange struct {
 	st        *fastserver.Stream // the call's stream; nil when it runs without one
 	streaming bool               // the tool may stream (Tool.Streaming)
 	method    string             // what a requestState is bound to: the method…
-	target    string             // … and the tool or prompt name
+	target    string             // … the tool or prompt name…
+	who       *auth.Token        // … and the token's holder (WithAuth), nil without
 	meta      []byte             // params._meta, nil when none
 	inputs    []byte             // params.inputResponses (2026-07-28), nil when none
 	state     stateData          // the verified requestState
@@ -119,8 +122,8 @@ var (
 // begin prepares the exchange of a call to method on name under v, and
 // checks the members of params it reads. The tool's streaming decides
 // what Progress and Log may do.
-func (x *callExchange) begin(s *Server, v Version, method, name string, p *exchangeParams, streaming bool) *fastserver.Error {
-	x.srv, x.streaming = s, streaming
+func (x *callExchange) begin(s *Server, v Version, method, name string, p *exchangeParams, streaming bool, who *auth.Token) *fastserver.Error {
+	x.srv, x.streaming, x.who = s, streaming, who
 	x.meta = p.meta
 	if !v.Stateless() {
 		x.logs, x.logMin = true, LogDebug
@@ -167,8 +170,24 @@ func (x *callExchange) begin(s *Server, v Version, method, name string, p *excha
 	return nil
 }
 
-// binding is what a requestState of the call is bound to.
-func (x *callExchange) binding() string { return x.method + " " + x.target }
+// binding is what a requestState of the call is bound to. Under
+// WithAuth that includes who holds the token: a state carries the
+// answers of earlier rounds (a user's consent, say), which must not serve
+// another user who obtained it. The holder is hashed, as the state's body
+// is readable.
+func (x *callExchange) binding() string {
+	b := x.method + " " + x.target
+	if x.who == nil {
+		return b
+	}
+	h := sha256.New()
+	for _, f := range []string{x.who.Issuer, x.who.Subject, x.who.ClientID} {
+		h.Write(strconv.AppendInt(nil, int64(len(f)), 10))
+		h.Write([]byte{':'})
+		h.Write([]byte(f))
+	}
+	return b + " " + b64url.EncodeToString(h.Sum(nil)[:16])
+}
 
 // progressToken returns _meta.progressToken when it is a string or an
 // integer.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
@@ -164,7 +165,7 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 	if p.Render != nil {
 		c := getCall(r)
 		c.r, c.v, c.m = r, v, m
-		if e := c.begin(s, v, "prompts/get", p.Name, &xp, false); e != nil {
+		if e := c.begin(s, v, "prompts/get", p.Name, &xp, false, auth.FromRequest(r)); e != nil {
 			c.release()
 			return dst, e
 		}

@@ -9,15 +9,16 @@ package mcp
 // can take the next one. The state carries what the next round needs: the
 // answers of earlier rounds (a handler is run again from the start each
 // round and finds them where it asks), the handler's own state (SetState),
-// what it is bound to (the method and the tool or prompt name) and when it
+// what it is bound to (the method, the tool or prompt name and, under
+// WithAuth, a hash of the token's issuer, subject and client) and when it
 // expires:
 //
 //	state = base64url(body) "." base64url(HMAC-SHA256(key, body))
-//	body  = {"v":1,"b":"<method> <name>","x":<expiry, unix ms>,"a":{answers},"u":<handler state>}
+//	body  = {"v":1,"b":"<method> <name>[ <holder>]","x":<expiry, unix ms>,"a":{answers},"u":<handler state>}
 //
 // A state that does not verify (tampered, another key), has expired, is
-// bound to another method or name, or is longer than the limit is
-// refused with -32602. The body is readable by the client: it holds the
+// bound to another method, name or token holder, or is longer than the
+// limit is refused with -32602. The body is readable by the client: it holds the
 // client's own answers and whatever the handler puts in SetState, which
 // therefore must hold no secret.
 

@@ -19,7 +19,11 @@ type ResourceTemplate struct {
 	// URITemplate is the template, such as "test://template/{id}/data".
 	// Supported: literal text and variables {name} (one or more
 	// characters other than "/", "?" and "#", percent-decoded) and
-	// {+name} (any characters). Required; unique.
+	// {+name} (any characters). Required; unique. Decoding can put back
+	// what the URI could not hold as such: "..%2F..%2Fetc" gives {name}
+	// the value "../../etc", so a Read that builds a path from a
+	// variable must check it. A value that does not decode to valid
+	// UTF-8 does not match.
 	URITemplate string
 	// Name is the template's programmatic name; empty means URITemplate.
 	Name string
@@ -146,7 +150,10 @@ func (t *resourceTemplate) match(uri string) (map[string]string, bool) {
 		if i+1 < len(t.parts) {
 			next := t.parts[i+1].literal
 			k := strings.Index(rest, next)
-			if p.any {
+			if p.any || i+2 == len(t.parts) {
+				// The literal that ends the template ends the URI: the
+				// variable runs to its last occurrence, so that a value
+				// holding the literal ("{b}s" and "success") matches.
 				k = strings.LastIndex(rest, next)
 			}
 			if k < 0 {
@@ -160,7 +167,9 @@ func (t *resourceTemplate) match(uri string) (map[string]string, bool) {
 		}
 		if !p.any {
 			dec, err := url.PathUnescape(val)
-			if err != nil {
+			if err != nil || !utf8.ValidString(dec) {
+				// Percent-encoded bytes are UTF-8 (RFC 3986 §2.5); a
+				// value that is not could not be sent back in JSON.
 				return nil, false
 			}
 			val = dec

@@ -402,7 +402,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	if s.sessions != nil {
 		c.sess = s.sessionOf(r)
 	}
-	if e := c.begin(s, v, "tools/call", t.Name, &c.w.xp, t.Streaming); e != nil {
+	if e := c.begin(s, v, "tools/call", t.Name, &c.w.xp, t.Streaming, auth.FromRequest(r)); e != nil {
 		return fail(e)
 	}
 	if t.Streaming && c.wantsStream(v) {
