@@ -49,6 +49,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -741,9 +742,9 @@ func parseClientResponse(resp []byte) ([]byte, error) {
 	e := &Error{Code: decode.CodeInternalError, Message: "the client answered with an error"}
 	if v, n := decode.Lookup(resp, "error"); n == 1 && len(v) > 0 && v[0] == '{' {
 		if code, n := decode.Lookup(v, "code"); n == 1 {
-			var k int
-			if _, err := fmt.Sscan(string(code), &k); err == nil {
-				e.Code = k
+			// errorObject checked it: an integer within int64.
+			if k, err := strconv.ParseInt(string(code), 10, 64); err == nil && k == int64(int(k)) {
+				e.Code = int(k)
 			}
 		}
 		if m, n := decode.Lookup(v, "message"); n == 1 && len(m) > 1 && m[0] == '"' {
@@ -821,6 +822,25 @@ func (s *Server) DeliverResponse(id, msg []byte) bool {
 	return s.pending.deliver(id, msg)
 }
 
+// errorObject reports whether v is a JSON-RPC error object (§5.1): an
+// object whose code is an integer (no fraction or exponent, within
+// int64) and whose message is a string, each given once. A client's
+// response carrying anything else as its error is not one (row 10).
+func errorObject(v []byte) bool {
+	if len(v) == 0 || v[0] != '{' {
+		return false
+	}
+	code, n := decode.Lookup(v, "code")
+	if n != 1 {
+		return false
+	}
+	if _, err := strconv.ParseInt(string(code), 10, 64); err != nil {
+		return false
+	}
+	m, n := decode.Lookup(v, "message")
+	return n == 1 && len(m) > 0 && m[0] == '"'
+}
+
 // clientResponse answers a POSTed message that the envelope refused when
 // it is a JSON-RPC response to a request the server is waiting on: 202.
 func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
@@ -828,8 +848,8 @@ func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
 		return false
 	}
 	_, nr := decode.Lookup(body, "result")
-	_, ne := decode.Lookup(body, "error")
-	if nr+ne != 1 {
+	ev, ne := decode.Lookup(body, "error")
+	if nr+ne != 1 || ne == 1 && !errorObject(ev) {
 		return false
 	}
 	// A JSON-RPC 2.0 response, as a request must be (row 10 otherwise).
