@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // KeyPair is a TLS certificate and key loaded from files, reloadable
@@ -17,7 +18,8 @@ type KeyPair struct {
 	cert              atomic.Pointer[tls.Certificate]
 }
 
-// LoadKeyPair loads a PEM certificate (chain) and its key.
+// LoadKeyPair loads a PEM certificate (chain) and its key; an expired
+// certificate is an error.
 func LoadKeyPair(certFile, keyFile string) (*KeyPair, error) {
 	k := &KeyPair{certFile: certFile, keyFile: keyFile}
 	if err := k.Reload(); err != nil {
@@ -26,12 +28,17 @@ func LoadKeyPair(certFile, keyFile string) (*KeyPair, error) {
 	return k, nil
 }
 
-// Reload reads the files again. On an error the certificate served stays
-// the one loaded before.
+// Reload reads the files again. On an error (an expired certificate is
+// one) the certificate served stays the one loaded before.
 func (k *KeyPair) Reload() error {
 	c, err := tls.LoadX509KeyPair(k.certFile, k.keyFile)
 	if err != nil {
 		return fmt.Errorf("fastserver: loading %s and %s: %w", k.certFile, k.keyFile, err)
+	}
+	// Every client that verifies would refuse an expired certificate:
+	// serving one is an outage that only shows on the clients' side.
+	if c.Leaf != nil && time.Now().After(c.Leaf.NotAfter) {
+		return fmt.Errorf("fastserver: the certificate in %s expired at %s", k.certFile, c.Leaf.NotAfter.UTC().Format(time.RFC3339))
 	}
 	k.cert.Store(&c)
 	return nil

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -121,7 +122,11 @@ type App struct {
 }
 
 // New builds the demo server.
-func New(opts Options) (*App, error) {
+func New(opts Options) (*App, error) { return newApp(context.Background(), opts) }
+
+// newApp builds the demo server; ctx's end cuts short the wait for the
+// authorization server at start.
+func newApp(ctx context.Context, opts Options) (*App, error) {
 	base := opts.Server.Logger
 	if base == nil {
 		base = slog.Default()
@@ -145,8 +150,8 @@ func New(opts Options) (*App, error) {
 		// Fetch the issuer's metadata and keys before serving, so that the
 		// card names the real token endpoint and a misconfiguration shows
 		// at once; if the issuer is down, requests fetch them later.
-		ctx, cancel := context.WithTimeout(context.Background(), startFetch)
-		if err := app.issuer.Refresh(ctx); err != nil {
+		fetch, cancel := context.WithTimeout(ctx, startFetch)
+		if err := app.issuer.Refresh(fetch); err != nil && ctx.Err() == nil {
 			base.Warn("authorization server not reachable at start; tokens are verified once it is", "issuer", opts.Auth.Issuer, "error", err)
 		}
 		cancel()
@@ -343,6 +348,14 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 	return nil
 }
 
+// close releases what New started, for an App that never served: the
+// demo's background work and the fleet (its membership and lease tokens,
+// which the other instances would otherwise count until they expire).
+func (a *App) close() {
+	a.demo.Close()
+	a.closeFleet()
+}
+
 // closeFleet gives back unspent lease tokens and leaves the fleet.
 func (a *App) closeFleet() {
 	if a.broker != nil {
@@ -403,22 +416,39 @@ func Start(opts Options) (url string, stop func() error, err error) {
 		return "", nil, err
 	}
 	if a.srv == nil {
+		a.close()
 		return "", nil, errors.New("app: Start in stdio mode")
 	}
 	ln, err := net.Listen("tcp", a.srv.Config().Addr)
 	if err != nil {
+		a.close()
 		return "", nil, err
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ln) }()
 	stop = func() error {
 		err := a.Shutdown(context.Background())
-		if serr := <-done; err == nil {
+		if serr := closeAndWait(ln, done); err == nil {
 			err = serr
 		}
 		return err
 	}
 	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// closeAndWait closes ln after Shutdown and returns Serve's error from
+// done. Shutdown closes the listener only once Serve has handed it to the
+// HTTP server: a stop that comes first (SIGTERM just after "listening
+// on", Start's stop called at once) finds none, and Serve, starting after
+// it, would serve for ever. Closed here, it returns at its first Accept;
+// the error that gives is this close's, not a failure.
+func closeAndWait(ln net.Listener, done <-chan error) error {
+	ln.Close()
+	err := <-done
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
 }
 
 // Main runs the rpcedge command: it parses args, serves until SIGINT or
@@ -432,6 +462,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	// Listen for SIGINT and SIGTERM before anything slow (the issuer's
+	// metadata, Redis): a signal during start-up would otherwise kill the
+	// process with the signal's default action, half-joined to a fleet
+	// and with a non-zero status, where the contract says exit 0.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	// SIGHUP reloads the certificate; without one there is nothing to
+	// reload, but its default action would still kill the server
+	// mid-request, so it is caught in every HTTP run, from the start.
+	hup := make(chan os.Signal, 1)
+	if !opts.Stdio {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	opts.Server.Logger = logger
 	var kp *fastserver.KeyPair
@@ -441,11 +485,17 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		opts.Server.TLS = kp.TLSConfig()
+		warnCert(logger, kp, opts.PublicURL)
+		if fi, err := os.Stat(opts.TLSKey); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			// Not refused: mounted secrets are often group-readable on
+			// purpose. Said once, at start, where the operator looks.
+			logger.Warn("the TLS private key is readable by users other than its owner", "key", opts.TLSKey, "mode", fi.Mode().Perm().String())
+		}
 	}
 	if opts.Auth.enabled() && opts.Auth.IntrospectionSecret == "" {
 		opts.Auth.IntrospectionSecret = os.Getenv("RPCEDGE_INTROSPECTION_SECRET")
 	}
-	a, err := New(opts)
+	a, err := newApp(ctx, opts)
 	if a != nil {
 		logger = a.opts.Server.Logger
 	}
@@ -453,8 +503,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return 2
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
+	if ctx.Err() != nil {
+		// Nothing was accepted: leave the fleet and stop.
+		a.close()
+		logger.Info("stopped during start-up")
+		return 0
+	}
 	if opts.Stdio {
 		// SIGINT or SIGTERM stops it even while it waits for input; the
 		// message being handled is answered within the grace period
@@ -487,6 +541,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ln, err := net.Listen("tcp", a.srv.Config().Addr)
 	if err != nil {
+		a.close()
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return 1
 	}
@@ -497,11 +552,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "listening on %s://%s\n", scheme, ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ln) }()
-	hup := make(chan os.Signal, 1)
-	if kp != nil {
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-	}
 wait:
 	for {
 		select {
@@ -514,10 +564,13 @@ wait:
 		case <-hup:
 			// New connections get the reloaded certificate; open ones
 			// keep theirs. A failed reload keeps the old one.
-			if err := kp.Reload(); err != nil {
+			if kp == nil {
+				logger.Info("SIGHUP: nothing to reload without -tls-cert")
+			} else if err := kp.Reload(); err != nil {
 				logger.Error("TLS certificate not reloaded; serving the previous one", "error", err)
 			} else {
 				logger.Info("TLS certificate reloaded", "cert", opts.TLSCert)
+				warnCert(logger, kp, opts.PublicURL)
 			}
 		case <-ctx.Done():
 			break wait
@@ -525,7 +578,7 @@ wait:
 	}
 	logger.Info("shutting down", "grace", a.srv.Config().ShutdownGrace)
 	serr := a.Shutdown(context.Background())
-	<-done
+	closeAndWait(ln, done)
 	st := a.srv.Stats()
 	logger.Info("stopped", "entered", st.Entered, "answered", st.Answered)
 	if serr != nil {
@@ -533,6 +586,24 @@ wait:
 		return 1
 	}
 	return 0
+}
+
+// warnCert warns of a certificate that clients will refuse although it
+// loaded: one not valid yet, or one that does not name -public-url's host
+// (the name the A2A card sends clients to).
+func warnCert(logger *slog.Logger, kp *fastserver.KeyPair, publicURL string) {
+	c, err := kp.GetCertificate(nil)
+	if err != nil || c.Leaf == nil {
+		return
+	}
+	if now := time.Now(); now.Before(c.Leaf.NotBefore) {
+		logger.Warn("the TLS certificate is not valid yet", "not_before", c.Leaf.NotBefore.UTC())
+	}
+	if u, err := url.Parse(publicURL); err == nil && u.Scheme == "https" && u.Hostname() != "" {
+		if err := c.Leaf.VerifyHostname(u.Hostname()); err != nil {
+			logger.Warn("the TLS certificate does not name -public-url's host", "host", u.Hostname(), "error", err)
+		}
+	}
 }
 
 // ParseFlags parses the command line of cmd/rpcedge. On a bad flag it
@@ -544,7 +615,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.Addr, "addr", fastserver.DefaultAddr, "listen address; binds beyond loopback only when this says so")
 	fs.StringVar(&o.PublicURL, "public-url", "", "absolute base URL the server is reached at (for the A2A card); default: from each request's Host")
-	fs.Func("max-body", "body ceiling, wire and decoded, in bytes or with a K/M/KiB/MiB suffix (default 1MiB)", func(v string) (err error) {
+	fs.Func("max-body", "body ceiling, wire and decoded, in bytes or with a K/M/KiB/MiB suffix (default 1MiB, at most 128MiB)", func(v string) (err error) {
 		c.MaxBodyBytes, err = parseSize(v)
 		return err
 	})
@@ -575,7 +646,11 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Func("allow-origin", "an origin allowed besides loopback ones (scheme://host[:port], or *); repeatable, or comma-separated", func(v string) error {
 		for _, part := range strings.Split(v, ",") {
 			if part = strings.TrimSpace(part); part != "" {
-				c.AllowedOrigins = append(c.AllowedOrigins, part)
+				o, err := canonicalOrigin(part)
+				if err != nil {
+					return err
+				}
+				c.AllowedOrigins = append(c.AllowedOrigins, o)
 			}
 		}
 		return nil
@@ -644,6 +719,13 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
+	if u, err := url.Parse(au.Issuer); err == nil && u.User != nil {
+		// The issuer URL is logged whenever its metadata cannot be
+		// fetched: a password in it would end up in the logs.
+		err := errors.New("-auth-issuer: an issuer URL carries no user or password")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
 	if o.Transport != "fasthttp" && o.Transport != "nethttp" {
 		err := fmt.Errorf("-transport %q: want fasthttp or nethttp", o.Transport)
 		fmt.Fprintln(stderr, "rpcedge:", err)
@@ -651,6 +733,13 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		err := errors.New("-tls-cert and -tls-key go together")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Stdio && (o.TLSCert != "" || o.Transport != "fasthttp") {
+		// Accepted and then ignored, they would promise an HTTPS or
+		// net/http server that is never started.
+		err := errors.New("-tls-cert and -transport configure the HTTP server: not with -stdio")
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
@@ -664,6 +753,13 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
+	for _, p := range []struct{ flag, v string }{{"-health-path", c.HealthPath}, {"-metrics-path", c.MetricsPath}} {
+		if err := checkRoutePath(p.v); err != nil {
+			err = fmt.Errorf("%s %q: %w", p.flag, p.v, err)
+			fmt.Fprintln(stderr, "rpcedge:", err)
+			return o, err
+		}
+	}
 	if err := validateFlags(c); err != nil {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
@@ -671,12 +767,24 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, nil
 }
 
+// maxRate bounds -rate: far beyond any one client's rate, and a burst
+// that an int holds.
+const maxRate = 1 << 30
+
 func validateFlags(c *fastserver.Config) error {
 	switch {
 	case c.MaxDepth <= 0:
 		return errors.New("-max-depth must be positive")
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return errors.New("-rate and -burst must not be negative")
+	case !(c.RateLimit <= maxRate):
+		// NaN and Inf parse as floats; the default burst is the rate
+		// converted to an int, which for these is undefined.
+		return fmt.Errorf("-rate %v: want a finite rate of at most %d per second", c.RateLimit, maxRate)
+	case c.MaxBodyBytes > fastserver.DefaultInflightBodyBytes/2:
+		// The in-flight body budget (no flag: the contract's 256 MiB)
+		// must hold two bodies of the ceiling.
+		return fmt.Errorf("-max-body %d: at most %d (half the in-flight body budget of %d bytes)", c.MaxBodyBytes, fastserver.DefaultInflightBodyBytes/2, fastserver.DefaultInflightBodyBytes)
 	case c.RateBurst > 0 && c.RateLimit == 0:
 		return errors.New("-burst needs -rate")
 	case c.MaxConns <= 0:
@@ -689,6 +797,63 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("timeouts and -grace must be positive")
 	}
 	return nil
+}
+
+// checkRoutePath refuses a path that no request could be routed to:
+// requests are matched by their decoded, cleaned path, so a path with
+// "..", "//", a query, a fragment or a percent escape would answer 404 to
+// every scrape or health check.
+func checkRoutePath(p string) error {
+	if p == "" || p[0] != '/' {
+		return errors.New("want a path starting with /")
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-._~!$&'()*+,;=:@", r)) {
+			return fmt.Errorf("%q cannot appear in a route (requests are matched by their decoded path)", r)
+		}
+	}
+	if p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/") {
+		return fmt.Errorf("not a clean path: requests for it arrive as %s", path.Clean(p))
+	}
+	return nil
+}
+
+// canonicalOrigin returns v as browsers serialize an Origin header, which
+// the server compares exactly (case aside): without the scheme's default
+// port, which browsers leave out, so "https://a.example:443" would never
+// match. Parts an Origin never has (user, query, fragment, a path) and a
+// port that is not one are refused rather than kept as an entry that
+// never matches.
+func canonicalOrigin(v string) (string, error) {
+	if v == "*" {
+		return v, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port] or *", v)
+	}
+	host, port := u.Hostname(), u.Port()
+	if strings.HasSuffix(u.Host, ":") {
+		return "", fmt.Errorf("%q is not an origin: empty port", v)
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("%q is not an origin: port %q", v, port)
+		}
+		port = strconv.Itoa(n) // "08080" arrives as 8080
+		if scheme := strings.ToLower(u.Scheme); scheme == "https" && n == 443 || scheme == "http" && n == 80 {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(host), nil
 }
 
 // splitList splits a comma-separated list, dropping empty items.
