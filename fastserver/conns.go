@@ -30,6 +30,17 @@ type capListener struct {
 	max   int64
 	tls   bool      // the connections speak TLS: one past the cap is closed without a word
 	conns *connList // where each accepted connection is watched for its timeouts (conntime.go); nil: not watched (net/http keeps its own)
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Close closes the listener once: Shutdown's HTTP server and Serve's own
+// close on Shutdown (closeOnShutdown) may both close it, and the second
+// must not report the first's "use of closed network connection".
+func (l *capListener) Close() error {
+	l.closeOnce.Do(func() { l.closeErr = l.Listener.Close() })
+	return l.closeErr
 }
 
 // over503 is the answer past the cap.

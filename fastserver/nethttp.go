@@ -88,6 +88,7 @@ func (s *Server) ServeNetHTTP(ln net.Listener) error {
 	s.netMu.Unlock()
 	s.serving.Store(true)
 	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil}
+	defer s.closeOnShutdown(ln)()
 	var err error
 	if s.cfg.TLS != nil {
 		t := s.cfg.TLS.Clone()
@@ -97,7 +98,7 @@ func (s *Server) ServeNetHTTP(ln net.Listener) error {
 	} else {
 		err = hs.Serve(ln)
 	}
-	if errors.Is(err, http.ErrServerClosed) {
+	if errors.Is(err, http.ErrServerClosed) || s.stopping() {
 		return nil
 	}
 	return err

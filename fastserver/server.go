@@ -268,6 +268,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
+	defer s.closeOnShutdown(ln)()
 	err := s.http.Serve(ln)
 	select {
 	case <-s.shutdown:
@@ -275,6 +276,23 @@ func (s *Server) Serve(ln net.Listener) error {
 	default:
 	}
 	return err
+}
+
+// closeOnShutdown closes ln once Shutdown is called, until the returned
+// function is (when Serve returns). Shutdown closes only the listeners
+// the HTTP server has taken: a Serve that starts after it, or races it,
+// would otherwise serve for ever (found by review on 2026-12-06: a
+// SIGTERM just after start left the process running).
+func (s *Server) closeOnShutdown(ln net.Listener) (stop func()) {
+	served := make(chan struct{})
+	go func() {
+		select {
+		case <-s.shutdown:
+			ln.Close()
+		case <-served:
+		}
+	}()
+	return func() { close(served) }
 }
 
 // ServeConn serves the requests of one connection that the caller
