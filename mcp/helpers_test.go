@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/valyala/fasthttp"
@@ -29,6 +30,13 @@ type hdr []string
 // params checks the server makes unless OwnParams, then the handler.
 func exchange(t testing.TB, ep *fastserver.Endpoint, headers hdr, body string) answer {
 	t.Helper()
+	return exchangeAs(t, ep, nil, headers, body)
+}
+
+// exchangeAs is exchange for a request that WithAuth admitted with tok
+// (nil: no token).
+func exchangeAs(t testing.TB, ep *fastserver.Endpoint, tok *auth.Token, headers hdr, body string) answer {
+	t.Helper()
 	var d decode.Decoder
 	if err := d.SetOptions(decode.Options{IDs: ep.IDs}); err != nil {
 		t.Fatal(err)
@@ -45,6 +53,9 @@ func exchange(t testing.TB, ep *fastserver.Endpoint, headers hdr, body string) a
 	}
 	var r fastserver.Request
 	r.Reset(&h, &m, nil)
+	if tok != nil {
+		r.Auth = tok
+	}
 	return serve(t, ep, &r)
 }
 

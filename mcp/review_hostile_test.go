@@ -7,34 +7,7 @@ import (
 	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
-	"github.com/valyala/fasthttp"
 )
-
-// exchangeAs is exchange for a request that WithAuth admitted with tok
-// (nil: no token).
-func exchangeAs(t testing.TB, ep *fastserver.Endpoint, tok *auth.Token, headers hdr, body string) answer {
-	t.Helper()
-	var d decode.Decoder
-	if err := d.SetOptions(decode.Options{IDs: ep.IDs}); err != nil {
-		t.Fatal(err)
-	}
-	var m decode.Message
-	if err := d.Decode([]byte(body), &m); err != nil {
-		t.Fatalf("decode %s: %v", body, err)
-	}
-	var h fasthttp.RequestHeader
-	h.SetMethod("POST")
-	h.SetRequestURI("/mcp")
-	for i := 0; i+1 < len(headers); i += 2 {
-		h.Add(headers[i], headers[i+1])
-	}
-	var r fastserver.Request
-	r.Reset(&h, &m, nil)
-	if tok != nil {
-		r.Auth = tok
-	}
-	return serve(t, ep, &r)
-}
 
 // TestReviewStateBoundToTokenHolder: under WithAuth a requestState is
 // good only for the holder of the token it was issued to. It carries the

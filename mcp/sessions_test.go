@@ -258,22 +258,8 @@ func TestSessionBounds(t *testing.T) {
 // With WithAuth, a session's GET stream and DELETE need the token its
 // POSTs need.
 func TestSessionsWithAuth(t *testing.T) {
-	as := authtest.New(t)
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const resourceID = "http://127.0.0.1/mcp"
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Info{Name: "sess", Version: "1"}, WithSessions(SessionOptions{}), WithAuth(res))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, url := serveLoopback(t, s, fastserver.Config{})
-	token := "Bearer " + as.Token(as.Claims(resourceID, ""))
+	_, url, as := authSessionServer(t)
+	token := "Bearer " + as.Token(as.Claims(authResourceID, ""))
 	resp, body := do(t, "POST", url, "", initialize, "Authorization", token)
 	id := resp.Header.Get(HeaderSession)
 	if resp.StatusCode != 200 || id == "" {
@@ -319,4 +305,29 @@ func TestSessionsOtherMethods(t *testing.T) {
 			t.Errorf("%s with Expect: %q, want %q", method, line, want)
 		}
 	}
+}
+
+// authResourceID is the resource authSessionServer's tokens are for.
+const authResourceID = "http://127.0.0.1/mcp"
+
+// authSessionServer serves, on loopback, a server with sessions and
+// WithAuth trusting a test issuer; it returns the server, the endpoint's
+// URL and the issuer that mints its tokens (for authResourceID).
+func authSessionServer(t testing.TB) (*Server, string, *authtest.Issuer) {
+	t.Helper()
+	as := authtest.New(t)
+	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: authResourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Info{Name: "sess", Version: "1"}, WithSessions(SessionOptions{}), WithAuth(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url := serveLoopback(t, s, fastserver.Config{})
+	return s, url, as
 }

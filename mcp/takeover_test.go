@@ -23,9 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/fastserver"
-	"github.com/rpcedge/rpcedge/internal/authtest"
 )
 
 // takeoverServer serves s on loopback until stop (or the test's end); it
@@ -723,24 +721,10 @@ func TestTakeoverRacingEnd(t *testing.T) {
 // (404: not its session) takes nothing over; one with the owner's token
 // does.
 func TestTakeoverAuth(t *testing.T) {
-	as := authtest.New(t)
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const resourceID = "http://127.0.0.1/mcp"
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Info{Name: "t", Version: "1"}, WithSessions(SessionOptions{}), WithAuth(res))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, url := serveLoopback(t, s, fastserver.Config{})
+	s, url, as := authSessionServer(t)
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), Path)
-	token := "Bearer " + as.Token(as.Claims(resourceID, ""))
-	other := as.Claims(resourceID, "")
+	token := "Bearer " + as.Token(as.Claims(authResourceID, ""))
+	other := as.Claims(authResourceID, "")
 	other["sub"], other["client_id"] = "client-2", "client-2"
 	otherToken := "Bearer " + as.Token(other)
 
