@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"net/url"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -112,7 +111,8 @@ type Config struct {
 	ProxyHeader string
 
 	// AllowedOrigins are origins allowed besides loopback ones
-	// ("https://app.example.com", exact, case-insensitive; "*" allows
+	// ("https://app.example.com", exact, case-insensitive, a scheme's
+	// default port as browsers leave it out: CanonicalOrigin; "*" allows
 	// any). Requests with another Origin are refused 403 / -32600.
 	AllowedOrigins []string
 
@@ -251,10 +251,8 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	for _, o := range c.AllowedOrigins {
-		if o != "*" {
-			if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-				bad("AllowedOrigins", o+" (want scheme://host[:port] or *)")
-			}
+		if _, err := CanonicalOrigin(o); err != nil {
+			bad("AllowedOrigins", err)
 		}
 	}
 	setInt("MaxHeaderBytes", &c.MaxHeaderBytes, DefaultMaxHeaderBytes)

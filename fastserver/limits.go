@@ -2,10 +2,14 @@ package fastserver
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -144,9 +148,50 @@ func newOrigins(allowed []string) origins {
 			o.any = true
 			continue
 		}
-		o.list[string(bytes.TrimRight(bytes.ToLower([]byte(a)), "/"))] = true
+		if c, err := CanonicalOrigin(a); err == nil { // Config.validate refused the others
+			o.list[c] = true
+		}
 	}
 	return o
+}
+
+// CanonicalOrigin returns v, an allowed origin (Config.AllowedOrigins),
+// as browsers serialize an Origin header, which the server compares
+// exactly (case aside): without the scheme's default
+// port, which browsers leave out, so "https://a.example:443" would never
+// match. Parts an Origin never has (user, query, fragment, a path) and a
+// port that is not one are refused rather than kept as an entry that
+// never matches.
+func CanonicalOrigin(v string) (string, error) {
+	if v == "*" {
+		return v, nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port] or *", v)
+	}
+	host, port := u.Hostname(), u.Port()
+	if strings.HasSuffix(u.Host, ":") {
+		return "", fmt.Errorf("%q is not an origin: empty port", v)
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("%q is not an origin: port %q", v, port)
+		}
+		port = strconv.Itoa(n) // "08080" arrives as 8080
+		if scheme := strings.ToLower(u.Scheme); scheme == "https" && n == 443 || scheme == "http" && n == 80 {
+			port = ""
+		}
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(host), nil
 }
 
 // allowed reports whether the Origin header value is allowed: a loopback

@@ -646,7 +646,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Func("allow-origin", "an origin allowed besides loopback ones (scheme://host[:port], or *); repeatable, or comma-separated", func(v string) error {
 		for _, part := range strings.Split(v, ",") {
 			if part = strings.TrimSpace(part); part != "" {
-				o, err := canonicalOrigin(part)
+				o, err := fastserver.CanonicalOrigin(part)
 				if err != nil {
 					return err
 				}
@@ -816,44 +816,6 @@ func checkRoutePath(p string) error {
 		return fmt.Errorf("not a clean path: requests for it arrive as %s", path.Clean(p))
 	}
 	return nil
-}
-
-// canonicalOrigin returns v as browsers serialize an Origin header, which
-// the server compares exactly (case aside): without the scheme's default
-// port, which browsers leave out, so "https://a.example:443" would never
-// match. Parts an Origin never has (user, query, fragment, a path) and a
-// port that is not one are refused rather than kept as an entry that
-// never matches.
-func canonicalOrigin(v string) (string, error) {
-	if v == "*" {
-		return v, nil
-	}
-	u, err := url.Parse(v)
-	if err != nil || u.Scheme == "" || u.Host == "" || u.Opaque != "" || u.User != nil ||
-		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
-		return "", fmt.Errorf("%q is not an origin: want scheme://host[:port] or *", v)
-	}
-	host, port := u.Hostname(), u.Port()
-	if strings.HasSuffix(u.Host, ":") {
-		return "", fmt.Errorf("%q is not an origin: empty port", v)
-	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("%q is not an origin: port %q", v, port)
-		}
-		port = strconv.Itoa(n) // "08080" arrives as 8080
-		if scheme := strings.ToLower(u.Scheme); scheme == "https" && n == 443 || scheme == "http" && n == 80 {
-			port = ""
-		}
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(host), nil
 }
 
 // splitList splits a comma-separated list, dropping empty items.
