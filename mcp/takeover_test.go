@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"runtime"
@@ -34,18 +33,7 @@ import (
 func takeoverServer(t *testing.T, s *Server, cfg fastserver.Config) (addr string, stop func()) {
 	t.Helper()
 	base := goroutines()
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	srv, err := fastserver.New(cfg, s.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
+	srv, url := serveLoopback(t, s, cfg)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -58,7 +46,7 @@ func takeoverServer(t *testing.T, s *Server, cfg fastserver.Config) (addr string
 		})
 	}
 	t.Cleanup(stop)
-	return ln.Addr().String(), stop
+	return strings.TrimSuffix(strings.TrimPrefix(url, "http://"), Path), stop
 }
 
 // waitFor polls cond until it holds, for at most d; else the test fails
