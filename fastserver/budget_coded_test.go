@@ -62,7 +62,10 @@ func TestBudgetCompressedHalf(t *testing.T) {
 	}
 	used := s.budget.used.Load()
 	t.Logf("%d compressed uploads stalled holding %d B of %d, %d refused", stalled, used, budget, refused)
-	if used > budget/2 || refused == 0 {
+	// Whether an upload counts as stalled or refused depends on when the
+	// test looks (on a loaded machine a refused one's charge can grow
+	// first): the bound is what is held.
+	if used > budget/2 {
 		t.Errorf("stalled compressed uploads hold %d B of a %d B budget (%d refused): more than half", used, budget, refused)
 	}
 	// A body without a coding of 900 KB (charged up to twice that as it
