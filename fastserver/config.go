@@ -130,10 +130,16 @@ type Config struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxConns bounds the connections open at once, those draining after
 	// an early answer included: past it a plain 503 and the connection is
-	// closed. Default 10,000.
+	// closed, unless a keep-alive connection has been idle for a second
+	// or more (Serve's connections): then the one idle longest is closed
+	// to admit the new one (rpcedge_connections_reclaimed_total).
+	// Default 10,000.
 	MaxConns int
 	// ShutdownGrace bounds how long Shutdown waits for requests in
-	// flight. Default 10 s.
+	// flight. Default 10 s. Idle connections are closed at once, and one
+	// that has sent no byte of a request (a TLS handshake not finished
+	// included) 5 s after its acceptance, so a grace under 5 s can end
+	// with such connections still open.
 	ShutdownGrace time.Duration
 	// DrainTimeout and DrainBytes bound how long and how much of an
 	// unread body is drained after an early answer, before the

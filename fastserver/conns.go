@@ -22,6 +22,18 @@ import (
 // listener: every accepted connection counts until it is closed, however
 // it is served, and one accepted past MaxConns gets a plain 503 and is
 // closed at once, as fasthttp answers past its own limit.
+//
+// Unless a keep-alive connection sits idle: then the one idle longest is
+// closed to make room (reclaimIdle), as a server may close an idle
+// persistent connection at any time (RFC 9112 §9.6) and as nginx reuses
+// its keep-alive connections when it runs out. Without it, clients that
+// each keep a connection open and send one request a minute (the idle
+// timeout is a minute) hold every slot, and a new client is refused
+// while the server does nothing. A connection is reclaimed only idle,
+// between requests (connIdle: its answer written, no byte of the next
+// one read), never while it reads, is handled or writes; at most
+// maxReclaiming reclaimed connections are still closing at once, and
+// fasthttp's own limit leaves room for them.
 
 // capListener bounds the connections open at once.
 type capListener struct {
@@ -70,7 +82,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 			continue
 		}
 		pause = 0
-		if l.open.Add(1) > l.max {
+		if n := l.open.Add(1); n > l.max && !l.conns.reclaimIdle(n, l.max) {
 			l.open.Add(-1)
 			if !l.tls {
 				c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
@@ -105,9 +117,16 @@ func acceptRetry(err error) bool {
 // watched for its timeouts (conntime.go) until then.
 type capConn struct {
 	net.Conn
-	open     *atomic.Int64 // nil: not counted (ServeConn's)
-	closed   atomic.Bool
-	hijacked atomic.Bool // fasthttp handed it to an early answer
+	open   *atomic.Int64 // nil: not counted (ServeConn's)
+	closed atomic.Bool
+	// served says a byte of a request has arrived (fasthttp's
+	// StateActive): until then, once Shutdown has begun, the connection
+	// is closed newConnGrace after its acceptance (conntime.go).
+	served atomic.Bool
+	// reclaimed says the connection was closed idle to admit another
+	// past MaxConns (reclaimIdle); under list's mutex.
+	reclaimed bool
+	hijacked  atomic.Bool // fasthttp handed it to an early answer
 	// cutReading is set when the watchdog cut the connection in its
 	// reading phase, until it goes idle (conntime.go).
 	cutReading atomic.Bool

@@ -70,7 +70,21 @@ func monoNow() int64 { return int64(time.Since(connEpoch)) }
 type connTimeouts struct {
 	read, write, idle int64
 	cut               *[connFree]*metrics.Counter
+	// draining is set by Shutdown: from then on a connection that has
+	// sent no byte of a request within newConnGrace of its acceptance is
+	// cut off too.
+	draining atomic.Bool
 }
+
+// newConnGrace is how long, in milliseconds, a connection that has sent
+// no byte of a request yet is waited for once Shutdown has begun: after
+// it the connection counts as idle and is closed, as fasthttp and
+// net/http close one that sent nothing for 5 s. fasthttp's own rule
+// starts after the TLS handshake (its wait for the first byte), so a
+// client that opens a TLS connection and never finishes the handshake
+// held Shutdown for ReadTimeout, up to the whole grace period (found by
+// review on 2026-12-06); the watchdog's covers the handshake.
+const newConnGrace = 5000
 
 func (t *connTimeouts) limit(phase uint64) int64 {
 	switch phase {
@@ -88,6 +102,69 @@ func (t *connTimeouts) limit(phase uint64) int64 {
 type connList struct {
 	mu   sync.Mutex
 	head *capConn
+	// reclaiming counts the connections reclaimIdle closed that are not
+	// closed yet; reclaims counts every one (nil: not counted).
+	reclaiming int64
+	reclaims   *metrics.Counter
+	// fruitless is the coarse clock of the last search that found no
+	// connection to reclaim: until the clock moves on, connections past
+	// the cap are refused without another walk over the list.
+	fruitless int64
+}
+
+const (
+	// maxReclaiming bounds the reclaimed connections still closing: each
+	// closes as soon as its serving goroutine sees its expired read
+	// deadline.
+	maxReclaiming = 64
+	// reclaimAfter is how long, in milliseconds, a connection must have
+	// been idle to be reclaimed: a busy client's connection is idle only
+	// between an answer and its next request, and is not taken from it.
+	reclaimAfter = 1000
+)
+
+// reclaimIdle makes room for a connection accepted past the cap: open
+// connections are open (the new one counted), max the cap. It reports
+// whether the new connection may be served: when connections reclaimed
+// earlier, still closing, leave room for it, or when it closes the
+// connection idle longest (an expired read deadline: fasthttp's wait for
+// the next request fails and it closes the connection, as at the idle
+// timeout). A nil list (net/http's connections) reclaims nothing.
+func (l *connList) reclaimIdle(open, max int64) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if open-l.reclaiming <= max {
+		return true
+	}
+	now := connClock.Load()
+	if l.reclaiming >= maxReclaiming || l.fruitless == now+1 {
+		return false
+	}
+	var victim *capConn
+	var word uint64
+	for c := l.head; c != nil; c = c.next {
+		w := c.phase.Load()
+		if w&(1<<connPhaseBits-1) == connIdle && int64(w>>connPhaseBits) <= now-reclaimAfter &&
+			(victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
+			victim, word = c, w
+		}
+	}
+	// The phase moves off idle when the next request's first byte
+	// arrives: then the connection is busy and is left alone.
+	if victim == nil || !victim.phase.CompareAndSwap(word, connFree) {
+		l.fruitless = now + 1 // +1: the zero value matches no clock
+		return false
+	}
+	victim.reclaimed = true
+	l.reclaiming++
+	victim.Conn.SetReadDeadline(expired)
+	if l.reclaims != nil {
+		l.reclaims.Inc()
+	}
+	return true
 }
 
 func (l *connList) add(c *capConn) {
@@ -114,6 +191,10 @@ func (l *connList) remove(c *capConn) {
 		}
 		c.prev, c.next = nil, nil
 	}
+	if c.reclaimed {
+		c.reclaimed = false
+		l.reclaiming--
+	}
 	l.mu.Unlock()
 }
 
@@ -132,8 +213,19 @@ var expired = time.Unix(1, 0)
 func (l *connList) sweep(now int64, t *connTimeouts) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	draining := t.draining.Load()
 	for c := l.head; c != nil; c = c.next {
 		w := c.phase.Load()
+		if draining && w&(1<<connPhaseBits-1) == connReading && int64(w>>connPhaseBits) <= now-newConnGrace && !c.served.Load() {
+			// Shutdown has begun and the connection, accepted at least
+			// newConnGrace ago, has sent no byte of a request (its first
+			// reading phase began at its acceptance): closed like an
+			// idle one, not counted as a timeout.
+			if c.phase.CompareAndSwap(w, connFree) {
+				c.Conn.SetDeadline(expired)
+			}
+			continue
+		}
 		if w != c.seenWord {
 			if int64(w>>connPhaseBits) < now {
 				c.seenWord, c.seenAt = w, now
@@ -215,6 +307,9 @@ func connState(nc net.Conn, st fasthttp.ConnState) {
 	}
 	switch st {
 	case fasthttp.StateActive:
+		if !c.served.Load() { // a plain load after the first request
+			c.served.Store(true)
+		}
 		if c.hold == holdArmed {
 			// Armed, yet the last answer made no write: nothing to hold
 			// now (conns.go). Held bytes wait for fasthttp's next

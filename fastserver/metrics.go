@@ -31,6 +31,8 @@ import (
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
 //	rpcedge_connection_timeouts_total{phase}              counter (connections cut off by ReadTimeout,
 //	                                                      WriteTimeout or IdleTimeout: phase read, write, idle)
+//	rpcedge_connections_reclaimed_total                   counter (idle keep-alive connections closed to admit
+//	                                                      one past MaxConns)
 //
 // method is a registered method's name or "other" (unregistered names
 // never become labels); code is the JSON-RPC error code or "none" for a
@@ -46,6 +48,9 @@ type serverMetrics struct {
 	// connTimeouts counts connections the watchdog cut off, by the phase
 	// that overstayed (connReading, connWriting, connIdle).
 	connTimeouts [connFree]*metrics.Counter
+	// connsReclaimed counts idle connections closed to admit a new one
+	// past MaxConns (conns.go).
+	connsReclaimed *metrics.Counter
 
 	streamsStarted, streamsCut, streamEvents *metrics.Counter
 	hists                                    []*requestHistograms // the endpoints', by path (histogram.go)
@@ -80,6 +85,7 @@ func newServerMetrics(eps map[string]*endpoint, inflight func() uint64) *serverM
 	for phase, name := range map[int]string{connReading: "read", connWriting: "write", connIdle: "idle"} {
 		m.connTimeouts[phase] = m.set.NewCounter(`rpcedge_connection_timeouts_total{phase="` + name + `"}`)
 	}
+	m.connsReclaimed = m.set.NewCounter("rpcedge_connections_reclaimed_total")
 	for _, path := range slices.Sorted(maps.Keys(eps)) {
 		ep := eps[path]
 		ep.hist = newRequestHistograms(path)
@@ -211,20 +217,21 @@ type metricDesc struct{ typ, help string }
 
 // families describes every family the server exposes.
 var families = map[string]metricDesc{
-	"rpcedge_requests_total":            {"counter", "JSON-RPC requests answered, by endpoint, method (registered names, else other), HTTP status and JSON-RPC code (none for a result or a 202)."},
-	"rpcedge_request_duration_seconds":  {"histogram", "Time from the handler being entered to the answer, by endpoint."},
-	"rpcedge_request_body_bytes":        {"histogram", "Wire bytes of request bodies read, by endpoint."},
-	"rpcedge_requests_in_flight":        {"gauge", "JSON-RPC requests being served."},
-	"rpcedge_inflight_body_bytes":       {"gauge", "Bytes of the in-flight body budget held (row 6 of the contract)."},
-	"rpcedge_connections_open":          {"gauge", "Connections open, those draining after an early answer included."},
-	"rpcedge_panics_total":              {"counter", "Panics recovered, by the stage of the request they happened in."},
-	"rpcedge_handler_timeouts_total":    {"counter", "Handlers that passed their deadline."},
-	"rpcedge_slow_bodies_total":         {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
-	"rpcedge_streams_open":              {"gauge", "Stream slots held: answers that may stream, and event streams."},
-	"rpcedge_streams_total":             {"counter", "Answers that became event streams, and event streams opened."},
-	"rpcedge_streams_cut_total":         {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
-	"rpcedge_stream_events_total":       {"counter", "Events queued on streams (a stream's final response excluded)."},
-	"rpcedge_connection_timeouts_total": {"counter", "Connections cut off by the read, write or idle timeout, by phase."},
+	"rpcedge_requests_total":              {"counter", "JSON-RPC requests answered, by endpoint, method (registered names, else other), HTTP status and JSON-RPC code (none for a result or a 202)."},
+	"rpcedge_request_duration_seconds":    {"histogram", "Time from the handler being entered to the answer, by endpoint."},
+	"rpcedge_request_body_bytes":          {"histogram", "Wire bytes of request bodies read, by endpoint."},
+	"rpcedge_requests_in_flight":          {"gauge", "JSON-RPC requests being served."},
+	"rpcedge_inflight_body_bytes":         {"gauge", "Bytes of the in-flight body budget held (row 6 of the contract)."},
+	"rpcedge_connections_open":            {"gauge", "Connections open, those draining after an early answer included."},
+	"rpcedge_panics_total":                {"counter", "Panics recovered, by the stage of the request they happened in."},
+	"rpcedge_handler_timeouts_total":      {"counter", "Handlers that passed their deadline."},
+	"rpcedge_slow_bodies_total":           {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
+	"rpcedge_streams_open":                {"gauge", "Stream slots held: answers that may stream, and event streams."},
+	"rpcedge_streams_total":               {"counter", "Answers that became event streams, and event streams opened."},
+	"rpcedge_streams_cut_total":           {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
+	"rpcedge_stream_events_total":         {"counter", "Events queued on streams (a stream's final response excluded)."},
+	"rpcedge_connection_timeouts_total":   {"counter", "Connections cut off by the read, write or idle timeout, by phase."},
+	"rpcedge_connections_reclaimed_total": {"counter", "Idle keep-alive connections closed to admit a new connection past the connection cap."},
 }
 
 // describe returns the family a series name belongs to and its

@@ -144,6 +144,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.running = newWatchdog(cfg.HandlerTimeout, cfg.MinBodyRate, cfg.MinBodyRateGrace, cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout)
 	s.metrics = newServerMetrics(s.endpoints, s.inflight)
 	s.running.limits.cut = &s.metrics.connTimeouts
+	s.running.conns.reclaims = s.metrics.connsReclaimed
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
@@ -158,11 +159,13 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 // newHTTP returns the fasthttp.Server that serves s.
 func (s *Server) newHTTP() *fasthttp.Server {
 	return &fasthttp.Server{
-		Handler:         s.serveTimed,
-		ErrorHandler:    s.errorHandler,
-		ExpectHandler:   s.expectHandler,
-		Name:            serverName,
-		Concurrency:     s.cfg.MaxConns,
+		Handler:       s.serveTimed,
+		ErrorHandler:  s.errorHandler,
+		ExpectHandler: s.expectHandler,
+		Name:          serverName,
+		// The cap is capListener's; connections it reclaimed may still be
+		// closing when those admitted in their place are served.
+		Concurrency:     s.cfg.MaxConns + maxReclaiming,
 		ReadBufferSize:  s.cfg.MaxHeaderBytes,
 		WriteBufferSize: writeBuffer,
 		// ReadTimeout, WriteTimeout and IdleTimeout are the watchdog's
@@ -368,7 +371,9 @@ func (s *Server) FastHTTPServer(h fasthttp.RequestHandler) *fasthttp.Server {
 }
 
 // Shutdown stops accepting connections, lets every accepted request finish
-// and be answered, and closes idle connections. It waits at most the
+// and be answered, and closes idle connections, and those that have sent
+// no byte of a request 5 s after their acceptance (a TLS handshake never
+// finished included). It waits at most the
 // grace period (Config.ShutdownGrace, or ctx's deadline if earlier); then
 // it cancels the contexts of the handlers still running (they are
 // answered 500 / -32603 when they return) and waits at most one more
@@ -376,6 +381,7 @@ func (s *Server) FastHTTPServer(h fasthttp.RequestHandler) *fasthttp.Server {
 // connections were still open at the end.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopOnce.Do(func() { close(s.shutdown) })
+	s.running.limits.draining.Store(true)
 	grace, cancel := context.WithTimeout(ctx, s.cfg.ShutdownGrace)
 	defer cancel()
 	end, _ := grace.Deadline() // the grace period or ctx's deadline, whichever is first

@@ -1,0 +1,197 @@
+package fastserver
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// At the connection cap, a keep-alive connection idle for reclaimAfter or
+// longer is closed to admit a new one, the one idle longest first; a
+// connection idle for less, or busy, is not, and past the cap without
+// one the answer is still the plain 503. Without it, clients that each
+// keep an idle connection (one request a minute, under the idle timeout)
+// held every slot and every new client was refused (found by review on
+// 2026-12-06).
+func TestReclaimIdleAtCap(t *testing.T) {
+	fasthttpOnly(t, "net/http keeps its own connections; Serve's listener reclaims")
+	s, addr := serve(t, Config{MaxConns: 3, IdleTimeout: time.Minute})
+	ask := func(c *conn, id int) {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"s":"r%d"}}`, id, id)
+		if r := c.do(post(pathRPC, body)); r.Status != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"r%d"`, id)) {
+			t.Fatalf("request %d: %s %s", id, r.StatusLine, r.Body)
+		}
+	}
+	refused := func(what string) {
+		t.Helper()
+		c := dial(t, addr)
+		c.send(post(pathRPC, valid))
+		r, err := c.tryRead()
+		if err != nil || r.Status != 503 {
+			t.Fatalf("%s: %v %v, want 503", what, r, err)
+		}
+	}
+
+	// Three connections, idle from three different ticks: held[0] longest.
+	held := make([]*conn, 3)
+	var first time.Time
+	for i := range held {
+		if i > 0 {
+			time.Sleep(250 * time.Millisecond) // apart by more than two ticks
+		}
+		held[i] = dial(t, addr)
+		ask(held[i], 10+i)
+		if i == 0 {
+			first = time.Now()
+		}
+	}
+	// None has been idle for reclaimAfter yet: a new connection past the
+	// cap is refused (unless this machine took so long that held[0] has).
+	if time.Since(first) < time.Duration(reclaimAfter)*time.Millisecond*8/10 {
+		refused("past the cap, nothing idle for a second")
+	} else {
+		t.Logf("skipped the refusal before reclaimAfter: the three requests took %v", time.Since(first))
+	}
+
+	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
+	c := dial(t, addr)
+	ask(c, 20)
+	held[0].expectGone()
+	untouched := func(c *conn) {
+		t.Helper()
+		c.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := c.br.Read(make([]byte, 64))
+		if ne, ok := err.(net.Error); n > 0 || !ok || !ne.Timeout() {
+			t.Errorf("a connection that should be left alone: %d bytes, %v", n, err)
+		}
+	}
+	untouched(held[1])
+	untouched(held[2])
+	// The reclaimed slot is the new connection's: the next one finds
+	// held[1] idle longest, and the new connection (just answered,
+	// idle for less than a second) keeps its own.
+	c2 := dial(t, addr)
+	ask(c2, 21)
+	held[1].expectGone()
+	untouched(c)
+	untouched(held[2])
+	ask(c, 22)
+	ask(held[2], 23)
+
+	// A connection busy reading a request is never reclaimed: with all
+	// three in the middle of one, past the cap is refused.
+	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
+	raw := post(pathRPC, valid)
+	for _, b := range []*conn{c, c2, held[2]} {
+		b.send(raw[:len(raw)-5])
+	}
+	time.Sleep(200 * time.Millisecond)
+	refused("past the cap, every connection reading")
+	for _, b := range []*conn{c, c2, held[2]} {
+		b.send(raw[len(raw)-5:])
+		if r := b.read(); r.Status != 200 {
+			t.Errorf("the request finished after the refusal: %s", r.StatusLine)
+		}
+	}
+
+	m := metricsOf(s)
+	if !strings.Contains(m, "rpcedge_connections_reclaimed_total 2\n") {
+		t.Errorf("want rpcedge_connections_reclaimed_total 2 in\n%s", grepLines(m, "reclaimed"))
+	}
+}
+
+// metricsOf returns the server's exposition, read without a connection.
+func metricsOf(s *Server) string {
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod("GET")
+	s.MetricsHandler()(&ctx)
+	return string(ctx.Response.Body())
+}
+
+// grepLines returns the lines of s that hold sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// Shutdown closes a connection that has sent no byte of a request
+// newConnGrace after its acceptance, the TLS handshake included: a client
+// that opened a TLS connection and never finished the handshake held
+// Shutdown for ReadTimeout (here 30 s), past the grace period, and
+// cmd/rpcedge exited 1 (found by review on 2026-12-06). fasthttp's own
+// rule (close a connection silent for 5 s) starts after the handshake.
+func TestShutdownClosesUnfinishedHandshakes(t *testing.T) {
+	fasthttpOnly(t, "net/http closes new connections after 5 s itself")
+	t.Parallel()
+	certFile, keyFile := writeCert(t, t.TempDir(), 7)
+	kp, err := LoadKeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grace := 8 * time.Second
+	s, addr := serveNoCleanup(t, Config{TLS: kp.TLSConfig(), ReadTimeout: 30 * time.Second, ShutdownGrace: grace})
+
+	var raws []net.Conn
+	dialRaw := func() net.Conn {
+		c, err := net.DialTimeout("tcp", addr, ioTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		raws = append(raws, c)
+		return c
+	}
+	dialRaw()                                             // not a byte
+	dialRaw().Write([]byte{0x16, 0x03, 0x01, 0x02, 0x00}) // a ClientHello's record header, then nothing
+	// A finished handshake, then nothing: fasthttp's own rule.
+	tc, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	// A served connection, idle: closed at once.
+	served, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer served.Close()
+	if r := tlsDo(t, served, post(pathRPC, valid)); r.StatusCode != 200 {
+		t.Fatalf("over TLS: %s", r.Status)
+	}
+
+	start := time.Now()
+	err = s.Shutdown(context.Background())
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Shutdown: %v after %v, want nil within the grace period (%v)", err, took, grace)
+	}
+	if took > time.Duration(newConnGrace)*time.Millisecond+2*time.Second {
+		t.Errorf("Shutdown took %v, want about newConnGrace (%d ms)", took, newConnGrace)
+	}
+	if took < time.Duration(newConnGrace)*time.Millisecond-time.Second {
+		t.Errorf("Shutdown took %v: connections accepted just before it were not given newConnGrace (%d ms)", took, newConnGrace)
+	}
+	for i, c := range raws {
+		c.SetReadDeadline(time.Now().Add(ioTimeout))
+		if _, err := io.ReadAll(c); err != nil && !strings.Contains(err.Error(), "reset") {
+			t.Errorf("raw connection %d: %v, want it closed", i, err)
+		}
+	}
+	v, _ := serveDone.LoadAndDelete(s)
+	if err := <-v.(chan error); err != nil {
+		t.Errorf("Serve returned %v", err)
+	}
+}
