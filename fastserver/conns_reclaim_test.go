@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,6 +106,139 @@ func TestReclaimIdleAtCap(t *testing.T) {
 	m := metricsOf(s)
 	if !strings.Contains(m, "rpcedge_connections_reclaimed_total 2\n") {
 		t.Errorf("want rpcedge_connections_reclaimed_total 2 in\n%s", grepLines(m, "reclaimed"))
+	}
+}
+
+// ServeConn's connections, not counted against MaxConns, are in the list
+// reclaimIdle walks, and are never reclaimed: closing one would admit a
+// Serve connection past the cap without freeing a slot (found by review
+// of the first version: six Serve connections open at MaxConns 1, five
+// ServeConn clients cut off).
+func TestReclaimLeavesServeConn(t *testing.T) {
+	fasthttpOnly(t, "Serve's listener reclaims")
+	s, addr := serve(t, Config{MaxConns: 1, IdleTimeout: time.Minute})
+	ask := func(c *conn, id int) {
+		t.Helper()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"s":"r%d"}}`, id, id)
+		if r := c.do(post(pathRPC, body)); r.Status != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"r%d"`, id)) {
+			t.Fatalf("request %d: %s %s", id, r.StatusLine, r.Body)
+		}
+	}
+	// The caller's own listener, served with ServeConn.
+	own := listen(t)
+	go func() {
+		for {
+			c, err := own.Accept()
+			if err != nil {
+				return
+			}
+			go s.ServeConn(c)
+		}
+	}()
+	const k = 5
+	side := make([]*conn, k)
+	for i := range side {
+		side[i] = dial(t, own.Addr().String())
+		ask(side[i], i)
+	}
+	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
+
+	var served []*conn
+	for i := 0; i < k+1; i++ {
+		c := dial(t, addr)
+		r := c.do(post(pathRPC, valid))
+		if r.Status != 200 {
+			t.Logf("Serve connection %d: %s (refused)", i, r.StatusLine)
+			break
+		}
+		served = append(served, c)
+	}
+	t.Logf("Serve connections admitted and open: %d, s.open=%d, MaxConns=1", len(served), s.open.Load())
+	if n := s.open.Load(); n > 1 {
+		t.Errorf("open connections %d > MaxConns 1", n)
+	}
+	gone := 0
+	for _, c := range side {
+		c.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if _, err := c.br.Read(make([]byte, 1)); err != nil {
+			if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+				gone++
+			}
+		}
+	}
+	if gone > 0 {
+		t.Errorf("%d of %d ServeConn connections closed to admit Serve's past the cap", gone, k)
+	}
+}
+
+// When the connection chosen sends a byte just as it is reclaimed (the
+// phase's compare-and-swap fails), the search goes on to the next idle
+// one: the first version refused every connection past the cap for the
+// rest of the tick although others were idle and reclaimable.
+func TestReclaimAfterLostRace(t *testing.T) {
+	// The coarse clock is the package's, shared with every server the
+	// tests run: brought up to the time, never past it.
+	for monoNow()/int64(time.Millisecond) < 3*reclaimAfter {
+		time.Sleep(100 * time.Millisecond)
+	}
+	advanceClock(monoNow() / int64(time.Millisecond))
+	now := connClock.Load()
+	var open atomic.Int64
+	mk := func(stamp int64) *capConn {
+		a, b := net.Pipe()
+		t.Cleanup(func() { a.Close(); b.Close() })
+		c := &capConn{Conn: a, open: &open} // counted, as Serve's are
+		c.phase.Store(uint64(stamp)<<connPhaseBits | connIdle)
+		return c
+	}
+	lost, refusedWithIdle := 0, 0
+	for i := 0; i < 500 && refusedWithIdle == 0; i++ {
+		var l connList
+		a := mk(now - 3*reclaimAfter) // idle longest: the victim
+		b := mk(now - 2*reclaimAfter) // idle too: reclaimable
+		l.add(a)
+		l.add(b)
+		a.phase.Store(uint64(now-3*reclaimAfter)<<connPhaseBits | connIdle)
+		b.phase.Store(uint64(now-2*reclaimAfter)<<connPhaseBits | connIdle)
+		start := make(chan struct{})
+		done := make(chan struct{})
+		stop := make(chan struct{})
+		go func() { // a's client: requests and idle spells, flipping fast
+			<-start
+			idle := uint64(now-3*reclaimAfter)<<connPhaseBits | connIdle
+			for j := 0; ; j++ {
+				select {
+				case <-stop:
+					close(done)
+					return
+				default:
+				}
+				if j%2 == 0 {
+					a.phase.CompareAndSwap(idle, uint64(now)<<connPhaseBits|connReading)
+				} else {
+					a.phase.CompareAndSwap(uint64(now)<<connPhaseBits|connReading, idle)
+				}
+			}
+		}()
+		close(start)
+		time.Sleep(10 * time.Microsecond)
+		ok := l.reclaimIdle(3, 2)
+		close(stop)
+		<-done
+		if ok {
+			continue
+		}
+		lost++
+		// b is still idle for 2 s: the next connection past the cap
+		// should take it.
+		a.phase.Store(uint64(now)<<connPhaseBits | connReading) // a stays busy now
+		if !l.reclaimIdle(3, 2) && b.phase.Load()&(1<<connPhaseBits-1) == connIdle {
+			refusedWithIdle++
+		}
+	}
+	t.Logf("lost races %d", lost)
+	if refusedWithIdle > 0 {
+		t.Errorf("after a lost race, a connection past the cap was refused while another was idle for 2 s")
 	}
 }
 

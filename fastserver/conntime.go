@@ -144,19 +144,28 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 		return false
 	}
 	var victim *capConn
-	var word uint64
-	for c := l.head; c != nil; c = c.next {
-		w := c.phase.Load()
-		if w&(1<<connPhaseBits-1) == connIdle && int64(w>>connPhaseBits) <= now-reclaimAfter &&
-			(victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
-			victim, word = c, w
+	for {
+		var word uint64
+		victim = nil
+		for c := l.head; c != nil; c = c.next {
+			w := c.phase.Load()
+			// ServeConn's connections (open nil) are not counted:
+			// closing one would make no room.
+			if w&(1<<connPhaseBits-1) == connIdle && int64(w>>connPhaseBits) <= now-reclaimAfter && c.open != nil &&
+				(victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
+				victim, word = c, w
+			}
 		}
-	}
-	// The phase moves off idle when the next request's first byte
-	// arrives: then the connection is busy and is left alone.
-	if victim == nil || !victim.phase.CompareAndSwap(word, connFree) {
-		l.fruitless = now + 1 // +1: the zero value matches no clock
-		return false
+		if victim == nil {
+			l.fruitless = now + 1 // +1: the zero value matches no clock
+			return false
+		}
+		// The phase moves off idle when the next request's first byte
+		// arrives: then the connection is busy and is left alone, and
+		// the search starts again.
+		if victim.phase.CompareAndSwap(word, connFree) {
+			break
+		}
 	}
 	victim.reclaimed = true
 	l.reclaiming++

@@ -267,6 +267,11 @@ func (s *Server) Run(ctx context.Context) error {
 func (s *Server) Serve(ln net.Listener) error {
 	s.serving.Store(true)
 	s.running.ensure() // the connections' timeouts
+	// Phases are stamped with the coarse clock, which only ticks move: a
+	// clock left behind by a watchdog stopped earlier would date this
+	// server's first connections in the past (reclaimIdle, Shutdown's
+	// rule for silent connections compare the stamps with the time).
+	advanceClock(monoNow() / int64(time.Millisecond))
 	ln = &capListener{Listener: ln, open: &s.open, max: int64(s.cfg.MaxConns), tls: s.cfg.TLS != nil, conns: &s.running.conns}
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
