@@ -85,6 +85,7 @@ const (
 	stReading           // request written, answer pending
 	stWaiting           // request prepared, waiting for its open-loop slot
 	stBackoff           // after a failed connect
+	stFinal             // closed loop, the last answer in: looking for bytes after it
 	stDone              // retired
 )
 
@@ -243,6 +244,11 @@ func (l *eloop) next(c *econn) {
 	now := l.r.now()
 	intended, ok := l.r.claim(now)
 	if !ok {
+		if c.fd >= 0 && !l.r.open && c.x.haveLast && !l.r.aborted.Load() {
+			c.state = stFinal
+			c.deadline = l.r.finalLookUntil(now)
+			return
+		}
 		l.retire(c)
 		return
 	}
@@ -398,6 +404,9 @@ func (l *eloop) handle(c *econn, events uint32) {
 		}
 		unix.Close(c.fd)
 		c.fd = -1
+		if c.state == stFinal {
+			l.retire(c)
+		}
 	}
 }
 
@@ -508,6 +517,10 @@ func (l *eloop) scan(now int64) {
 		case stWriting, stReading:
 			if now > c.deadline {
 				l.fail(c, l.r.timeoutErr(now))
+			}
+		case stFinal:
+			if now >= c.deadline {
+				l.retire(c)
 			}
 		case stBackoff:
 			if now >= c.deadline {

@@ -108,6 +108,13 @@ func netconnLoop(ctx context.Context, r *runner, w *worker, slot *connSlot) {
 		now := r.now()
 		intended, ok := r.claim(now)
 		if !ok {
+			if conn != nil && !r.open && x.haveLast && !r.aborted.Load() {
+				_ = conn.SetReadDeadline(r.start.Add(time.Duration(r.finalLookUntil(now))))
+				buf := x.rbuf[:cap(x.rbuf)]
+				if n, _ := conn.Read(buf); n > 0 {
+					w.unasked(x, buf[:n])
+				}
+			}
 			return
 		}
 		idle := intended > now

@@ -155,7 +155,7 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 	sl := b[off:line]
 	// HTTP/1.x SP 3DIGIT [SP reason]
 	if len(sl) < 12 || string(sl[:7]) != "HTTP/1." || (sl[7] != '0' && sl[7] != '1') || sl[8] != ' ' ||
-		(len(sl) > 12 && sl[12] != ' ') {
+		(len(sl) > 12 && sl[12] != ' ') || hasCTL(sl) {
 		return false, errBadStatusLine
 	}
 	st := 0
@@ -192,7 +192,7 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 		for c < len(h) && h[c] != ':' {
 			c++
 		}
-		if c == 0 || c == len(h) {
+		if c == 0 || c == len(h) || h[c-1] == ' ' || h[c-1] == '\t' || hasCTL(h) {
 			return false, errBadHeader
 		}
 		name, val := h[:c], trimOWS(h[c+1:])
@@ -271,6 +271,17 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 		r.end = len(b)
 		return true, nil
 	}
+}
+
+// hasCTL reports whether line holds a control byte other than HTAB: a
+// bare CR or LF (which another reader may take for a line end), NUL, DEL.
+func hasCTL(line []byte) bool {
+	for _, c := range line {
+		if c < 0x20 && c != '\t' || c == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // parseDecimal returns the value of v, 1 to 15 decimal digits.

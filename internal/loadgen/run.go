@@ -210,6 +210,24 @@ type exchange struct {
 	lastShape        Shape
 }
 
+// finalLook is how long a closed loop's connection, its last answer in,
+// waits for bytes after that answer before it closes (bounded by the
+// drain): in a closed loop bytes that follow an answer in a later read
+// are taken for the next request's answer, so a server that repeats an
+// answer without an id (a 202) shifts the answers by one, each passing for
+// the next; the shift leaves the last answer unread, found here.
+const finalLook = 50 * time.Millisecond
+
+// finalLookUntil returns when a closed-loop connection stops looking for
+// bytes after its last answer, begun at now.
+func (r *runner) finalLookUntil(now int64) int64 {
+	d := now + int64(finalLook)
+	if r.drainEnd > 0 && r.drainEnd < d {
+		d = r.drainEnd
+	}
+	return d
+}
+
 // newConn notes that x's connection was replaced: no answer came on it yet.
 func (x *exchange) newConn() { x.haveLast = false }
 
