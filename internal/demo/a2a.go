@@ -39,6 +39,14 @@ const (
 	// DefaultChunkDelay and MaxChunkDelay bound params.metadata.delayMs,
 	// the pause before each chunk.
 	DefaultChunkDelay, MaxChunkDelay = 100 * time.Millisecond, 10 * time.Second
+	// DefaultMaxStreaming bounds the stream skill's works in progress in
+	// one process. Each holds its message's text, up to the body ceiling
+	// (1 MiB by default), for as long as MaxChunks × MaxChunkDelay
+	// (about 2.8 hours), with a goroutine and a timer: at most about
+	// 1 GiB at the default ceiling. That is a tenth of
+	// DefaultMaxWaiting, whose tasks hold no text; 10,000 would let
+	// idle clients pin 10 GiB.
+	DefaultMaxStreaming = 1000
 )
 
 // Limits of the wait skill.
@@ -109,6 +117,13 @@ type A2AOptions struct {
 	// deadline, or when its cancel reaches this process (from any
 	// instance of a fleet). 0 means DefaultMaxWaiting.
 	MaxWaiting int
+	// MaxStreaming bounds the stream skill's works in progress in this
+	// process; past it a stream task is rejected. Each holds its
+	// message's text (up to the body ceiling) until its last chunk is
+	// sent, it is canceled (seen at its next chunk) or Close; one whose
+	// reply is never stored holds its slot until Close or for at most
+	// 30 s. 0 means DefaultMaxStreaming.
+	MaxStreaming int
 	// Auth, when set, protects the endpoint with OAuth: the card declares
 	// its security schemes (A2AAuthCard) and an extended card
 	// (A2AExtendedCard) is served to authenticated callers.
@@ -127,7 +142,7 @@ type A2AAuth struct {
 }
 
 // A2ADemo is the demo A2A server with its background work (the wait
-// skill's deadlines). Close stops that work.
+// skill's deadlines, the stream skill's chunks). Close stops that work.
 type A2ADemo struct {
 	// Server is the A2A server.
 	Server *a2a.Server
@@ -135,13 +150,18 @@ type A2ADemo struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter // the wait skill's slots, by task id
 	max     int
-	closed  bool
-	pending sync.WaitGroup
-	stop    chan struct{} // closed by Close: the stream skill's work ends
-	// storeWait is how long a wait task's reply may take to be stored
-	// (Reply.Then) before its slot is given back: a reply the server
-	// could not store (the store unreachable or full) leaves no task to
-	// cancel or complete.
+	// streams are the stream skill's slots (A2AOptions.MaxStreaming),
+	// from admission to the end of the chunks.
+	streams    map[*streamSlot]struct{}
+	maxStreams int
+	closed     bool
+	pending    sync.WaitGroup
+	stop       chan struct{} // closed by Close: the stream skill's work ends
+	// storeWait is how long a wait or stream task's reply may take to be
+	// stored (Reply.Then) before its slot is given back: a reply the
+	// server could not store (the store unreachable or full, the task
+	// gone final meanwhile) leaves no task to cancel or complete, and
+	// its Then never runs.
 	storeWait time.Duration
 }
 
@@ -150,9 +170,13 @@ const waitStoreWait = 30 * time.Second
 
 // NewA2A returns the demo A2A server of contract §5 with the wait skill.
 func NewA2A(o A2AOptions) (*A2ADemo, error) {
-	d := &A2ADemo{waiting: make(map[string]*waiter), max: o.MaxWaiting, stop: make(chan struct{}), storeWait: waitStoreWait}
+	d := &A2ADemo{waiting: make(map[string]*waiter), max: o.MaxWaiting, streams: make(map[*streamSlot]struct{}), maxStreams: o.MaxStreaming,
+		stop: make(chan struct{}), storeWait: waitStoreWait}
 	if d.max <= 0 {
 		d.max = DefaultMaxWaiting
+	}
+	if d.maxStreams <= 0 {
+		d.maxStreams = DefaultMaxStreaming
 	}
 	cfg := a2a.Config{
 		Card:        A2ACard(),
@@ -351,15 +375,30 @@ func (d *A2ADemo) Waiting() int {
 	return len(d.waiting)
 }
 
+// Streaming returns the number of the stream skill's works in progress
+// in this process: those sending their chunks, and those admitted whose
+// reply is not stored yet.
+func (d *A2ADemo) Streaming() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.streams)
+}
+
 // Close stops the pending deadlines (their tasks stay working) and the
-// stream skill's chunks (their tasks stay working), and waits for the
-// work in progress.
+// stream skill's chunks (their tasks stay working), gives back the slots
+// of stream replies not stored yet, and waits for the work in progress.
 func (d *A2ADemo) Close() {
 	d.mu.Lock()
 	if !d.closed {
 		close(d.stop)
 	}
 	d.closed = true
+	for s := range d.streams {
+		if !s.running { // those running give theirs back as they stop
+			s.guard.Stop()
+			delete(d.streams, s)
+		}
+	}
 	var unsubs []func()
 	for id, w := range d.waiting {
 		if w.timer.Stop() {
@@ -392,10 +431,28 @@ func waitFor(meta []byte) (time.Duration, *fastserver.Error) {
 	return time.Duration(s * float64(time.Second)), nil
 }
 
+// streamSlot is a stream-skill work's slot in this process (one of
+// A2AOptions.MaxStreaming). It is held while it is in A2ADemo.streams;
+// its fields are guarded by A2ADemo.mu.
+type streamSlot struct {
+	guard   *time.Timer // gives the slot back if the reply is never stored
+	running bool        // Then took the slot: the chunks give it back
+}
+
 // stream is the stream skill: a working task whose artifact "stream", the
 // text parts of the message, comes in chunks (the first one starts it,
 // the others append, the last says so) with a working status between
-// them; then the task completes. A cancel stops it.
+// them; then the task completes. A cancel stops it (at its next chunk).
+//
+// A slot is taken here, so that admission is decided under one lock and
+// never goes past A2AOptions.MaxStreaming; the task is rejected when none
+// is free. Then is not called when the outcome cannot be stored (the task
+// went final meanwhile, or the store is down): the slot is then given
+// back by its guard after storeWait (30 s), or by Close. Whoever takes
+// the slot out of d.streams gives it back: the guard or Close (before
+// Then), Then (after Close), or the end of sendChunks. Should the guard
+// fire before a slow store lets Then run, Then takes a slot anew if one is
+// free, or else moves the stored working task to rejected.
 func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 	n, e := metaInt(c.Metadata, "chunks", DefaultChunks, 1, MaxChunks)
 	if e != nil {
@@ -436,30 +493,67 @@ func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 		chunks[i], start = text[start:end], end
 	}
 	d.mu.Lock()
-	closed := d.closed
-	d.mu.Unlock()
-	if closed {
+	switch {
+	case d.closed:
+		d.mu.Unlock()
 		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage("the server is shutting down")}, nil
+	case len(d.streams) >= d.maxStreams:
+		d.mu.Unlock()
+		return &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage(tooManyStreams)}, nil
 	}
+	slot := new(streamSlot)
+	d.streams[slot] = struct{}{}
+	slot.guard = time.AfterFunc(d.storeWait, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if !slot.running {
+			delete(d.streams, slot)
+		}
+	})
+	d.mu.Unlock()
 	id, delay := c.TaskID, time.Duration(ms)*time.Millisecond
-	// The work is counted when it starts, in Then, not here: Then is not
-	// called when the outcome cannot be stored (the task went final
-	// meanwhile, or the store is down), and a count taken here would
-	// never be given back, leaving Close (and the process's shutdown)
-	// waiting for ever.
+	// The work is counted in pending when it starts, in Then, not here:
+	// Then is not called when the outcome cannot be stored, and a count
+	// taken here would never be given back, leaving Close (and the
+	// process's shutdown) waiting for ever.
 	return &a2a.Reply{State: a2a.TaskStateWorking, Status: textMessage(fmt.Sprintf("streaming %d chunks", n)),
 		Then: func() {
 			d.mu.Lock()
-			if d.closed {
+			slot.guard.Stop()
+			_, held := d.streams[slot]
+			switch {
+			case d.closed:
+				delete(d.streams, slot)
 				d.mu.Unlock()
 				return
+			case !held && len(d.streams) >= d.maxStreams:
+				// The guard gave the slot back and it was taken:
+				// the task, stored working, must still end.
+				d.pending.Add(1)
+				d.mu.Unlock()
+				defer d.pending.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				d.Server.UpdateTask(ctx, id, &a2a.Reply{State: a2a.TaskStateRejected, Status: textMessage(tooManyStreams)})
+				return
 			}
+			d.streams[slot] = struct{}{}
+			slot.running = true
 			d.pending.Add(1)
 			d.mu.Unlock()
-			defer d.pending.Done()
+			defer func() {
+				d.mu.Lock()
+				delete(d.streams, slot)
+				d.mu.Unlock()
+				d.pending.Done()
+			}()
 			d.sendChunks(id, chunks, delay)
 		}}, nil
 }
+
+// tooManyStreams is the status of a stream task rejected past
+// A2AOptions.MaxStreaming.
+const tooManyStreams = "too many streams are in progress in this process; try again later"
 
 // sendChunks is the stream skill's work after the answer.
 func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
