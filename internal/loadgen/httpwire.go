@@ -8,6 +8,7 @@ package loadgen
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 )
 
@@ -275,7 +276,27 @@ func (r *response) parseOne(b []byte, off int, eof bool) (bool, error) {
 
 // hasCTL reports whether line holds a control byte other than HTAB: a
 // bare CR or LF (which another reader may take for a line end), NUL, DEL.
+// It looks at eight bytes at a time: a word none of whose bytes is below
+// 0x20 or is DEL passes at once (most do: a tab is rare in a head); one
+// that may hold one is looked at byte by byte.
 func hasCTL(line []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(line) >= 8 {
+		x := binary.LittleEndian.Uint64(line)
+		// A byte below 0x20 (x - 0x20 borrows into its high bit, which x
+		// lacks), or equal to DEL (x ^ DEL is zero there).
+		below := (x - 0x20*ones) &^ x & highs
+		del := x ^ 0x7f*ones
+		if below|(del-ones)&^del&highs != 0 && slowCTL(line[:8]) {
+			return true
+		}
+		line = line[8:]
+	}
+	return slowCTL(line)
+}
+
+// slowCTL is hasCTL a byte at a time.
+func slowCTL(line []byte) bool {
 	for _, c := range line {
 		if c < 0x20 && c != '\t' || c == 0x7f {
 			return true
