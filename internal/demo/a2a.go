@@ -120,7 +120,7 @@ type A2AOptions struct {
 	// MaxStreaming bounds the stream skill's works in progress in this
 	// process; past it a stream task is rejected. Each holds its
 	// message's text (up to the body ceiling) until its last chunk is
-	// sent, it is canceled (seen at its next chunk) or Close; one whose
+	// sent, it is canceled or Close; one whose
 	// reply is never stored holds its slot until Close or for at most
 	// 30 s. 0 means DefaultMaxStreaming.
 	MaxStreaming int
@@ -442,7 +442,7 @@ type streamSlot struct {
 // stream is the stream skill: a working task whose artifact "stream", the
 // text parts of the message, comes in chunks (the first one starts it,
 // the others append, the last says so) with a working status between
-// them; then the task completes. A cancel stops it (at its next chunk).
+// them; then the task completes. A cancel stops it at once.
 //
 // A slot is taken here, so that admission is decided under one lock and
 // never goes past A2AOptions.MaxStreaming; the task is rejected when none
@@ -556,8 +556,25 @@ func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 const tooManyStreams = "too many streams are in progress in this process; try again later"
 
 // sendChunks is the stream skill's work after the answer.
+//
+// A cancel (from this process or, through the Broker, another) ends the
+// wait for the next chunk at once, so that the slot is free then, not up
+// to MaxChunkDelay later.
 func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
 	ctx := context.Background()
+	ended := make(chan struct{})
+	var endOnce sync.Once
+	if delay > 0 {
+		unsub := d.Server.Events().Subscribe(id, func(ch *a2a.TaskChange) {
+			for _, ev := range ch.Events {
+				if ev.Status != nil && ev.Status.State.Final() {
+					endOnce.Do(func() { close(ended) })
+					return
+				}
+			}
+		})
+		defer unsub()
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	<-t.C
@@ -568,6 +585,8 @@ func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
 			case <-t.C:
 			case <-d.stop:
 				return
+			case <-ended:
+				return // canceled: its state is final already
 			}
 		}
 		u := a2a.ArtifactUpdate{Artifact: a2a.Artifact{ArtifactID: "stream", Name: "stream", Parts: a2a.PartsOf(a2a.TextPart(ch))},

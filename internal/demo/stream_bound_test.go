@@ -69,7 +69,7 @@ func taskState(d *A2ADemo, id string) a2a.TaskState {
 
 // TestStreamBound: past MaxStreaming a stream task is rejected and
 // nothing starts; a stream that finishes, or is canceled, gives its slot
-// back. (Found by review on 2026-12-07: nothing bounded the stream skill's
+// back. (Found by review on 2026-12-06: nothing bounded the stream skill's
 // works, each up to 2.8 hours with its message's text.)
 func TestStreamBound(t *testing.T) {
 	d, err := NewA2A(A2AOptions{MaxStreaming: 2})
@@ -107,6 +107,33 @@ func TestStreamBound(t *testing.T) {
 	startStream(t, d, streamMessage(MaxChunks, 10000, 1+rand.IntN(100), ""), "TASK_STATE_WORKING")
 	if n := d.Streaming(); n != 2 {
 		t.Errorf("streaming %d, want 2", n)
+	}
+}
+
+// TestStreamCancelFreesSlotAtOnce: a canceled stream gives its slot back
+// when the cancel reaches it, not at its next chunk (up to 10 s later).
+func TestStreamCancelFreesSlotAtOnce(t *testing.T) {
+	d, err := NewA2A(A2AOptions{MaxStreaming: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	id, _ := startStream(t, d, streamMessage(MaxChunks, int(MaxChunkDelay/time.Millisecond), 5+rand.IntN(50), ""), "TASK_STATE_WORKING")
+	startStream(t, d, streamMessage(2, 0, 1+rand.IntN(50), ""), "TASK_STATE_REJECTED")
+	if res, code := a2aCall(t, d.Server.Endpoint(), "", cancelBody(id)); code != 0 || at(res, "status", "state") != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel: %v %d", res, code)
+	}
+	start := time.Now()
+	for d.Streaming() != 0 {
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("the canceled stream still holds its slot after %v (its next chunk is due %v after the start)", time.Since(start), MaxChunkDelay)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	next, _ := startStream(t, d, streamMessage(2, 0, 1+rand.IntN(50), ""), "TASK_STATE_WORKING")
+	eventually(t, "the next stream has not completed", func() bool { return taskState(d, next) == a2a.TaskStateCompleted })
+	if s := taskState(d, id); s != a2a.TaskStateCanceled {
+		t.Errorf("the canceled task: %v", s)
 	}
 }
 
