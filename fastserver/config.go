@@ -130,9 +130,10 @@ type Config struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxConns bounds the connections open at once, those draining after
 	// an early answer included: past it a plain 503 and the connection is
-	// closed, unless a keep-alive connection has been idle for a second
-	// or more (Serve's connections): then the one idle longest is closed
-	// to admit the new one (rpcedge_connections_reclaimed_total).
+	// closed, unless a connection has been idle for a second or more,
+	// between requests or since it was accepted (Serve's connections):
+	// then the one idle longest is closed to admit the new one
+	// (rpcedge_connections_reclaimed_total).
 	// Default 10,000.
 	MaxConns int
 	// ShutdownGrace bounds how long Shutdown waits for requests in

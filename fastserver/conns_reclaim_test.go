@@ -1,13 +1,16 @@
 package fastserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -327,5 +330,60 @@ func TestShutdownClosesUnfinishedHandshakes(t *testing.T) {
 	v, _ := serveDone.LoadAndDelete(s)
 	if err := <-v.(chan error); err != nil {
 		t.Errorf("Serve returned %v", err)
+	}
+}
+
+// At the cap, a connection that has said nothing since it was accepted,
+// for reclaimAfter or longer, is reclaimed like an idle one (nginx reuses
+// both): clients that connect and send nothing held a slot each for
+// ReadTimeout, and refused new clients meanwhile. One that has begun its
+// request is not.
+func TestReclaimSilentAtCap(t *testing.T) {
+	fasthttpOnly(t, "net/http keeps its own connections; Serve's listener reclaims")
+	_, addr := serve(t, Config{MaxConns: 3, ReadTimeout: time.Minute})
+	silent := dial(t, addr)
+	time.Sleep(250 * time.Millisecond)
+	begun := dial(t, addr)
+	raw := post(pathRPC, valid)
+	begun.send(raw[:7]) // "POST /m": its request has begun
+	time.Sleep(250 * time.Millisecond)
+	silent2 := dial(t, addr)
+	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
+
+	c := dial(t, addr)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"s%d","method":"echo","params":{"s":"x"}}`, time.Now().UnixNano()%1000)
+	if r := c.do(post(pathRPC, body)); r.Status != 200 {
+		t.Fatalf("past the cap with a silent connection: %s", r.StatusLine)
+	}
+	// fasthttp answers a connection cut before its first request as at
+	// ReadTimeout: 408, then the close.
+	closedSilent := func(c *conn) {
+		t.Helper()
+		c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+		b, err := io.ReadAll(c.br)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) || len(b) > 0 && !bytes.HasPrefix(b, []byte("HTTP/1.1 408 ")) {
+			t.Errorf("a silent connection reclaimed: %q, %v; want a 408 or nothing, then the close", b, err)
+		}
+	}
+	closedSilent(silent)
+	untouched := func(c *conn) {
+		t.Helper()
+		c.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := c.br.Read(make([]byte, 64))
+		if ne, ok := err.(net.Error); n > 0 || !ok || !ne.Timeout() {
+			t.Errorf("a connection that should be left alone: %d bytes, %v", n, err)
+		}
+	}
+	untouched(silent2)
+	untouched(begun)
+	// The next one takes silent2, never the one whose request has begun.
+	c2 := dial(t, addr)
+	if r := c2.do(post(pathRPC, valid)); r.Status != 200 {
+		t.Fatalf("past the cap with a second silent connection: %s", r.StatusLine)
+	}
+	closedSilent(silent2)
+	begun.send(raw[7:])
+	if r := begun.read(); r.Status != 200 {
+		t.Errorf("the begun request: %s", r.StatusLine)
 	}
 }

@@ -129,7 +129,10 @@ const (
 // earlier, still closing, leave room for it, or when it closes the
 // connection idle longest (an expired read deadline: fasthttp's wait for
 // the next request fails and it closes the connection, as at the idle
-// timeout). A nil list (net/http's connections) reclaims nothing.
+// timeout). Idle means between two requests, or silent since it was
+// accepted (no byte of a request; a TLS handshake not finished), as nginx
+// reuses both kinds when it runs out of connections. A nil list (net/http's
+// connections) reclaims nothing.
 func (l *connList) reclaimIdle(open, max int64) bool {
 	if l == nil {
 		return false
@@ -149,10 +152,14 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 		victim = nil
 		for c := l.head; c != nil; c = c.next {
 			w := c.phase.Load()
+			// Idle between requests, or silent since its acceptance
+			// (its first reading phase, no byte of a request yet: the
+			// phase began when it was accepted), for reclaimAfter.
 			// ServeConn's connections (open nil) are not counted:
 			// closing one would make no room.
-			if w&(1<<connPhaseBits-1) == connIdle && int64(w>>connPhaseBits) <= now-reclaimAfter && c.open != nil &&
-				(victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
+			phase := w & (1<<connPhaseBits - 1)
+			if (phase == connIdle || phase == connReading && !c.served.Load()) && int64(w>>connPhaseBits) <= now-reclaimAfter &&
+				c.open != nil && (victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
 				victim, word = c, w
 			}
 		}
