@@ -31,7 +31,7 @@ import (
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
 //	rpcedge_connection_timeouts_total{phase}              counter (connections cut off by ReadTimeout,
 //	                                                      WriteTimeout or IdleTimeout: phase read, write, idle)
-//	rpcedge_connections_reclaimed_total                   counter (idle keep-alive connections closed to admit
+//	rpcedge_connections_reclaimed_total                   counter (idle connections, between requests or since accepted, closed to admit
 //	                                                      one past MaxConns)
 //
 // method is a registered method's name or "other" (unregistered names
@@ -231,7 +231,7 @@ var families = map[string]metricDesc{
 	"rpcedge_streams_cut_total":           {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
 	"rpcedge_stream_events_total":         {"counter", "Events queued on streams (a stream's final response excluded)."},
 	"rpcedge_connection_timeouts_total":   {"counter", "Connections cut off by the read, write or idle timeout, by phase."},
-	"rpcedge_connections_reclaimed_total": {"counter", "Idle keep-alive connections closed to admit a new connection past the connection cap."},
+	"rpcedge_connections_reclaimed_total": {"counter", "Idle connections (between requests, or silent since accepted) closed to admit a new connection past the connection cap."},
 }
 
 // describe returns the family a series name belongs to and its
