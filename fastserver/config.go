@@ -130,10 +130,11 @@ type Config struct {
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxConns bounds the connections open at once, those draining after
 	// an early answer included: past it a plain 503 and the connection is
-	// closed, unless a connection has been idle for a second or more,
-	// between requests or since it was accepted (Serve's connections):
-	// then the one idle longest is closed to admit the new one
-	// (rpcedge_connections_reclaimed_total).
+	// closed, unless a connection is idle (Serve's connections): for a
+	// second or more between requests, or for 5 s or more since it was
+	// accepted without a byte of a request; then the one idle longest is
+	// closed to admit the new one (rpcedge_connections_reclaimed_total).
+	// A connection with a request waiting unread in its socket is busy.
 	// Default 10,000.
 	MaxConns int
 	// ShutdownGrace bounds how long Shutdown waits for requests in

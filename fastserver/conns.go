@@ -31,9 +31,11 @@ import (
 // timeout is a minute) hold every slot, and a new client is refused
 // while the server does nothing. A connection is reclaimed only idle,
 // between requests (connIdle: its answer written, no byte of the next
-// one read) or before its first (accepted, no byte of a request yet: a
-// client that connects and says nothing holds a slot for ReadTimeout),
-// never while it reads a request, is handled or writes; at most
+// one read) for reclaimAfter, or before its first (accepted, no byte of a
+// request yet: a client that connects and says nothing holds a slot for
+// ReadTimeout) for newConnGrace; never while it reads a request, is
+// handled or writes, nor with a request waiting unread in its socket
+// (pendingBytes: its goroutine has not run since it came); at most
 // maxReclaiming reclaimed connections are still closing at once, and
 // fasthttp's own limit leaves room for them.
 

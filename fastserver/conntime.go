@@ -147,28 +147,48 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 		return false
 	}
 	var victim *capConn
-	for {
+	var skipped [4]*capConn // found with bytes waiting: busy
+	for tries := 0; ; tries++ {
 		var word uint64
 		victim = nil
+	walk:
 		for c := l.head; c != nil; c = c.next {
 			w := c.phase.Load()
-			// Idle between requests, or silent since its acceptance
-			// (its first reading phase, no byte of a request yet: the
-			// phase began when it was accepted), for reclaimAfter.
+			// Idle between requests for reclaimAfter, or silent since its
+			// acceptance (its first reading phase, no byte of a request
+			// yet: the phase began when it was accepted) for
+			// newConnGrace, which leaves a slow TLS handshake its time.
 			// ServeConn's connections (open nil) are not counted:
 			// closing one would make no room.
-			phase := w & (1<<connPhaseBits - 1)
-			if (phase == connIdle || phase == connReading && !c.served.Load()) && int64(w>>connPhaseBits) <= now-reclaimAfter &&
-				c.open != nil && (victim == nil || w>>connPhaseBits < word>>connPhaseBits) {
-				victim, word = c, w
+			phase, start := w&(1<<connPhaseBits-1), int64(w>>connPhaseBits)
+			if !(phase == connIdle && start <= now-reclaimAfter || phase == connReading && start <= now-newConnGrace && !c.served.Load()) ||
+				c.open == nil || victim != nil && w>>connPhaseBits >= word>>connPhaseBits {
+				continue
 			}
+			for _, s := range skipped[:min(tries, len(skipped))] {
+				if s == c {
+					continue walk
+				}
+			}
+			victim, word = c, w
 		}
-		if victim == nil {
+		if victim == nil || tries > len(skipped) {
 			l.fruitless = now + 1 // +1: the zero value matches no clock
 			return false
 		}
+		// A request may have arrived whole that the goroutine serving the
+		// connection has not read yet (under load it runs late): the
+		// phase still says idle or silent, and an expired deadline would
+		// lose it (a keep-alive's closed unanswered, a first one answered
+		// 408). Bytes waiting in the socket say it is busy.
+		if pendingBytes(victim.Conn) {
+			if tries < len(skipped) {
+				skipped[tries] = victim
+			}
+			continue
+		}
 		// The phase moves off idle when the next request's first byte
-		// arrives: then the connection is busy and is left alone, and
+		// is read: then the connection is busy and is left alone, and
 		// the search starts again.
 		if victim.phase.CompareAndSwap(word, connFree) {
 			break

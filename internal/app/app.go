@@ -659,7 +659,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", fastserver.DefaultWriteTimeout, "write timeout of a connection")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", fastserver.DefaultIdleTimeout, "how long an idle keep-alive connection is kept")
 	fs.DurationVar(&c.HandlerTimeout, "handler-timeout", fastserver.DefaultHandlerTimeout, "handler deadline")
-	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it the connection idle longest (1 s or more, between requests or since accepted) is closed to admit a new one, else a plain 503")
+	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it the connection idle longest (1 s between requests, or 5 s silent since accepted) is closed to admit a new one, else a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
 	fs.IntVar(&c.MaxStreams, "max-streams", fastserver.DefaultMaxStreams, "event streams open at once (A2A SendStreamingMessage/SubscribeToTask, MCP); past it 503")
 	fs.StringVar(&c.HealthPath, "health-path", "/healthz", "path of the health check")

@@ -574,6 +574,12 @@ func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
 			}
 		})
 		defer unsub()
+		// A cancel stored before the subscription (Then runs after the
+		// reply is stored, on a goroutine of its own) was published to
+		// nobody: the task says so.
+		if tk, ok := d.Server.Task(id); ok && tk.Status.State.Final() {
+			return
+		}
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()

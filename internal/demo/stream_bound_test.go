@@ -302,3 +302,35 @@ func TestStreamCloseReleases(t *testing.T) {
 		t.Errorf("after Close: %q", status)
 	}
 }
+
+// lateBroker is the LocalBroker whose Subscribe runs late, as a Then
+// goroutine scheduled late under load would.
+type lateBroker struct{ *a2a.LocalBroker }
+
+func (b lateBroker) Subscribe(id string, f func(*a2a.TaskChange)) func() {
+	time.Sleep(100 * time.Millisecond)
+	return b.LocalBroker.Subscribe(id, f)
+}
+
+// A cancel stored before the stream's work subscribes to its task (Then
+// runs on a goroutine of its own once the reply is stored) frees the slot
+// at once too: the work reads the task's state after subscribing (found
+// by review: the slot was held until the next chunk).
+func TestStreamCancelBeforeSubscribe(t *testing.T) {
+	d, err := NewA2A(A2AOptions{MaxStreaming: 1, Events: lateBroker{a2a.NewLocalBroker()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	id, _ := startStream(t, d, streamMessage(MaxChunks, int(MaxChunkDelay/time.Millisecond), 5+rand.IntN(50), ""), "TASK_STATE_WORKING")
+	if res, code := a2aCall(t, d.Server.Endpoint(), "", cancelBody(id)); code != 0 || at(res, "status", "state") != "TASK_STATE_CANCELED" {
+		t.Fatalf("cancel: %v %d", res, code)
+	}
+	start := time.Now()
+	for d.Streaming() != 0 {
+		if time.Since(start) > 2*time.Second {
+			t.Fatalf("the canceled stream still holds its slot after %v", time.Since(start))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
