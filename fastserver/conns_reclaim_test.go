@@ -398,10 +398,13 @@ type lateConn struct {
 
 func (c *lateConn) Read(p []byte) (int, error) {
 	if rc, err := c.TCPConn.SyscallConn(); err == nil {
-		first := true
-		rc.Read(func(uintptr) bool {
-			if first { // wait until readable
-				first = false
+		rc.Read(func(fd uintptr) bool {
+			// Bytes there (or the end): late, then read. None: wait for
+			// them (the poller's wait returns on their arrival; waiting
+			// with bytes already there could wait for ever).
+			var b [1]byte
+			n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			if n < 0 && (err == syscall.EAGAIN || err == syscall.EWOULDBLOCK) {
 				return false
 			}
 			time.Sleep(c.late)
