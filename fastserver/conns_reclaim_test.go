@@ -27,13 +27,6 @@ import (
 func TestReclaimIdleAtCap(t *testing.T) {
 	fasthttpOnly(t, "net/http keeps its own connections; Serve's listener reclaims")
 	s, addr := serve(t, Config{MaxConns: 3, IdleTimeout: time.Minute})
-	ask := func(c *conn, id int) {
-		t.Helper()
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"s":"r%d"}}`, id, id)
-		if r := c.do(post(pathRPC, body)); r.Status != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"r%d"`, id)) {
-			t.Fatalf("request %d: %s %s", id, r.StatusLine, r.Body)
-		}
-	}
 	refused := func(what string) {
 		t.Helper()
 		c := dial(t, addr)
@@ -52,7 +45,7 @@ func TestReclaimIdleAtCap(t *testing.T) {
 			time.Sleep(250 * time.Millisecond) // apart by more than two ticks
 		}
 		held[i] = dial(t, addr)
-		ask(held[i], 10+i)
+		askEcho(t, held[i], 10+i)
 		if i == 0 {
 			first = time.Now()
 		}
@@ -67,28 +60,20 @@ func TestReclaimIdleAtCap(t *testing.T) {
 
 	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
 	c := dial(t, addr)
-	ask(c, 20)
+	askEcho(t, c, 20)
 	held[0].expectGone()
-	untouched := func(c *conn) {
-		t.Helper()
-		c.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		n, err := c.br.Read(make([]byte, 64))
-		if ne, ok := err.(net.Error); n > 0 || !ok || !ne.Timeout() {
-			t.Errorf("a connection that should be left alone: %d bytes, %v", n, err)
-		}
-	}
-	untouched(held[1])
-	untouched(held[2])
+	untouched(t, held[1])
+	untouched(t, held[2])
 	// The reclaimed slot is the new connection's: the next one finds
 	// held[1] idle longest, and the new connection (just answered,
 	// idle for less than a second) keeps its own.
 	c2 := dial(t, addr)
-	ask(c2, 21)
+	askEcho(t, c2, 21)
 	held[1].expectGone()
-	untouched(c)
-	untouched(held[2])
-	ask(c, 22)
-	ask(held[2], 23)
+	untouched(t, c)
+	untouched(t, held[2])
+	askEcho(t, c, 22)
+	askEcho(t, held[2], 23)
 
 	// A connection busy reading a request is never reclaimed: with all
 	// three in the middle of one, past the cap is refused.
@@ -120,13 +105,6 @@ func TestReclaimIdleAtCap(t *testing.T) {
 func TestReclaimLeavesServeConn(t *testing.T) {
 	fasthttpOnly(t, "Serve's listener reclaims")
 	s, addr := serve(t, Config{MaxConns: 1, IdleTimeout: time.Minute})
-	ask := func(c *conn, id int) {
-		t.Helper()
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"s":"r%d"}}`, id, id)
-		if r := c.do(post(pathRPC, body)); r.Status != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"r%d"`, id)) {
-			t.Fatalf("request %d: %s %s", id, r.StatusLine, r.Body)
-		}
-	}
 	// The caller's own listener, served with ServeConn.
 	own := listen(t)
 	go func() {
@@ -142,7 +120,7 @@ func TestReclaimLeavesServeConn(t *testing.T) {
 	side := make([]*conn, k)
 	for i := range side {
 		side[i] = dial(t, own.Addr().String())
-		ask(side[i], i)
+		askEcho(t, side[i], i)
 	}
 	time.Sleep(time.Duration(reclaimAfter)*time.Millisecond + 300*time.Millisecond)
 
@@ -242,6 +220,26 @@ func TestReclaimAfterLostRace(t *testing.T) {
 	t.Logf("lost races %d", lost)
 	if refusedWithIdle > 0 {
 		t.Errorf("after a lost race, a connection past the cap was refused while another was idle for 2 s")
+	}
+}
+
+// askEcho sends an echo call with id on c and checks its answer.
+func askEcho(t *testing.T, c *conn, id int) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"s":"r%d"}}`, id, id)
+	if r := c.do(post(pathRPC, body)); r.Status != 200 || !strings.Contains(string(r.Body), fmt.Sprintf(`"r%d"`, id)) {
+		t.Fatalf("request %d: %s %s", id, r.StatusLine, r.Body)
+	}
+}
+
+// untouched checks that the server has neither written to c nor closed
+// it.
+func untouched(t *testing.T, c *conn) {
+	t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	n, err := c.br.Read(make([]byte, 64))
+	if ne, ok := err.(net.Error); n > 0 || !ok || !ne.Timeout() {
+		t.Errorf("a connection that should be left alone: %d bytes, %v", n, err)
 	}
 }
 
@@ -367,16 +365,8 @@ func TestReclaimSilentAtCap(t *testing.T) {
 		}
 	}
 	closedSilent(silent)
-	untouched := func(c *conn) {
-		t.Helper()
-		c.c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-		n, err := c.br.Read(make([]byte, 64))
-		if ne, ok := err.(net.Error); n > 0 || !ok || !ne.Timeout() {
-			t.Errorf("a connection that should be left alone: %d bytes, %v", n, err)
-		}
-	}
-	untouched(silent2)
-	untouched(begun)
+	untouched(t, silent2)
+	untouched(t, begun)
 	// The next one takes silent2, never the one whose request has begun.
 	c2 := dial(t, addr)
 	if r := c2.do(post(pathRPC, valid)); r.Status != 200 {
