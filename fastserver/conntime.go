@@ -172,8 +172,13 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 			}
 			victim, word = c, w
 		}
-		if victim == nil || tries > len(skipped) {
+		if victim == nil {
 			l.fruitless = now + 1 // +1: the zero value matches no clock
+			return false
+		}
+		if tries > len(skipped) {
+			// Each one found turned busy under the search: refused, but
+			// the next connection past the cap searches again.
 			return false
 		}
 		// A request may have arrived whole that the goroutine serving the
