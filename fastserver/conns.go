@@ -23,7 +23,7 @@ import (
 // it is served, and one accepted past MaxConns gets a plain 503 and is
 // closed at once, as fasthttp answers past its own limit.
 //
-// Unless a keep-alive connection sits idle: then the one idle longest is
+// Unless a connection sits idle: then the one idle longest is
 // closed to make room (reclaimIdle), as a server may close an idle
 // persistent connection at any time (RFC 9112 §9.6) and as nginx reuses
 // its keep-alive connections when it runs out. Without it, clients that
