@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -285,8 +287,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.MetricsPath = "/metrics"
 	}
 	for _, p := range []struct{ name, v string }{{"HealthPath", c.HealthPath}, {"MetricsPath", c.MetricsPath}} {
-		if p.v[0] != '/' {
-			bad(p.name, p.v+" (want a path starting with /)")
+		if err := CheckPath(p.v); err != nil {
+			bad(p.name, fmt.Sprintf("%s (%v)", p.v, err))
 		}
 	}
 	if c.HealthPath == c.MetricsPath && !c.NoHealth && !c.NoMetrics {
@@ -299,4 +301,24 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("fastserver: Config.InflightBodyBytes (%d) is below twice MaxBodyBytes (%d): a compressed body could never be read", c.InflightBodyBytes, c.MaxBodyBytes))
 	}
 	return c, errors.Join(errs...)
+}
+
+// CheckPath refuses a route path no request could reach: requests are
+// matched by their decoded, cleaned path (fasthttp's), so a path that does
+// not start with /, or holds "..", "//", a query, a fragment or a percent
+// escape, would answer 404 to every request meant for it. Config's own
+// routes, endpoint paths and HandleGET's are checked with it.
+func CheckPath(p string) error {
+	if p == "" || p[0] != '/' {
+		return errors.New("a route must start with /")
+	}
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-._~!$&'()*+,;=:@", r)) {
+			return fmt.Errorf("%q cannot appear in a route (requests are matched by their decoded path)", r)
+		}
+	}
+	if p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/") {
+		return fmt.Errorf("not a clean path: requests for it arrive as %s", path.Clean(p))
+	}
+	return nil
 }

@@ -98,8 +98,8 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 			continue
 		case ep.Err != nil:
 			errs = append(errs, ep.Err)
-		case ep.Path == "" || ep.Path[0] != '/':
-			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q must start with /", ep.Path))
+		case CheckPath(ep.Path) != nil:
+			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q: %v", ep.Path, CheckPath(ep.Path)))
 		case (ep.Path == cfg.HealthPath && !cfg.NoHealth) || (ep.Path == cfg.MetricsPath && !cfg.NoMetrics):
 			errs = append(errs, fmt.Errorf("fastserver: endpoint path %s is the server's own route (Config.HealthPath, MetricsPath)", ep.Path))
 		case ep.Route == nil:
@@ -189,8 +189,11 @@ func (s *Server) HandleGET(path string, h fasthttp.RequestHandler) error {
 	if s.serving.Load() {
 		return errors.New("fastserver: HandleGET after the server started")
 	}
-	if path == "" || path[0] != '/' || h == nil {
-		return fmt.Errorf("fastserver: HandleGET(%q): want a path starting with / and a handler", path)
+	if err := CheckPath(path); err != nil {
+		return fmt.Errorf("fastserver: HandleGET(%q): %v", path, err)
+	}
+	if h == nil {
+		return fmt.Errorf("fastserver: HandleGET(%q): no handler", path)
 	}
 	if _, dup := s.gets[path]; dup || s.endpoints[path] != nil {
 		return fmt.Errorf("fastserver: HandleGET(%q): path already served", path)

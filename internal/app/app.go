@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -754,7 +753,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, err
 	}
 	for _, p := range []struct{ flag, v string }{{"-health-path", c.HealthPath}, {"-metrics-path", c.MetricsPath}} {
-		if err := checkRoutePath(p.v); err != nil {
+		if err := fastserver.CheckPath(p.v); err != nil {
 			err = fmt.Errorf("%s %q: %w", p.flag, p.v, err)
 			fmt.Fprintln(stderr, "rpcedge:", err)
 			return o, err
@@ -795,25 +794,6 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("-min-body-rate and -min-body-rate-grace must be positive")
 	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:
 		return errors.New("timeouts and -grace must be positive")
-	}
-	return nil
-}
-
-// checkRoutePath refuses a path that no request could be routed to:
-// requests are matched by their decoded, cleaned path, so a path with
-// "..", "//", a query, a fragment or a percent escape would answer 404 to
-// every scrape or health check.
-func checkRoutePath(p string) error {
-	if p == "" || p[0] != '/' {
-		return errors.New("want a path starting with /")
-	}
-	for _, r := range p {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-._~!$&'()*+,;=:@", r)) {
-			return fmt.Errorf("%q cannot appear in a route (requests are matched by their decoded path)", r)
-		}
-	}
-	if p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/") {
-		return fmt.Errorf("not a clean path: requests for it arrive as %s", path.Clean(p))
 	}
 	return nil
 }
