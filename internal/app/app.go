@@ -427,27 +427,12 @@ func Start(opts Options) (url string, stop func() error, err error) {
 	go func() { done <- a.Serve(ln) }()
 	stop = func() error {
 		err := a.Shutdown(context.Background())
-		if serr := closeAndWait(ln, done); err == nil {
+		if serr := <-done; err == nil {
 			err = serr
 		}
 		return err
 	}
 	return "http://" + ln.Addr().String(), stop, nil
-}
-
-// closeAndWait closes ln after Shutdown and returns Serve's error from
-// done. Shutdown closes the listener only once Serve has handed it to the
-// HTTP server: a stop that comes first (SIGTERM just after "listening
-// on", Start's stop called at once) finds none, and Serve, starting after
-// it, would serve for ever. Closed here, it returns at its first Accept;
-// the error that gives is this close's, not a failure.
-func closeAndWait(ln net.Listener, done <-chan error) error {
-	ln.Close()
-	err := <-done
-	if errors.Is(err, net.ErrClosed) {
-		err = nil
-	}
-	return err
 }
 
 // Main runs the rpcedge command: it parses args, serves until SIGINT or
@@ -577,7 +562,7 @@ wait:
 	}
 	logger.Info("shutting down", "grace", a.srv.Config().ShutdownGrace)
 	serr := a.Shutdown(context.Background())
-	closeAndWait(ln, done)
+	<-done
 	st := a.srv.Stats()
 	logger.Info("stopped", "entered", st.Entered, "answered", st.Answered)
 	if serr != nil {
