@@ -160,8 +160,8 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 			// newConnGrace, which leaves a slow TLS handshake its time.
 			// ServeConn's connections (open nil) are not counted:
 			// closing one would make no room.
-			phase, start := w&(1<<connPhaseBits-1), int64(w>>connPhaseBits)
-			if !(phase == connIdle && start <= now-reclaimAfter || phase == connReading && start <= now-newConnGrace && !c.served.Load()) ||
+			idle := w&(1<<connPhaseBits-1) == connIdle && int64(w>>connPhaseBits) <= now-reclaimAfter
+			if !(idle || c.silent(w, now)) ||
 				c.open == nil || victim != nil && w>>connPhaseBits >= word>>connPhaseBits {
 				continue
 			}
@@ -206,6 +206,13 @@ func (l *connList) reclaimIdle(open, max int64) bool {
 		l.reclaims.Inc()
 	}
 	return true
+}
+
+// silent reports whether c, whose phase word is w, has sent no byte of a
+// request since it was accepted, newConnGrace or more before now (its
+// first reading phase began at its acceptance).
+func (c *capConn) silent(w uint64, now int64) bool {
+	return w&(1<<connPhaseBits-1) == connReading && int64(w>>connPhaseBits) <= now-newConnGrace && !c.served.Load()
 }
 
 func (l *connList) add(c *capConn) {
@@ -257,7 +264,7 @@ func (l *connList) sweep(now int64, t *connTimeouts) {
 	draining := t.draining.Load()
 	for c := l.head; c != nil; c = c.next {
 		w := c.phase.Load()
-		if draining && w&(1<<connPhaseBits-1) == connReading && int64(w>>connPhaseBits) <= now-newConnGrace && !c.served.Load() {
+		if draining && c.silent(w, now) {
 			// Shutdown has begun and the connection, accepted at least
 			// newConnGrace ago, has sent no byte of a request (its first
 			// reading phase began at its acceptance): closed like an
