@@ -92,14 +92,18 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	}
 	var errs []error
 	for _, ep := range endpoints {
+		var pathErr error
+		if ep != nil {
+			pathErr = CheckPath(ep.Path)
+		}
 		switch {
 		case ep == nil:
 			errs = append(errs, errors.New("fastserver: nil endpoint"))
 			continue
 		case ep.Err != nil:
 			errs = append(errs, ep.Err)
-		case CheckPath(ep.Path) != nil:
-			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q: %v", ep.Path, CheckPath(ep.Path)))
+		case pathErr != nil:
+			errs = append(errs, fmt.Errorf("fastserver: endpoint path %q: %v", ep.Path, pathErr))
 		case (ep.Path == cfg.HealthPath && !cfg.NoHealth) || (ep.Path == cfg.MetricsPath && !cfg.NoMetrics):
 			errs = append(errs, fmt.Errorf("fastserver: endpoint path %s is the server's own route (Config.HealthPath, MetricsPath)", ep.Path))
 		case ep.Route == nil:
