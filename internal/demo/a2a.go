@@ -267,11 +267,8 @@ func (d *A2ADemo) wait(c *a2a.Call) (*a2a.Reply, error) {
 	// Subscribed before the reply is stored (after this returns), so no
 	// cancel can come before; outside d.mu, which deliver takes.
 	unsub := d.Server.Events().Subscribe(id, func(ch *a2a.TaskChange) {
-		for _, ev := range ch.Events {
-			if ev.Status != nil && ev.Status.State.Final() {
-				d.release(id, w)
-				return
-			}
+		if endsTask(ch) {
+			d.release(id, w)
 		}
 	})
 	d.mu.Lock()
@@ -551,6 +548,17 @@ func (d *A2ADemo) stream(c *a2a.Call) (*a2a.Reply, error) {
 		}}, nil
 }
 
+// endsTask reports whether a change brings its task to a final state (a
+// cancel, from this process or another).
+func endsTask(ch *a2a.TaskChange) bool {
+	for _, ev := range ch.Events {
+		if ev.Status != nil && ev.Status.State.Final() {
+			return true
+		}
+	}
+	return false
+}
+
 // tooManyStreams is the status of a stream task rejected past
 // A2AOptions.MaxStreaming.
 const tooManyStreams = "too many streams are in progress in this process; try again later"
@@ -566,11 +574,8 @@ func (d *A2ADemo) sendChunks(id string, chunks []string, delay time.Duration) {
 	var endOnce sync.Once
 	if delay > 0 {
 		unsub := d.Server.Events().Subscribe(id, func(ch *a2a.TaskChange) {
-			for _, ev := range ch.Events {
-				if ev.Status != nil && ev.Status.State.Final() {
-					endOnce.Do(func() { close(ended) })
-					return
-				}
+			if endsTask(ch) {
+				endOnce.Do(func() { close(ended) })
 			}
 		})
 		defer unsub()
