@@ -23,6 +23,9 @@ func framingError(f *fields) (int, string) {
 	if f.folded {
 		return fasthttp.StatusBadRequest, "obsolete line folding is not accepted"
 	}
+	if f.badName {
+		return fasthttp.StatusBadRequest, "a header line without a valid field name and colon"
+	}
 	if te := f.get(fTransferEncoding); te != nil {
 		if !equalFoldASCII(te, "chunked") {
 			return fasthttp.StatusNotImplemented, "transfer coding not implemented"

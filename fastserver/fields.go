@@ -158,9 +158,13 @@ type fields struct {
 	// folded says a line of the section began with a space or a tab:
 	// obsolete line folding (RFC 9112 §5.2), which the server refuses.
 	folded bool
-	raw    []byte // the header section as received, or nil
-	hdr    *fasthttp.RequestHeader
-	buf    []byte // combined values of repeated fields
+	// badName says a line's name was not a token right before its colon
+	// (RFC 9110 §5.1, RFC 9112 §5.1: no white space before the colon), or
+	// the line had no colon: the server refuses such a request.
+	badName bool
+	raw     []byte // the header section as received, or nil
+	hdr     *fasthttp.RequestHeader
+	buf     []byte // combined values of repeated fields
 }
 
 // reset forgets the previous request's fields.
@@ -168,6 +172,7 @@ func (f *fields) reset() {
 	f.val = [numFields][]byte{}
 	f.lines = [numFields]uint8{}
 	f.folded = false
+	f.badName = false
 	f.raw = nil
 	f.hdr = nil
 	f.buf = f.buf[:0]
@@ -218,11 +223,19 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 		p = eol + 1
 		if i == numFields {
 			// Not a field of the table; only whether it is a field line
-			// at all is left to see.
-			if c == ' ' || c == '\t' || bytes.IndexByte(raw[start:eol], ':') <= 0 {
-				// A continuation line (obsolete folding), or one without a
-				// colon or without a name.
-				f.folded = true
+			// at all is left to see: a name of token bytes, then a colon.
+			if c == ' ' || c == '\t' {
+				f.folded = true // a continuation line (obsolete folding)
+				continue
+			}
+			q := start
+			for q < eol && tchars[raw[q]] {
+				q++
+			}
+			if q == start || q == eol || raw[q] != ':' {
+				// No name, no colon, or a byte outside a token in the name
+				// (white space before the colon among them).
+				f.badName = true
 			}
 			continue
 		}
@@ -353,8 +366,8 @@ func (f *fields) combineHeader(name string) []byte {
 // nextLine splits the first line off a raw header section: the field
 // name, its value without surrounding spaces and tabs, and the rest.
 // ok is false for a line that is not a field line: a continuation line
-// (obsolete folding), or one without a colon. The empty line that ends
-// the section ends the walk (rest is nil).
+// (obsolete folding), or one whose name is not a token before a colon. The
+// empty line that ends the section ends the walk (rest is nil).
 func nextLine(b []byte) (name, value, rest []byte, ok bool) {
 	end := bytes.IndexByte(b, '\n')
 	line := b
@@ -373,6 +386,11 @@ func nextLine(b []byte) (name, value, rest []byte, ok bool) {
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 {
 		return nil, nil, rest, false
+	}
+	for _, c := range line[:colon] {
+		if !tchars[c] {
+			return nil, nil, rest, false
+		}
 	}
 	name, value = line[:colon], line[colon+1:]
 	for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {

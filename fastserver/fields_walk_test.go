@@ -47,6 +47,9 @@ func TestSnapshotWalk(t *testing.T) {
 		"CONTENT-TYPE:text/plain", "Content-Types: x", "Content-Type-X: y", "content-typ: a",
 		"Contentxtype: q", "Originx: q", "Acceptx:", "Mcp-Names: n", "aCCEPT-eNCODING: br",
 		"A: a", "Z: z", "-: dash", "~x: y", "0rigin: o",
+		// Names that are not tokens: white space before the colon,
+		// inside the name, separators, a byte from 0x80.
+		"Content-Length : 2", "X-Trace\t: 1", "X Trace: 1", "X(T): 1", "Caf\xc3\xa9: x", "Origin\x00: o",
 	}
 	ends := []string{"\r\n", "\n", "\r\n", "\r\n"}
 	var f fields
@@ -75,8 +78,8 @@ func TestSnapshotWalk(t *testing.T) {
 		for i := range lines {
 			lines[i] = uint8(f.count(field(i)))
 		}
-		if f.folded != wantFolded || lines != wantLines {
-			t.Fatalf("%q: folded %v lines %v, want %v %v", raw, f.folded, lines, wantFolded, wantLines)
+		if got := f.folded || f.badName; got != wantFolded || lines != wantLines {
+			t.Fatalf("%q: malformed %v lines %v, want %v %v", raw, got, lines, wantFolded, wantLines)
 		}
 		for i := range wantVal {
 			if wantLines[i] == 1 && (!bytes.Equal(f.get(field(i)), wantVal[i]) || (f.get(field(i)) == nil) != (wantVal[i] == nil)) {

@@ -60,6 +60,11 @@ func framingCases(path string) []framingCase {
 		{"negative length", "POST " + path + " HTTP/1.1\r\n" + host + "Content-Length: -1\r\n\r\n", 400, 0, false},
 		{"length with inner space", "POST " + path + " HTTP/1.1\r\n" + host + "Content-Length: 1 2\r\n\r\n", 400, 0, false},
 		{"obsolete line folding", "POST " + path + " HTTP/1.1\r\n" + host + "Content-Type: application/json\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\n{}", 400, 0, false},
+		{"white space before a colon", "POST " + path + " HTTP/1.1\r\n" + host + "Content-Type: application/json\r\nContent-Length : 2\r\n\r\n{}", 400, 0, false},
+		{"a tab before a colon", "POST " + path + " HTTP/1.1\r\n" + host + "X-Trace\t: 1\r\nContent-Length: 2\r\n\r\n{}", 400, 0, false},
+		{"a space inside a field name", "POST " + path + " HTTP/1.1\r\n" + host + "X Trace: 1\r\nContent-Length: 2\r\n\r\n{}", 400, 0, false},
+		{"a separator in a field name", "POST " + path + " HTTP/1.1\r\n" + host + "X(Trace): 1\r\nContent-Length: 2\r\n\r\n{}", 400, 0, false},
+		{"a table name with white space before its colon", "POST " + path + " HTTP/1.1\r\n" + host + "Transfer-Encoding : chunked\r\nContent-Length: 2\r\n\r\n{}", 400, 0, false},
 		{"absolute-form target", "POST http://test.example" + path + " HTTP/1.1\r\n" + host + "Content-Length: " + strconv.Itoa(len(valid)) + "\r\n\r\n" + valid, 200, 0, true},
 	}
 }
