@@ -161,11 +161,13 @@ type Config struct {
 	// client's response to a request of the server's own. Default 60 s.
 	ClientResponseTimeout time.Duration
 	// UnmatchedResponse, when set, is offered a client's JSON-RPC response
-	// (its raw id and the whole message) that answers no request this
-	// server awaits, before it is refused as row 10 says: a fleet relays it
-	// to the instance that awaits it (Server.DeliverResponse there) and
-	// returns true, answered 202. Default none.
-	UnmatchedResponse func(id, msg []byte) bool
+	// (its raw id, the scope of the POST that carried it as
+	// Endpoint.ResponseScope names it, "" without one, and the whole
+	// message) that answers no request this server awaits in that scope,
+	// before it is refused as row 10 says: a fleet relays it to the
+	// instance that awaits it (Server.DeliverResponse there, with the same
+	// scope) and returns true, answered 202. Default none.
+	UnmatchedResponse func(id []byte, scope string, msg []byte) bool
 
 	// TLS, when set, serves HTTPS with this configuration (a KeyPair's
 	// TLSConfig, say): TLS 1.2 and 1.3 only (a lower MinVersion is raised

@@ -155,7 +155,9 @@
 // (requests by endpoint, method — registered names only, "other" for the
 // rest — status and code; latency and body-size histograms; requests in
 // flight; panics by stage and handler timeouts). Other methods on an endpoint get
-// 405 with Allow: POST, OPTIONS; OPTIONS answers CORS preflights. Answers
+// 405 with Allow: POST, OPTIONS, unless Endpoint.Other answers them (after
+// row 1: a foreign Origin is 403); OPTIONS answers CORS preflights, which
+// allow POST, OPTIONS and Endpoint.OtherMethods. Answers
 // of at least 1 KiB are compressed with zstd or gzip when Accept-Encoding
 // allows. There is no log line per request unless Config.AccessLog.
 // fasthttp's own messages (a request it could not parse, say) go to

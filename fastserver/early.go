@@ -395,7 +395,7 @@ func (s *Server) closeAfter(c, raw net.Conn, resp []byte) {
 }
 
 // preflight answers OPTIONS on an endpoint (CORS).
-func (s *Server) preflight(ctx *fasthttp.RequestCtx) {
+func (s *Server) preflight(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	var f fields
 	f.snapshot(&ctx.Request.Header)
 	origin := f.get(fOrigin)
@@ -409,11 +409,19 @@ func (s *Server) preflight(ctx *fasthttp.RequestCtx) {
 	}
 	h := &ctx.Response.Header
 	h.SetBytesV("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+	methods := ep.methods
+	if ep.Other != nil && ep.OtherMethods == nil {
+		// Every method is offered to Other: the one asked for is allowed
+		// if it is a method at all.
+		if rm := f.lookup("Access-Control-Request-Method"); len(rm) > 0 && allTokens([]string{string(rm)}) {
+			methods += ", " + string(rm)
+		}
+	}
+	h.Set("Access-Control-Allow-Methods", methods)
 	if rh := f.lookup("Access-Control-Request-Headers"); len(rh) > 0 {
 		h.SetBytesV("Access-Control-Allow-Headers", rh)
 	} else {
-		h.Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, Accept, Accept-Encoding, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, A2A-Version")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, Accept, Accept-Encoding, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID, A2A-Version")
 	}
 	h.Set("Access-Control-Max-Age", "600")
 	h.Set("Vary", "Origin")

@@ -297,6 +297,23 @@ type Endpoint struct {
 	// Err, when set, is a construction mistake (a duplicate registration,
 	// say): the server's New fails with it.
 	Err error
+	// ResponseScope, when set, binds the server's own requests to clients
+	// (Stream.Call) to whoever may answer them. The scope of the request
+	// whose stream sends a call is recorded with the call, and a client's
+	// response POSTed to the endpoint is delivered only when ResponseScope
+	// of that POST names the same scope (the same token holder and MCP
+	// session, say); a response from another scope is refused as one that
+	// answers no request the server awaits. A non-nil *Error refuses the
+	// POST with its status and code (404 for a session that ended, say).
+	// It runs after Authorize (r.Auth is set); r.Msg is the request making
+	// the call, or the response. Default nil: whoever holds a call's id
+	// (128 random bits, sent only on the call's stream) may answer it.
+	ResponseScope func(r *Request) (string, *Error)
+	// ExposeHeaders lists the answer's header fields that a browser
+	// script on an allowed origin may read besides the CORS-safelisted
+	// ones (Access-Control-Expose-Headers): "Mcp-Session-Id", say.
+	// Default none.
+	ExposeHeaders []string
 	// Other, when set, is offered the requests to Path with a method
 	// other than POST and OPTIONS (an MCP session's GET stream and
 	// DELETE, say) and returns whether it answered; the requests it does

@@ -60,8 +60,11 @@ type endpoint struct {
 	*Endpoint
 	labels map[string]string // Route.Label → canonical label
 	path   string
-	calls  sync.Pool          // *call, decoding with this endpoint's id policy
-	hist   *requestHistograms // its duration and body-size histograms (metrics.go)
+	// methods is the preflight's Access-Control-Allow-Methods: POST,
+	// OPTIONS and OtherMethods; expose is ExposeHeaders joined, or "".
+	methods, expose string
+	calls           sync.Pool          // *call, decoding with this endpoint's id policy
+	hist            *requestHistograms // its duration and body-size histograms (metrics.go)
 }
 
 // Stats are the server's own counts, for operators and tests.
@@ -110,8 +113,12 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 			errs = append(errs, fmt.Errorf("fastserver: endpoint %s has no Route", ep.Path))
 		case s.endpoints[ep.Path] != nil:
 			errs = append(errs, fmt.Errorf("fastserver: two endpoints at %s", ep.Path))
+		case !allTokens(ep.OtherMethods) || !allTokens(ep.ExposeHeaders):
+			errs = append(errs, fmt.Errorf("fastserver: endpoint %s: OtherMethods and ExposeHeaders must be tokens (RFC 9110 §5.6.2)", ep.Path))
 		}
-		e := &endpoint{Endpoint: ep, labels: make(map[string]string), path: ep.Path}
+		e := &endpoint{Endpoint: ep, labels: make(map[string]string), path: ep.Path,
+			methods: strings.Join(append([]string{"POST", "OPTIONS"}, ep.OtherMethods...), ", "),
+			expose:  strings.Join(ep.ExposeHeaders, ", ")}
 		for _, l := range ep.Labels {
 			e.labels[l] = l
 		}
@@ -684,13 +691,60 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	if ep != nil {
 		if ctx.IsOptions() {
-			s.preflight(ctx)
-		} else if !ep.Other(s, ctx) {
-			refuseMethod(ctx, allowPOST)
+			s.preflight(ctx, ep)
+		} else {
+			s.serveOther(ctx, ep)
 		}
 		return
 	}
 	s.gets[string(path)](ctx)
+}
+
+// serveOther offers a request with a method other than POST and OPTIONS
+// to the endpoint's Other (405 when it does not answer), after row 1: a
+// foreign Origin is 403, as for a POST (an MCP session's stream and its
+// end are requests to the same endpoint). An allowed origin gets its CORS
+// fields on whatever answer Other made (ctx.Error resets the answer's
+// header, so they are set after).
+func (s *Server) serveOther(ctx *fasthttp.RequestCtx, ep *endpoint) {
+	var f fields
+	f.snapshot(&ctx.Request.Header)
+	origin := f.get(fOrigin)
+	if origin != nil && (f.count(fOrigin) > 1 || !s.origins.allowed(origin)) {
+		ctx.Error("origin not allowed", fasthttp.StatusForbidden)
+		return
+	}
+	if !ep.Other(s, ctx) {
+		refuseMethod(ctx, allowPOST)
+	}
+	if origin != nil {
+		ep.allowOrigin(ctx, origin)
+	}
+}
+
+// allowOrigin sets the CORS fields of an answer to an allowed origin.
+func (ep *endpoint) allowOrigin(ctx *fasthttp.RequestCtx, origin []byte) {
+	h := &ctx.Response.Header
+	h.SetBytesV("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	if ep.expose != "" {
+		h.Set("Access-Control-Expose-Headers", ep.expose)
+	}
+}
+
+// allTokens reports whether every string of l is a token.
+func allTokens(l []string) bool {
+	for _, t := range l {
+		if t == "" {
+			return false
+		}
+		for i := 0; i < len(t); i++ {
+			if !tchars[t[i]] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // unsupportedVersion reports a request line whose HTTP version is not
@@ -886,8 +940,7 @@ func (s *Server) runRPC(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, label *
 	origin := f.get(fOrigin)
 	originOK := origin == nil || (f.count(fOrigin) == 1 && s.origins.allowed(origin))
 	if originOK && origin != nil {
-		ctx.Response.Header.SetBytesV("Access-Control-Allow-Origin", origin)
-		ctx.Response.Header.Add("Vary", "Origin")
+		ep.allowOrigin(ctx, origin)
 	}
 	// Row 1.
 	if !originOK {
@@ -977,10 +1030,18 @@ func (s *Server) runBody(ctx *fasthttp.RequestCtx, ep *endpoint, c *call, f *fie
 		if !c.body.eof {
 			return s.refuse(ctx, c, de.HTTPStatus(), de.Code, de.Reason, 0)
 		}
-		if de.Err == decode.ErrEnvelope && s.clientResponse(m, c.dec.Body()) {
+		if de.Err == decode.ErrEnvelope && isClientResponse(m, c.dec.Body()) {
 			// A client's response to a request of the server's own (stream.go).
-			ctx.SetStatusCode(fasthttp.StatusAccepted)
-			return fasthttp.StatusAccepted, 0
+			ok, e := s.clientResponse(c, ep, f, m, c.dec.Body())
+			if e != nil {
+				st, code := c.rpcError(e, nullJSON)
+				s.writeJSON(ctx, c, st)
+				return st, code
+			}
+			if ok {
+				ctx.SetStatusCode(fasthttp.StatusAccepted)
+				return fasthttp.StatusAccepted, 0
+			}
 		}
 		return s.answerError(ctx, c, de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
 	}

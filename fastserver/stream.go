@@ -701,8 +701,17 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
-	s := st.c.s
-	id, ch := s.pending.add()
+	c := st.c
+	s := c.s
+	var scope string
+	if c.ep != nil && c.ep.ResponseScope != nil {
+		sc, e := c.ep.ResponseScope(&c.req)
+		if e != nil {
+			return nil, e
+		}
+		scope = sc
+	}
+	id, ch := s.pending.add(scope)
 	defer s.pending.remove(id)
 	msg := make([]byte, 0, 64+len(method)+len(params))
 	msg = append(msg, `{"jsonrpc":"2.0","id":`...)
@@ -767,13 +776,21 @@ func (m *serverMetrics) streamMetrics(open func() float64) {
 
 // pendingCalls holds the server's requests to clients that await a
 // response, by id. The ids are random (128 bits), so a client cannot
-// answer a request it was not sent.
+// answer a request it was not sent; each is bound to the scope of the
+// request that made it (Endpoint.ResponseScope), so that one who learns
+// an id (from a log, a proxy) cannot answer it from another.
 type pendingCalls struct {
 	mu sync.Mutex
-	m  map[string]chan []byte
+	m  map[string]pendingCall
 }
 
-func (p *pendingCalls) add() (id []byte, ch chan []byte) {
+// pendingCall is one request awaiting its response.
+type pendingCall struct {
+	ch    chan []byte
+	scope string
+}
+
+func (p *pendingCalls) add(scope string) (id []byte, ch chan []byte) {
 	var raw [16]byte
 	rand.Read(raw[:])
 	id = make([]byte, 0, 32)
@@ -783,9 +800,9 @@ func (p *pendingCalls) add() (id []byte, ch chan []byte) {
 	ch = make(chan []byte, 1)
 	p.mu.Lock()
 	if p.m == nil {
-		p.m = make(map[string]chan []byte)
+		p.m = make(map[string]pendingCall)
 	}
-	p.m[string(id)] = ch
+	p.m[string(id)] = pendingCall{ch: ch, scope: scope}
 	p.mu.Unlock()
 	return id, ch
 }
@@ -797,29 +814,32 @@ func (p *pendingCalls) remove(id []byte) {
 }
 
 // deliver hands a client's response (the whole message, copied) to the
-// request waiting for it, and reports whether one was.
-func (p *pendingCalls) deliver(id, msg []byte) bool {
+// request waiting for it in scope, and reports whether one was. A call
+// of another scope keeps waiting.
+func (p *pendingCalls) deliver(id []byte, scope string, msg []byte) bool {
 	p.mu.Lock()
-	ch, ok := p.m[string(id)]
-	if ok {
+	pc, ok := p.m[string(id)]
+	if ok = ok && pc.scope == scope; ok {
 		delete(p.m, string(id))
 	}
 	p.mu.Unlock()
 	if !ok {
 		return false
 	}
-	ch <- append([]byte(nil), msg...)
+	pc.ch <- append([]byte(nil), msg...)
 	return true
 }
 
 // DeliverResponse hands a client's JSON-RPC response msg (a whole message
 // with "result" or "error") to the request with the raw id bytes id (its
-// quotes included) that a Stream.Call on this server awaits, and reports
+// quotes included) that a Stream.Call on this server awaits in scope (see
+// Endpoint.ResponseScope; "" when the endpoint has none), and reports
 // whether one did. The endpoint does this itself for responses POSTed to
 // it; a fleet whose balancer may send a response to another instance than
-// the one holding the stream relays it here.
-func (s *Server) DeliverResponse(id, msg []byte) bool {
-	return s.pending.deliver(id, msg)
+// the one holding the stream relays it here, with the scope that
+// Config.UnmatchedResponse was given.
+func (s *Server) DeliverResponse(id []byte, scope string, msg []byte) bool {
+	return s.pending.deliver(id, scope, msg)
 }
 
 // errorObject reports whether v is a JSON-RPC error object (§5.1): an
@@ -841,9 +861,10 @@ func errorObject(v []byte) bool {
 	return n == 1 && len(m) > 0 && m[0] == '"'
 }
 
-// clientResponse answers a POSTed message that the envelope refused when
-// it is a JSON-RPC response to a request the server is waiting on: 202.
-func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
+// isClientResponse reports whether a POSTed message that the envelope
+// refused is a JSON-RPC 2.0 response a client may send (to a request of
+// the server's own): a string id, and one of result or a proper error.
+func isClientResponse(m *decode.Message, body []byte) bool {
 	if m.IDType != decode.IDString || m.Method != nil || len(body) == 0 {
 		return false
 	}
@@ -853,16 +874,32 @@ func (s *Server) clientResponse(m *decode.Message, body []byte) bool {
 		return false
 	}
 	// A JSON-RPC 2.0 response, as a request must be (row 10 otherwise).
-	if v, n := decode.Lookup(body, "jsonrpc"); n != 1 || (string(v) != `"2.0"` && !decode.StringIs(v, "2.0")) {
-		return false
+	v, n := decode.Lookup(body, "jsonrpc")
+	return n == 1 && (string(v) == `"2.0"` || decode.StringIs(v, "2.0"))
+}
+
+// clientResponse hands a client's response POSTed to ep (isClientResponse)
+// to the request of the server's own that awaits it in the POST's scope,
+// else to Config.UnmatchedResponse, and reports whether either took it
+// (answered 202); a non-nil *Error is the endpoint's refusal of the POST.
+func (s *Server) clientResponse(c *call, ep *endpoint, f *fields, m *decode.Message, body []byte) (bool, *Error) {
+	var scope string
+	if ep.ResponseScope != nil {
+		r := &c.req
+		r.reset(f, m, nil)
+		sc, e := ep.ResponseScope(r)
+		if e != nil {
+			return false, e
+		}
+		scope = sc
 	}
-	if s.pending.deliver(m.ID, body) {
-		return true
+	if s.pending.deliver(m.ID, scope, body) {
+		return true, nil
 	}
-	if f := s.cfg.UnmatchedResponse; f != nil {
-		return f(m.ID, body)
+	if uf := s.cfg.UnmatchedResponse; uf != nil {
+		return uf(m.ID, scope, body), nil
 	}
-	return false
+	return false, nil
 }
 
 // SetResponseHeader sets a header of the answer to r (Mcp-Session-Id,

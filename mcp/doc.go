@@ -150,7 +150,10 @@
 // fails, isError). Behind a balancer that response must reach the
 // instance holding the stream: route by the client (sticky sessions), or
 // relay it with fastserver.Config.UnmatchedResponse and
-// Server.DeliverResponse.
+// Server.DeliverResponse, passing on the scope. The response must come
+// from the token's holder (WithAuth) and in the session (WithSessions)
+// the request was sent to: from another it answers nothing (400, -32600),
+// and one naming a session that ended is 404.
 //
 // # Sessions
 //
@@ -161,9 +164,14 @@
 // the id opens its stream of notifications/resources/updated
 // (NotifyResourceUpdated; a new GET takes the stream over, with what is
 // queued, as a client reconnecting after its connection dropped needs),
-// DELETE ends it. Sessions are bounded in number, idle time, queued
-// notifications and subscriptions each (SessionOptions).
-// 2026-07-28 has no sessions. See sessions.go for the details.
+// DELETE ends it; GET and DELETE are checked as a POST is for Origin
+// (403), the token (WithAuth), MCP-Protocol-Version (400 for one not
+// served; under 2026-07-28, 405) and an Mcp-Session-Id in more than one
+// line (404), and a browser on an allowed origin may read the
+// Mcp-Session-Id of initialize's answer (Access-Control-Expose-Headers).
+// Sessions are bounded in number, idle time, queued notifications and
+// subscriptions each (SessionOptions). 2026-07-28 has no sessions. See
+// sessions.go for the details.
 //
 // # Newline-delimited streams
 //

@@ -248,9 +248,15 @@ func (s *Server) Endpoint() *fastserver.Endpoint {
 		// A session's GET stream and its DELETE; every other method gets
 		// 405, with Expect: 100-continue before the body is sent.
 		ep.Other, ep.OtherMethods = s.serveOther, []string{"GET", "DELETE"}
+		// A browser client reads its session id from initialize's answer.
+		ep.ExposeHeaders = append(ep.ExposeHeaders, HeaderSession)
 	}
 	if s.auth != nil {
 		ep.Authorize = s.auth.Authorize
+		ep.ExposeHeaders = append(ep.ExposeHeaders, "WWW-Authenticate")
+	}
+	if s.sessions != nil || s.auth != nil {
+		ep.ResponseScope = s.responseScope
 	}
 	return ep
 }

@@ -490,6 +490,38 @@ func (s *Server) checkSession(r *fastserver.Request) *fastserver.Error {
 	return nil
 }
 
+// responseScope is the endpoint's ResponseScope: a client's response to a
+// request of the server's own (Ask under 2025-xx) is taken only from the
+// token holder (WithAuth) and the session (WithSessions) that the request
+// came from. A response that names a session that ended is 404, as any
+// request naming one; under 2026-07-28 the session header is ignored.
+func (s *Server) responseScope(r *fastserver.Request) (string, *fastserver.Error) {
+	owner := ownerOf(r)
+	if s.sessions == nil {
+		return owner, nil
+	}
+	if hv := r.HeaderOf(keyProtocolVersion); hv != nil {
+		v, ok := ParseVersion(hv)
+		if !ok {
+			return "", unsupportedVersion(hv)
+		}
+		if v.Stateless() {
+			return owner, nil
+		}
+	}
+	id := r.HeaderOf(keySession)
+	if id == nil {
+		return owner, nil
+	}
+	if s.sessions.lookup(id, owner, time.Now()) == nil {
+		return "", errSessionGone
+	}
+	// No owner holds a NUL (issuer and subject are JSON strings that a
+	// token's verification decoded, rejected with control characters),
+	// and a session id is base64url: the pair is unambiguous.
+	return owner + "\x00" + string(id), nil
+}
+
 // Sessions returns how many sessions are alive (0 without WithSessions).
 func (s *Server) Sessions() int {
 	if s.sessions == nil {
@@ -559,7 +591,16 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	if s.sessions == nil {
 		return false
 	}
-	id := ctx.Request.Header.Peek(HeaderSession)
+	var id []byte
+	switch ids := ctx.Request.Header.PeekAll(HeaderSession); len(ids) {
+	case 0:
+	case 1:
+		id = ids[0]
+	default:
+		// Judged by all its lines, as a POST's (which then names no
+		// session: 404), never by its first line alone.
+		id = bytes.Join(ids, []byte(", "))
+	}
 	owner := ""
 	if len(id) > 0 && s.auth != nil && (ctx.IsDelete() || ctx.IsGet()) {
 		// A session's stream and its end need the endpoint's token, as
@@ -578,6 +619,26 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 				ctx.Response.Header.Add(h.Name, h.Value)
 			}
 			return true
+		}
+	}
+	// The protocol version, as for a POST (row 11): one this server does
+	// not serve is 400; under 2026-07-28 there are no sessions, so no
+	// session stream or end (405).
+	if vals := ctx.Request.Header.PeekAll(HeaderProtocolVersion); len(vals) > 0 {
+		hv := vals[0]
+		if len(vals) > 1 {
+			hv = bytes.Join(vals, []byte(", "))
+		}
+		v, ok := ParseVersion(hv)
+		if !ok {
+			e := unsupportedVersion(hv)
+			ctx.Error("", e.Status) // resets the answer: its body is set after
+			ctx.SetContentType("application/json")
+			ctx.SetBody(decode.AppendError(nil, []byte("null"), e.Code, e.Message, e.Data))
+			return true
+		}
+		if v.Stateless() {
+			return false
 		}
 	}
 	switch {

@@ -173,7 +173,7 @@ func TestSessionHostileLateClientResponse(t *testing.T) {
 		t.Errorf("late response: %d %s, want 400", resp.StatusCode, body)
 	}
 
-	if srv.DeliverResponse([]byte(p.id), []byte(late)) {
+	if srv.DeliverResponse([]byte(p.id), "", []byte(late)) {
 		t.Error("the timed-out request is still pending")
 	}
 }
