@@ -25,7 +25,8 @@ package decode
 // memory follows the ceiling (and, for a small frame, its size), never
 // the declared window. A window over 8 MiB is refused from the frame
 // header, before any window is allocated (ErrTooLarge), and so is a
-// single-segment frame declaring more content than the ceiling. The
+// single-segment frame declaring more than 8 MiB of content (one that
+// declares less is decoded up to the ceiling, see zstdframes.go). The
 // decoder checks a frame's checksum and declared size after its last
 // block and reports a failure there before that block's bytes; the stage
 // reads those bytes first, so that a failure in them comes first.
@@ -193,14 +194,14 @@ func (e Encoding) String() string {
 // flate-based decoder keeps a pointer to that bufio.Reader, so the two stay
 // together.
 var (
-	gzipPool = sync.Pool{New: func() any { return new(gzipDec) }}
+	gzipPool = sync.Pool{New: func() any { return &gzipDec{zr: newGzipReader()} }}
 	zlibPool = sync.Pool{New: newZlibDec}
 	zstdPool = sync.Pool{New: func() any { return newZstdDec() }}
 )
 
 type gzipDec struct {
 	br bufio.Reader
-	zr gzip.Reader
+	zr gzipReader
 }
 
 type zlibDec struct {
@@ -251,6 +252,13 @@ var (
 )
 
 // meter reads from r, counts the bytes and refuses the byte after limit.
+//
+// The wire meter (src set) also stands between the source and the
+// decompressors' own loops: an error that comes with bytes is held back
+// until the bytes have been through the stages (a failure in them comes
+// first in byte order, as it does for an identity body), and a source
+// that returns nothing 100 times in a row gets io.ErrNoProgress (the
+// decompressors read with io.ReadFull, which would loop on it for ever).
 type meter struct {
 	r     io.Reader
 	n     int64 // bytes read from r, the probe byte included
@@ -258,6 +266,9 @@ type meter struct {
 	over  bool  // a byte past limit came from r
 	eof   bool  // r reported io.EOF
 	err   error // the first other error from r
+	src   bool  // r is the body's source
+	empty int   // reads in a row that returned nothing (src)
+	held  error // an error that came with bytes, for the next Read (src)
 	probe [1]byte
 }
 
@@ -269,6 +280,10 @@ func (m *meter) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	case m.err != nil:
 		return 0, m.err
+	case m.held != nil:
+		err := m.held
+		m.held = nil
+		return 0, m.note(err)
 	case len(p) == 0:
 		return 0, nil
 	}
@@ -280,14 +295,36 @@ func (m *meter) Read(p []byte) (int, error) {
 			m.over = true
 			return 0, errOver
 		}
-		return 0, m.note(err)
+		return 0, m.noted(0, err)
 	}
 	if int64(len(p)) > rem {
 		p = p[:rem]
 	}
 	n, err := m.r.Read(p)
+	if n < 0 || n > len(p) {
+		return 0, m.note(errBadCount)
+	}
 	m.n += int64(n)
-	return n, m.note(err)
+	return n, m.noted(n, err)
+}
+
+// noted is note for a read of the source that returned n bytes and err.
+func (m *meter) noted(n int, err error) error {
+	if !m.src {
+		return m.note(err)
+	}
+	if n == 0 && err == nil {
+		if m.empty++; m.empty >= 100 {
+			return m.note(io.ErrNoProgress)
+		}
+		return nil
+	}
+	m.empty = 0
+	if n > 0 && err != nil && err != io.EOF {
+		m.held = err
+		return nil
+	}
+	return m.note(err)
 }
 
 func (m *meter) note(err error) error {
@@ -359,7 +396,7 @@ func (s *stage) start() error {
 	case codingGzip:
 		// An empty input is a gzip stream of zero members (RFC 1952
 		// allows it, and Reset reports io.EOF).
-		if err := s.gz.zr.Reset(s.br); err != nil { // multistream on
+		if err := s.gz.zr.reset(s.br); err != nil {
 			return err
 		}
 		s.dec = &s.gz.zr
@@ -457,16 +494,22 @@ func (s *stage) trailing() error {
 // (the ceiling plus 128 KiB: ZstdHistory gives the ring) and, for a frame
 // whose block headers all arrive in one read, to what its blocks can hold
 // (a 40-byte frame takes a 1 KiB window, a ring of 3 KiB, whatever it
-// declared). Reserve is told of each ring before it is allocated. With warm
-// pools decoding allocates nothing per body (pinned in
-// compress_alloc_test.go). Decoding work is bounded by the ceiling: at most
-// limit+1 bytes leave each layer.
+// declared). Reserve is told of each ring before it is allocated; frames
+// whose windows keep growing make the decoder allocate a new ring each
+// time, and are refused (ErrTooLarge) once the rings would pass three of
+// ZstdHistory(limit). gzip members are read by the package's own header
+// reader, which skips a member's extra field, name and comment without
+// keeping them (klauspost's gzip.Reader allocates them). With warm pools
+// decoding allocates nothing per body (pinned in compress_alloc_test.go).
+// Decoding work is bounded by the ceiling: at most limit+1 bytes leave
+// each layer.
 type BodyReader struct {
 	// Reserve, when not nil, is called before a zstd layer takes memory
 	// for its history (a ring of the frame's window and two blocks of
-	// room; at most ZstdHistory(limit) per layer), with the bytes it
-	// takes beyond what this body's layer holds already: once per frame
-	// that needs more than the frames before it. An error from Reserve
+	// room, and a block buffer; at most ZstdHistory(limit) at once per
+	// layer), with the bytes it takes: once per frame that needs more
+	// than the frames before it, whose whole history is then allocated
+	// anew (the smaller one becoming garbage). An error from Reserve
 	// ends the body: Read returns it, unwrapped and sticky, and the
 	// history is not allocated. It is called from Read, on the goroutine
 	// that reads; Reset keeps it. Reserving is the caller's accounting:
@@ -506,7 +549,7 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 	r.n = 0
 	r.final = nil
 	r.e = Error{}
-	r.wire = meter{r: src, limit: limit}
+	r.wire = meter{r: src, limit: limit, src: true}
 	r.mid = meter{}
 	r.out = meter{}
 	r.nstages = int(enc.n)
@@ -536,13 +579,16 @@ func (r *BodyReader) Reset(src io.Reader, enc Encoding, limit int64) error {
 //   - an *Error wrapping ErrTooLarge when the wire bytes, the decoded bytes
 //     or the bytes between two stacked codings pass the ceiling, or when a
 //     zstd frame declares a window over 8 MiB (RFC 9659) or a single
-//     segment of more content than the ceiling;
+//     segment of more than 8 MiB, or when a body's zstd frames need
+//     ever larger windows, past three times ZstdHistory(limit) in all;
 //   - an *Error wrapping ErrCorrupt when a compressed stream is broken: a
 //     bad header, a corrupt block, a checksum mismatch, a stream cut short
 //     at the end of src, bytes after the end of the stream, a preset
 //     dictionary;
 //   - an error from src other than io.EOF, or from Reserve, unwrapped, as
-//     it was returned.
+//     it was returned (after the bytes that came with it: a failure in
+//     them comes first); io.ErrNoProgress when src returns no bytes and
+//     no error 100 times in a row.
 //
 // An *Error has Offset = the decoded bytes returned so far (for a decoded
 // crossing that is the ceiling) and a short static Reason. It is owned by r:
@@ -579,6 +625,7 @@ const (
 	reasonMidOver     = "bytes between the two codings over the ceiling"
 	reasonZstdSize    = "zstd: frame content size over the ceiling"
 	reasonZstdWindow  = "zstd: frame window over 8 MiB (RFC 9659)"
+	reasonZstdGrowth  = "zstd: frames' windows grow past the history the ceiling allows"
 )
 
 type failure uint8
@@ -663,8 +710,11 @@ func (r *BodyReader) settle(err error) error {
 // the decompressor's own verdict.
 func (r *BodyReader) stageFailed(s *stage) error {
 	if s.c == codingZstd && s.zf.err != nil && s.err == s.zf.err {
-		if s.err == errZstdContent {
+		switch s.err {
+		case errZstdContent:
 			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
+		case errZstdGrowth:
+			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdGrowth)
 		}
 		r.final = s.err // Reserve's error
 		return r.final

@@ -321,7 +321,8 @@ func (d *Decoder) final(m *Message) error {
 //
 // An error from r other than io.EOF is returned as is (not an *Error),
 // and m is left invalid; a reader that returns no bytes and no error 100
-// times in a row gets io.ErrNoProgress. m's slices borrow from d's buffer.
+// times in a row gets io.ErrNoProgress, one that returns a count outside
+// 0..len(p) an error saying so. m's slices borrow from d's buffer.
 func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 	d.Reset()
 	m.clear()
@@ -337,6 +338,10 @@ func (d *Decoder) DecodeReader(r io.Reader, m *Message) error {
 			want = lim
 		}
 		nr, rerr := r.Read(d.buf[len(d.buf) : len(d.buf)+int(want)])
+		if nr < 0 || nr > int(want) {
+			// Outside io.Reader's contract: no byte of it can be trusted.
+			return errBadCount
+		}
 		if nr == 0 && rerr == nil {
 			if empty++; empty >= 100 {
 				return io.ErrNoProgress

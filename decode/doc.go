@@ -108,5 +108,9 @@
 // stays linear in the number of members; a compression bomb is refused
 // after at most the ceiling of output; a zstd frame may declare any window
 // up to 8 MiB (RFC 9659), and is decoded with the history the ceiling (or
-// the frame itself) needs, at most ZstdHistory(ceiling).
+// the frame itself) needs, at most ZstdHistory(ceiling); a body whose
+// frames keep needing larger windows (each making the decoder allocate a
+// new history) is refused once they would pass three times that. A
+// source that returns nothing 100 times in a row gets io.ErrNoProgress,
+// compressed or not.
 package decode

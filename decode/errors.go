@@ -125,3 +125,7 @@ func (e *Error) HTTPStatus() int {
 func (e *Error) set(err error, code int, off int64, reason string) {
 	*e = Error{Err: err, Code: code, Offset: off, Reason: reason}
 }
+
+// errBadCount is returned for a reader that returned a count outside
+// 0..len(p), which io.Reader forbids (as bufio's errNegativeRead).
+var errBadCount = errors.New("decode: reader returned an invalid count")

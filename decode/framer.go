@@ -30,10 +30,17 @@ type Framer struct {
 	tail int // end of unread bytes in buf
 	line int64
 	rerr error // a read error met after the last byte in buf
+	// cr: the line's last byte so far is a '\r' not yet given to the
+	// decoder: part of the line end if a '\n' follows it, else of the line.
+	cr bool
 }
 
+// crByte is a '\r' held back and then given to the decoder.
+var crByte = []byte{'\r'}
+
 // NewFramer returns a Framer reading from r, with opts applying to every
-// message (MaxBytes is the per-message ceiling, not counting the '\n').
+// message (MaxBytes is the per-message ceiling, counting neither the '\n' nor
+// a '\r' right before it).
 func NewFramer(r io.Reader, opts Options) (*Framer, error) {
 	f := &Framer{r: r, buf: make([]byte, framerBuf)}
 	if err := f.d.SetOptions(opts); err != nil {
@@ -57,6 +64,7 @@ func (f *Framer) Line() int64 { return f.line }
 func (f *Framer) Next(m *Message) error {
 	for {
 		f.d.Reset()
+		f.cr = false
 		started := false // a non-whitespace byte has been seen on this line
 		any := false     // any byte of the line has been seen
 		for {
@@ -66,10 +74,14 @@ func (f *Framer) Next(m *Message) error {
 						return f.rerr
 					}
 					if f.rerr == io.EOF {
-						// The last line, without '\n'.
+						// The last line, without '\n': a '\r' at its end
+						// ends no line, and is the line's.
 						f.line++
 						if !started {
 							return io.EOF
+						}
+						if f.cr {
+							f.d.Write(crByte)
 						}
 						return f.d.Finish(m)
 					}
@@ -88,6 +100,18 @@ func (f *Framer) Next(m *Message) error {
 				if !started && !isBlank(chunk) {
 					started = true
 				}
+				if f.cr {
+					// The '\r' held back is followed by more of the line.
+					f.cr = false
+					f.d.Write(crByte)
+				}
+				// A '\r' right before the '\n' belongs to the line end
+				// (not to the message, nor to its ceiling); one at the end
+				// of what has arrived waits for the next byte.
+				if chunk[len(chunk)-1] == '\r' {
+					chunk = chunk[:len(chunk)-1]
+					f.cr = nl < 0
+				}
 				// Once a verdict is reached, Write keeps returning it and
 				// stores nothing: the rest of the line is skipped.
 				f.d.Write(chunk)
@@ -96,6 +120,7 @@ func (f *Framer) Next(m *Message) error {
 				f.head = f.tail
 				continue
 			}
+			f.cr = false
 			f.head += nl + 1
 			f.line++
 			if !started {
@@ -111,6 +136,11 @@ func (f *Framer) fill() {
 	f.head, f.tail = 0, 0
 	for tries := 0; tries < 100; tries++ {
 		n, err := f.r.Read(f.buf)
+		if n < 0 || n > len(f.buf) {
+			// Outside io.Reader's contract: no byte of it can be trusted.
+			f.rerr = errBadCount
+			return
+		}
 		f.tail = n
 		if err != nil {
 			f.rerr = err

@@ -73,17 +73,24 @@ import (
 // zstdBlockMax is zstd's largest block, in decoded bytes.
 const zstdBlockMax = 128 << 10
 
-// zstdRingSlack is what klauspost's decoder allocates besides the window
-// for its history ring: two blocks of room (at most the window each) and
-// 32 bytes of overrun each (history.ensureBlockRing, compress v1.20).
+// zstdRing returns what klauspost's decoder allocates for a frame of the
+// given window (compress v1.20): its history ring, of the window plus two
+// blocks of room (at most the window each) and 32 bytes of overrun each
+// (history.ensureBlockRing), and its block buffer, of a block (at most
+// the window) and 33 bytes (blockDec.reset, in low-memory mode). Both are
+// allocated anew when a frame needs more than the decoder holds.
 func zstdRing(window int64) int64 {
-	return window + 2*(min(window, zstdBlockMax)+32)
+	block := min(window, zstdBlockMax)
+	return window + 2*(block+32) + block + 33
 }
 
 // ZstdHistory returns the most memory the history of one zstd layer of a
-// body can take at ceiling limit (0 or negative: DefaultMaxBytes): the
-// decoder's ring for a window of the ceiling plus 128 KiB, at most 8 MiB.
-// A small frame takes far less (see BodyReader.Reserve).
+// body can hold at once at ceiling limit (0 or negative:
+// DefaultMaxBytes): the decoder's ring for a window of the ceiling plus
+// 128 KiB (at most 8 MiB) and its block buffer. A small frame takes far
+// less (see BodyReader.Reserve); a body whose frames need ever larger
+// windows makes the decoder allocate a ring for each, up to three of this
+// size in all (past that it is refused, ErrTooLarge).
 func ZstdHistory(limit int64) int64 {
 	if limit <= 0 {
 		limit = DefaultMaxBytes
@@ -119,8 +126,12 @@ func zstdDescriptorAtLeast(n int64) byte {
 func zstdWindowAtLeast(n int64) int64 { return zstdWindowSize(zstdDescriptorAtLeast(n)) }
 
 // errZstdContent is the walker's refusal of a single-segment frame whose
-// content size passes the ceiling.
-var errZstdContent = errors.New("decode: internal: zstd content size over the ceiling")
+// content size passes the ceiling; errZstdGrowth its refusal of frames
+// whose growing windows would make the decoder allocate too many rings.
+var (
+	errZstdContent = errors.New("decode: internal: zstd content size over the ceiling")
+	errZstdGrowth  = errors.New("decode: internal: zstd windows growing past the history allowed")
+)
 
 // States of zstdFrames: which field the next byte belongs to.
 const (
@@ -141,7 +152,8 @@ type zstdFrames struct {
 	limit   int64
 	clamp   byte                // descriptor of the clamp window
 	reserve func(n int64) error // BodyReader.Reserve, or nil
-	held    int64               // history reserved for this body
+	held    int64               // the ring the decoder holds for this body
+	spent   int64               // the rings reserved for this body, in all
 	err     error               // sticky: errZstdContent or reserve's error
 
 	state   uint8
@@ -483,17 +495,34 @@ func (z *zstdFrames) bound(b []byte, window int64) (int64, bool) {
 }
 
 // hold reserves the history a frame of the given window makes the
-// decoder keep, beyond what this body holds already.
+// decoder keep, when it needs more than the frames before it: the decoder
+// then allocates a new ring, the old one becoming garbage, so each such
+// frame costs its whole ring. Frames whose windows keep growing (an
+// attacker's 1.3 KB of empty frames made the decoder allocate ten rings
+// of the clamp's size in all) are refused once the rings of the body
+// would pass zstdGrowthRings times the largest the ceiling allows.
 func (z *zstdFrames) hold(window int64) error {
 	need := zstdRing(window)
 	if need <= z.held {
 		return nil
 	}
+	if z.spent+need > zstdGrowthRings*zstdRing(zstdWindowSize(z.clamp)) {
+		return errZstdGrowth
+	}
 	if z.reserve != nil {
-		if err := z.reserve(need - z.held); err != nil {
+		if err := z.reserve(need); err != nil {
 			return err
 		}
 	}
 	z.held = need
+	z.spent += need
 	return nil
 }
+
+// zstdGrowthRings bounds the history rings one zstd layer of a body may
+// make the decoder allocate, in rings of the clamp's window: a body whose
+// frames grow their windows one after another is refused past it (a
+// body's frames rarely need more than one ring; frames that each hold
+// what they decode need, with their two blocks of room, about three times
+// the decoded bytes in all, within this bound up to the ceiling).
+const zstdGrowthRings = 3

@@ -227,8 +227,9 @@ func TestBodyReaderZstdSmallBodyMemory(t *testing.T) {
 	if naive < 8<<20 {
 		t.Errorf("the naive decoder allocated %d B; the comparison is void", naive)
 	}
-	if whole > 256<<10 || wholeReserved > 4<<10 {
-		t.Errorf("frame in one read: %d B allocated, %d B reserved; want at most 256 KiB and 4 KiB", whole, wholeReserved)
+	// A 1 KiB window: a ring of 3 KiB and a block buffer of 1 KiB.
+	if whole > 256<<10 || wholeReserved > 5<<10 {
+		t.Errorf("frame in one read: %d B allocated, %d B reserved; want at most 256 KiB and 5 KiB", whole, wholeReserved)
 	}
 	if splitReserved != decode.ZstdHistory(0) || split > uint64(decode.ZstdHistory(0))+256<<10 {
 		t.Errorf("frame split: %d B allocated, %d B reserved; want the reservation ZstdHistory(0) = %d and at most 256 KiB more allocated",

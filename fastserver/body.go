@@ -49,12 +49,14 @@ import (
 //     else into one that doubles; either way it is charged as below;
 //   - a compressed body is charged codingState for each of its (at most
 //     two) decompressors up front, and, with a zstd layer, the history
-//     ring of each frame's window when its header arrives, before the
-//     decoder allocates it (decode.BodyReader.Reserve): decode lowers a
-//     frame's window to what the ceiling allows, so a frame is charged
-//     at most decode.ZstdHistory(ceiling) (1.4 MiB at 1 MiB), and a small
-//     frame whose blocks arrive with its header only what they can hold
-//     (3 KiB for a 41-byte body, whatever window it declared); this
+//     ring and block buffer of each frame that needs a larger window than
+//     the frames before it, when its header arrives, before the decoder
+//     allocates them (decode.BodyReader.Reserve): decode lowers a frame's
+//     window to what the ceiling allows, so a frame is charged at most
+//     decode.ZstdHistory(ceiling) (1.5 MiB at 1 MiB), a body's frames
+//     three times that in all, and a small frame whose blocks arrive with
+//     its header only what they can hold (4 KiB for a 41-byte body,
+//     whatever window it declared); this
 //     state may hold at most a quarter of the budget; and twice its
 //     decoded bytes as they are produced (the decoder's buffer and the
 //     decompressor's history), in the same steps, which with that state

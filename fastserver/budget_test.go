@@ -219,11 +219,11 @@ func zstdHead(wd byte, data string, last bool) string {
 // whose blocks have not all arrived, the history the ceiling allows
 // (decode.ZstdHistory); a small frame whose blocks arrived with its
 // header, what they hold (a 1 KiB window: 1 KiB and two blocks of room,
-// 3136 B), whatever window it declares. A history the decompressor state
+// and a block buffer of 1 KiB, 4193 B), whatever window it declares. A history the decompressor state
 // has no room for is 503 before the decoder allocates it.
 func TestBudgetZstdHistory(t *testing.T) {
 	const max = 1 << 20
-	small := 1024 + 2*(1024+32)
+	small := 1024 + 2*(1024+32) + 1024 + 33
 	s, addr := serve(t, Config{MaxBodyBytes: max, InflightBodyBytes: 8 << 20, BudgetWait: 100 * time.Millisecond, DrainTimeout: 100 * time.Millisecond})
 	msg := `{"jsonrpc":"2.0","id":"z","method":"echo","params":{"s":"zz"}}`
 	for _, tc := range []struct {
