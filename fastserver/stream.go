@@ -693,10 +693,12 @@ func (st *Stream) finish() {
 // Call sends a request of the server's own, method with params (a JSON
 // object, or nil for none), to the client on the stream and waits for the
 // client's response, which the client POSTs to the endpoint as a JSON-RPC
-// response with the id the server generated (answered 202). It returns the
+// response with the id the server generated (answered 202), in the scope
+// of the request making the call (Endpoint.ResponseScope). It returns the
 // response's result, or an *Error holding the client's error. It fails
-// when the stream cannot send (see Live), when the call's context ends, or
-// after Config.ClientResponseTimeout. The result belongs to the caller.
+// when the stream cannot send (see Live), when the call's context ends,
+// after Config.ClientResponseTimeout, or with ResponseScope's refusal of
+// the request making it. The result belongs to the caller.
 func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if err := st.Err(); err != nil {
 		return nil, err
