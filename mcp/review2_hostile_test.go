@@ -18,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/fastserver"
-	"github.com/rpcedge/rpcedge/internal/authtest"
 )
 
 // MCP 2025-03-26/06-18/11-25 transports, Security Warning: "Servers MUST
@@ -167,15 +165,7 @@ func TestReview2ClientResponseOnOtherOrEndedSession(t *testing.T) {
 // POSTed with another user's valid token must not be accepted nor reach
 // the tool, whatever the id.
 func TestReview2ClientResponseOfAnotherPrincipal(t *testing.T) {
-	as := authtest.New(t)
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: authResourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, as := testResource(t)
 	s, err := New(Info{Name: "rev2", Version: "1"}, WithAuth(res))
 	if err != nil {
 		t.Fatal(err)

@@ -310,10 +310,9 @@ func TestSessionsOtherMethods(t *testing.T) {
 // authResourceID is the resource authSessionServer's tokens are for.
 const authResourceID = "http://127.0.0.1/mcp"
 
-// authSessionServer serves, on loopback, a server with sessions and
-// WithAuth trusting a test issuer; it returns the server, the endpoint's
-// URL and the issuer that mints its tokens (for authResourceID).
-func authSessionServer(t testing.TB) (*Server, string, *authtest.Issuer) {
+// testResource returns a protected resource (authResourceID) trusting a
+// new test issuer, and the issuer that mints its tokens.
+func testResource(t testing.TB) (*auth.Resource, *authtest.Issuer) {
 	t.Helper()
 	as := authtest.New(t)
 	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: as.URL})
@@ -324,6 +323,15 @@ func authSessionServer(t testing.TB) (*Server, string, *authtest.Issuer) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res, as
+}
+
+// authSessionServer serves, on loopback, a server with sessions and
+// WithAuth trusting a test issuer; it returns the server, the endpoint's
+// URL and the issuer that mints its tokens (for authResourceID).
+func authSessionServer(t testing.TB) (*Server, string, *authtest.Issuer) {
+	t.Helper()
+	res, as := testResource(t)
 	s, err := New(Info{Name: "sess", Version: "1"}, WithSessions(SessionOptions{}), WithAuth(res))
 	if err != nil {
 		t.Fatal(err)
