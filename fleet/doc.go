@@ -26,7 +26,20 @@
 // instances, L = LimiterOptions.MaxLease, default R × 250 ms): see
 // Limiter. When Redis cannot be reached each instance falls back to R/N
 // with burst B/N, N from the instances' heartbeats (Options.Instances for
-// an instance that has not reached Redis yet).
+// an instance that has not reached Redis yet). That share of a client
+// starts as spent, in proportion, as the client's budget in Redis was at
+// the last answer, and what it admits is charged to Redis when Redis
+// answers again, so the bound holds across an outage (a flapping Redis
+// grants no extra burst). Each instance is one member of the membership
+// however it is named (its Instance and a random suffix). A client's
+// budget is kept under a key naming the limiter's Rate, Burst and
+// LimiterOptions.Name: limiters of other rates never share it.
+//
+// Upgrading from a release before 2026-12-07: the budget keys were
+// "rl:<address>", now "rl:<name>.<µs per token>.<burst>:<address>", so
+// each client starts with a fresh budget once, and while old and new
+// instances serve together each kind keeps its own (up to twice the
+// limit for the rollout).
 //
 // # Tasks
 //
@@ -36,8 +49,16 @@
 // every change is a Lua check-and-set on the task's version that refuses
 // to leave a final state, so a cancel racing a completion ends one way
 // for every instance. Bounded in count (oldest evicted) and per-task
-// size, kept TTL after the last change. While Redis is down task calls
-// answer 503 / -32603 with Retry-After.
+// size, kept TTL after the last change. An expiry index (a sorted set by
+// the time each task's hash expires, and a hash of each task's context,
+// owner and state) lets the scripts forget an expired task in every
+// index it was in: each create, update and listing forgets a few, and
+// each instance's reaper the rest every second. A context id or owner
+// longer than 64 bytes is named in the keys (and the task's hash) by
+// "#" and its SHA-256 in hex, so that its length costs Redis once, in
+// the task's JSON. Update refuses to change a task's id, context or
+// owner. While Redis is down task calls answer 503 / -32603 with
+// Retry-After.
 //
 // Upgrading from a release without the state indexes (before 2026-12-06):
 // tasks the old code wrote are in the indexes of all tasks, of their
@@ -50,6 +71,18 @@
 // long: an old instance's changes do not move a task between state
 // indexes (a listing drops such an entry when it meets it, but counts
 // it until then).
+//
+// Upgrading from a release without the expiry index (before
+// 2026-12-07): each instance's reaper walks the tasks by creation, a few
+// hundred a second, and adds those the old code wrote to the expiry
+// index while they live (an update does too), so they leave every index
+// when they expire. Entries of tasks that had expired before the walk
+// reached them are dropped from all tasks and the creation order only;
+// a listing forgets the others as it meets them, and counts them until
+// then. Tasks with a context id or owner over 64 bytes are listed by
+// that context or owner again after their next change. Old instances'
+// changes do not keep the expiry index (a task they keep alive is put
+// back in it when found alive).
 //
 // # Streams
 //
@@ -84,24 +117,32 @@
 //
 // # Security
 //
-// Keys are the client's address (rate limit) and random task ids; every
-// script's work is bounded. A create evicts at most the excess and prunes
-// at most 16 entries of each index it joins. A listing reads the one
-// index that holds exactly its matches (by context, owner, both or
-// neither, each with or without a state): a ZCOUNT for its total and a
-// read per task of its page, whatever the scope's size, plus the entries
-// of expired tasks it meets (forgotten as met; those past the TTL are
-// pruned first, at most 1,000 a listing). At 100,000 tasks a
-// status-filtered page takes under 0.1 ms of Redis, as at 10,000; before
-// the state indexes it counted its total over its whole scope, 0.3 to
-// 0.4 s of Redis at 100,000 tasks (past the default Options.Timeout, so
-// that every instance's calls timed out and fell back for that moment, at
-// any client's will). The indexes cost a create about 31 commands in
-// Redis instead of 19 (some 1.8 times its time), a change of state 24
-// instead of 11, and 450 to 700 bytes of Redis memory a task (a task in
-// a context of its own: 5 keys instead of 2). A listing's total counts a
-// task that expired less than 5 s ago (the prune's margin for clocks);
-// its pages do not list it. Give the fleet its own Redis database or
-// Options.Prefix, and a password in the URL in production; the URL's
-// password is never logged.
+// Keys are the client's address (rate limit), random task ids, and
+// context ids and owners of at most 65 bytes; every script's work is
+// bounded. A create evicts at most 64 tasks past MaxTasks (a larger
+// excess, MaxTasks lowered, goes over the next creates), and a create or
+// an update forgets at most 16 expired tasks, a listing 64, a reaper call
+// 256 (while more are due, up to 8 calls a second an instance). A listing
+// reads the one index that holds exactly its matches (by context, owner,
+// both or neither, each with or without a state): a ZCOUNT for its total
+// and a read per task of its page, whatever the scope's size, plus the
+// entries of expired tasks it meets, at most 256 (forgotten as met; past
+// those the page ends, short or empty, with a next page token). It goes
+// from its page token by rank, O(log n) however many tasks share a
+// millisecond. At 100,000 tasks a status-filtered page takes under 0.1
+// ms of Redis, as at 10,000; before the state indexes it counted its
+// total over its whole scope, 0.3 to 0.4 s of Redis at 100,000 tasks
+// (past the default Options.Timeout, so that every instance's calls
+// timed out and fell back for that moment, at any client's will); before
+// the bound on entries passed over, a page of an owner with 30,000
+// expired tasks took 0.5 s. The indexes cost a create about 29 commands
+// in Redis (19 without them), a change of state 30 (11), a change
+// without one 26, and 600 to 900 bytes of Redis memory a task (a task in
+// a context of its own: 5 keys instead of 2); the expiry index is about
+// 200 of those bytes, 6 of an update's commands, and a third more of its
+// time. A listing's total counts a task that expired within about the
+// last second, while the reapers keep up (their rate above: some 2,000
+// tasks a second an instance); its pages do not list it. Give the fleet
+// its own Redis database or Options.Prefix, and a password in the URL
+// in production; the URL's password is never logged.
 package fleet

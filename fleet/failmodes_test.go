@@ -60,7 +60,7 @@ func outstanding(t *testing.T, l *Limiter, key netip.Addr) float64 {
 		t.Fatalf("TIME: %v %v", tm, err)
 	}
 	now := tm[0]*1e6 + tm[1]
-	tat, err := c.Do(ctx, c.B().Get().Key(l.f.keyPre+"rl:"+key.String()).Build()).AsInt64()
+	tat, err := c.Do(ctx, c.B().Get().Key(l.redisKey(key)).Build()).AsInt64()
 	if rueidis.IsRedisNil(err) {
 		return 0
 	}
@@ -433,7 +433,7 @@ func TestLimiterForeignTAT(t *testing.T) {
 	l := newLimiter(t, f, LimiterOptions{Rate: 100, Burst: 10}) // tau 100 ms
 	for i, v := range []string{"garbage", "nan", "inf", "1e300", "9000000000000000000", "5000000000000000000"} {
 		key := netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)})
-		if _, err := r.Do("SET", "ft:rl:"+key.String(), v); err != nil {
+		if _, err := r.Do("SET", l.redisKey(key), v); err != nil {
 			t.Fatal(err)
 		}
 		calls, fb := l.calls.Get(), l.fallback.Get()

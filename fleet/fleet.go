@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +31,11 @@ type Options struct {
 	// URL is the Redis server, "redis://[user:password@]host:port/db"
 	// (or rediss:// for TLS, unix:///path). Required.
 	URL string
-	// Instance names this process in logs, metrics and the fleet's
-	// membership ("a", "edge-1"). Default: the host name.
+	// Instance names this process in logs and metrics ("a", "edge-1"),
+	// and starts its member of the fleet's membership, which a random
+	// suffix per process keeps apart from any other process of the same
+	// name (two processes on one host with the default, say). Default:
+	// the host name.
 	Instance string
 	// Prefix starts every key the fleet writes. Default "rpcedge:".
 	Prefix string
@@ -74,6 +79,7 @@ type Fleet struct {
 	client rueidis.Client
 	log    *slog.Logger
 	keyPre string
+	member string // in the membership: Instance + "/" + random hex
 
 	up       atomic.Bool
 	size     atomic.Int64 // instances seen by the last heartbeat (Options.Instances before one), at least 1
@@ -137,8 +143,11 @@ func New(opts Options) (*Fleet, error) {
 	if c == nil { // with ForceSingleClient, a client comes back even when the dial failed
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	var raw [8]byte
+	rand.Read(raw[:])
 	f := &Fleet{
 		opts:   opts,
+		member: opts.Instance + "/" + hex.EncodeToString(raw[:]),
 		client: c,
 		log:    opts.Logger.With("instance", opts.Instance),
 		keyPre: opts.Prefix,
@@ -217,7 +226,7 @@ const fleetMetricsHelp = `# HELP rpcedge_fleet_redis_up Whether this instance re
 # TYPE rpcedge_fleet_instance_info gauge
 # HELP rpcedge_fleet_lease_calls_total Lease calls (the GCRA script) made to Redis.
 # TYPE rpcedge_fleet_lease_calls_total counter
-# HELP rpcedge_fleet_lease_tokens_total Rate-limit tokens leased from Redis (way="granted") and given back unspent (way="returned").
+# HELP rpcedge_fleet_lease_tokens_total Rate-limit tokens leased from Redis (way="granted"), given back unspent (way="returned"), and charged to Redis for requests the per-instance share admitted (way="charged").
 # TYPE rpcedge_fleet_lease_tokens_total counter
 # HELP rpcedge_fleet_limited_total Requests refused by the fleet-wide limit.
 # TYPE rpcedge_fleet_limited_total counter
@@ -236,7 +245,7 @@ func (f *Fleet) Close() {
 		f.wg.Wait()
 		if f.up.Load() {
 			ctx, cancel := f.ctx(context.Background())
-			f.client.Do(ctx, f.client.B().Zrem().Key(f.keyPre+"instances").Member(f.opts.Instance).Build())
+			f.client.Do(ctx, f.client.B().Zrem().Key(f.keyPre+"instances").Member(f.member).Build())
 			cancel()
 		}
 		f.client.Close()
@@ -392,7 +401,11 @@ func (f *Fleet) heartbeatLoop() {
 }
 
 // heartbeat announces the instance and reads the fleet's size, in one
-// script; it reports whether Redis answered.
+// script; it reports whether Redis answered. The instance's member is its
+// name and a random suffix (found by review on 2026-12-06: two processes
+// of one name, the default host name say, were one member: each counted
+// a fleet of one, and served the whole limit with Redis down, and the
+// Close of one removed the other).
 func (f *Fleet) heartbeat() bool { return f.heartbeatWithin(f.opts.Timeout) }
 
 func (f *Fleet) heartbeatWithin(d time.Duration) bool {
@@ -400,7 +413,7 @@ func (f *Fleet) heartbeatWithin(d time.Duration) bool {
 	defer cancel()
 	stale := 5 * f.opts.Heartbeat.Milliseconds()
 	n, err := scriptHeartbeat.Exec(ctx, f.client, []string{f.keyPre + "instances"},
-		[]string{f.opts.Instance, strconv.FormatInt(stale, 10)}).AsInt64()
+		[]string{f.member, strconv.FormatInt(stale, 10)}).AsInt64()
 	if f.check(err) != nil {
 		return false
 	}

@@ -6,8 +6,8 @@ import (
 	"math"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -41,6 +41,15 @@ type LimiterOptions struct {
 	// Clients bounds the keys tracked locally (and by the fallback).
 	// Default 100,000.
 	Clients int
+	// Name tells apart limiters of one rate and burst in Redis: a
+	// client's budget is kept under a key of the Fleet's Prefix, "rl:",
+	// the Name, Rate and Burst, and its address, so that limiters of
+	// other rates or bursts never share it, and limiters of the same
+	// Name, rate and burst (one per instance, for the same endpoint)
+	// always do. Give two endpoints with the same rate and burst their
+	// own limits by their own Names. At most 64 bytes, without ':'.
+	// Default "".
+	Name string
 }
 
 // Limiter is a fastserver.RateLimiter whose limit holds across the
@@ -70,13 +79,20 @@ type LimiterOptions struct {
 // # Redis down
 //
 // While the Fleet is down (a call failed or timed out), Take answers from
-// a per-instance LocalLimiter at Rate/N with burst Burst/N (N: the
-// fleet's size from the last heartbeat), so N instances keep the fleet
-// within the limit without Redis: it fails open to per-instance shares,
+// a per-instance share of the limit, a GCRA per key at Rate/N with burst
+// Burst/N (N: the fleet's size from the last heartbeat), so N instances
+// keep the fleet within the limit without Redis: it fails open to
+// per-instance shares,
 // as Envoy's global limit (failure_mode_deny false) and Kong's
 // cluster-policy limits (fault_tolerant) fail open, but bounded rather
-// than unlimited (Doorman's "safe capacity"). When Redis answers again
-// the leases resume by themselves. A key whose refill fails while the
+// than unlimited (Doorman's "safe capacity"). The share of a key is as
+// spent, in proportion, as the key's budget in Redis was at the last
+// answer for it, and what the share admits is charged to Redis when it
+// answers again, so that an outage, or a flapping Redis, grants no
+// burst beyond the fleet's (found by review on 2026-12-06: the shares
+// started full whatever the client had spent, and Redis refilled while
+// they served, a fresh burst per flap). When Redis answers again the
+// leases resume by themselves. A key whose refill fails while the
 // Fleet stays up (a call slower than the timeout, Redis refusing the
 // script: out of memory, a read-only replica) is served by that share
 // too, and Redis is asked for it again no sooner than half a Lease later.
@@ -93,16 +109,17 @@ type Limiter struct {
 	maxLease int
 	clients  int
 
+	rkeyPre string // prefix + "rl:" + namespace + ":"
+
 	mu      sync.Mutex
 	keys    map[netip.Addr]*leaseEntry
-	returns []pendingReturn // tokens of evicted keys, to give back
+	returns []pendingReturn // tokens of evicted keys, to give back (or charge)
 
-	fb     atomic.Pointer[share]
 	closed chan struct{}
 	once   sync.Once
 	wg     sync.WaitGroup
 
-	calls, granted, returned, limited, fallback, waits *metrics.Counter
+	calls, granted, returned, charged, limited, fallback, waits *metrics.Counter
 }
 
 // leaseEntry is one client key's local state, guarded by Limiter.mu.
@@ -118,17 +135,15 @@ type leaseEntry struct {
 	low      int    // refill in the background at or below this many
 	busy     bool   // a refill is in flight
 	done     chan struct{}
+	ftat     int64 // unix ns: the TAT of the key's per-instance share
+	debt     int   // tokens the share admitted, not yet charged to Redis
 }
 
+// pendingReturn is a call to make for a key no longer in use: tokens to
+// give back, or when negative, to charge.
 type pendingReturn struct {
 	rkey   string
 	tokens int
-}
-
-// share is the per-instance fallback for a fleet of n.
-type share struct {
-	n int
-	l *fastserver.LocalLimiter
 }
 
 var _ fastserver.RateLimiter = (*Limiter)(nil)
@@ -155,6 +170,9 @@ func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
 	if o.Clients == 0 {
 		o.Clients = DefaultClients
 	}
+	if len(o.Name) > 64 || strings.Contains(o.Name, ":") {
+		return nil, errors.New("fleet: LimiterOptions.Name longer than 64 bytes or with a ':'")
+	}
 	period := int64(math.Round(1e6 / o.Rate))
 	if o.Rate > 1e6 {
 		return nil, errors.New("fleet: LimiterOptions.Rate above 1,000,000 per second")
@@ -165,10 +183,16 @@ func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
 		keys:   make(map[netip.Addr]*leaseEntry),
 		closed: make(chan struct{}),
 	}
+	// The key names the GCRA's parameters (found by review on
+	// 2026-12-06: every limiter of a Fleet kept a client under
+	// "rl:<address>", read with its own rate and burst, so a client's
+	// requests to one endpoint spent another's limit).
+	l.rkeyPre = f.keyPre + "rl:" + o.Name + "." + strconv.FormatInt(period, 10) + "." + strconv.Itoa(o.Burst) + ":"
 	inst := `{instance=` + strconv.Quote(f.opts.Instance)
 	l.calls = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_calls_total` + inst + `}`)
 	l.granted = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_tokens_total` + inst + `,way="granted"}`)
 	l.returned = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_tokens_total` + inst + `,way="returned"}`)
+	l.charged = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_tokens_total` + inst + `,way="charged"}`)
 	l.limited = f.set.GetOrCreateCounter(`rpcedge_fleet_limited_total` + inst + `}`)
 	l.fallback = f.set.GetOrCreateCounter(`rpcedge_fleet_fallback_decisions_total` + inst + `}`)
 	l.waits = f.set.GetOrCreateCounter(`rpcedge_fleet_lease_waits_total` + inst + `}`)
@@ -190,15 +214,18 @@ func (l *Limiter) MaxLease() int { return l.maxLease }
 // Take spends one token of key: 0 when the request may go on, else the
 // time until the client may try again.
 func (l *Limiter) Take(key netip.Addr) time.Duration {
-	if !l.f.up.Load() {
-		l.fallback.Inc()
-		return l.local().Take(key)
-	}
 	now := time.Now().UnixNano()
 	l.mu.Lock()
 	e := l.keys[key]
 	if e == nil {
 		e = l.insert(key)
+	}
+	if !l.f.up.Load() {
+		e.seen = now
+		wait := l.shareTake(e, now)
+		l.mu.Unlock()
+		l.fallback.Inc()
+		return wait
 	}
 	e.seen = now
 	e.attempts++
@@ -224,9 +251,10 @@ func (l *Limiter) Take(key netip.Addr) time.Duration {
 			// asked again no sooner than half a lease after (found by
 			// review on 2026-12-06: with every refill failing, each
 			// request made a failing call).
+			wait := l.shareTake(e, now)
 			l.mu.Unlock()
 			l.fallback.Inc()
-			return l.local().Take(key)
+			return wait
 		}
 		if try >= maxTakeTries {
 			// Redis answered every refill, and other requests of the
@@ -274,17 +302,52 @@ func (l *Limiter) insert(key netip.Addr) *leaseEntry {
 			if old.busy {
 				continue
 			}
-			if old.tokens > 0 {
-				l.returns = append(l.returns, pendingReturn{old.rkey, old.tokens})
-				old.tokens = 0 // given back: nobody spends them here
+			// Unspent tokens are given back, what the share admitted is
+			// charged (the queue bounded by Clients, as the table is:
+			// past it, while Redis is down, charges are dropped).
+			if net := old.tokens - old.debt; net != 0 && (net > 0 || len(l.returns) < l.clients) {
+				l.returns = append(l.returns, pendingReturn{old.rkey, net})
 			}
+			old.tokens, old.debt = 0, 0 // given back: nobody spends them here
 			delete(l.keys, k)
 			break
 		}
 	}
-	e := &leaseEntry{rkey: l.f.keyPre + "rl:" + key.String()}
+	e := &leaseEntry{rkey: l.redisKey(key)}
 	l.keys[key] = e
 	return e
+}
+
+// redisKey is the key of key's GCRA in Redis.
+func (l *Limiter) redisKey(key netip.Addr) string { return l.rkeyPre + key.String() }
+
+// shareTake spends a token of e's per-instance share: a GCRA at Rate/N
+// with burst Burst/N, N the fleet's size; l.mu is held. What it admits is
+// charged to Redis by the next call for the key.
+func (l *Limiter) shareTake(e *leaseEntry, now int64) time.Duration {
+	period, tau := l.share()
+	tat := max(e.ftat, now)
+	next := tat + period
+	if next-tau > now {
+		return time.Duration(next - tau - now)
+	}
+	e.ftat = next
+	e.debt++
+	return 0
+}
+
+// share returns the per-instance share's ns per token and ns of burst.
+func (l *Limiter) share() (period, tau int64) {
+	n := int64(l.f.Size())
+	period = l.period * 1000 * n
+	return period, period * int64(max(1, l.burst/int(n)))
+}
+
+// follow sets e's share as spent, in proportion, as Redis's answer says
+// the key's budget is (used µs of tau); l.mu is held.
+func (l *Limiter) follow(e *leaseEntry, used int64, now int64) {
+	_, tau := l.share()
+	e.ftat = now + int64(float64(used)/float64(l.tau)*float64(tau))
 }
 
 // startRefill marks e busy; l.mu is held.
@@ -305,10 +368,10 @@ func (l *Limiter) refill(e *leaseEntry) {
 		want = int(math.Ceil(demand * l.lease.Seconds()))
 	}
 	want = min(max(want, 1), l.maxLease-e.tokens)
-	rkey := e.rkey
+	rkey, debt := e.rkey, e.debt
 	l.mu.Unlock()
 
-	grant, retry, err := l.call(rkey, want, 0)
+	grant, retry, used, err := l.call(rkey, want, -debt)
 
 	l.mu.Lock()
 	e.failed = err != nil
@@ -316,6 +379,8 @@ func (l *Limiter) refill(e *leaseEntry) {
 		e.retry = time.Now().UnixNano() + int64(l.lease)/2
 	} else {
 		now = time.Now().UnixNano()
+		e.debt -= debt
+		l.follow(e, used, now)
 		if grant > 0 {
 			e.tokens += grant
 			e.denied = 0
@@ -333,8 +398,9 @@ func (l *Limiter) refill(e *leaseEntry) {
 	l.mu.Unlock()
 }
 
-// call runs the lease script: take want tokens after returning ret.
-func (l *Limiter) call(rkey string, want, ret int) (grant int, retryUS int64, err error) {
+// call runs the lease script: take want tokens after returning ret
+// (charging -ret when negative).
+func (l *Limiter) call(rkey string, want, ret int) (grant int, retryUS, usedUS int64, err error) {
 	ctx, cancel := l.f.ctx(context.Background())
 	defer cancel()
 	l.calls.Inc()
@@ -342,32 +408,27 @@ func (l *Limiter) call(rkey string, want, ret int) (grant int, retryUS int64, er
 		strconv.FormatInt(l.period, 10), strconv.FormatInt(l.tau, 10), strconv.Itoa(want), strconv.Itoa(ret),
 	}).AsIntSlice()
 	if l.f.check(err) != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	if len(vals) != 2 {
-		return 0, 0, errors.New("fleet: lease script answered " + strconv.Itoa(len(vals)) + " values")
+	if len(vals) != 3 {
+		return 0, 0, 0, errors.New("fleet: lease script answered " + strconv.Itoa(len(vals)) + " values")
 	}
-	if vals[0] < 0 || vals[0] > int64(want) || vals[1] < 0 || vals[1] > l.tau+l.period {
-		return 0, 0, errors.New("fleet: lease script answered {" + strconv.FormatInt(vals[0], 10) + ", " + strconv.FormatInt(vals[1], 10) + "}")
+	if vals[0] < 0 || vals[0] > int64(want) || vals[1] < 0 || vals[1] > l.tau+l.period || vals[2] < 0 || vals[2] > l.tau {
+		return 0, 0, 0, errors.New("fleet: lease script answered {" + strconv.FormatInt(vals[0], 10) + ", " + strconv.FormatInt(vals[1], 10) +
+			", " + strconv.FormatInt(vals[2], 10) + "}")
 	}
 	l.granted.Add(int(vals[0]))
-	l.returned.Add(ret)
-	return int(vals[0]), vals[1], nil
+	l.count(ret)
+	return int(vals[0]), vals[1], vals[2], nil
 }
 
-// local returns the per-instance fallback for the fleet's current size.
-func (l *Limiter) local() *fastserver.LocalLimiter {
-	n := l.f.Size()
-	s := l.fb.Load()
-	if s == nil || s.n != n {
-		ns := &share{n: n, l: fastserver.NewLocalLimiter(l.rate/float64(n), max(1, l.burst/n), l.clients)}
-		if l.fb.CompareAndSwap(s, ns) {
-			s = ns
-		} else {
-			s = l.fb.Load()
-		}
+// count counts ret tokens given back (or -ret charged).
+func (l *Limiter) count(ret int) {
+	if ret > 0 {
+		l.returned.Add(ret)
+	} else if ret < 0 {
+		l.charged.Add(-ret)
 	}
-	return s.l
 }
 
 // sweep gives back the tokens of keys idle for a Lease, and forgets keys
@@ -404,8 +465,9 @@ func (l *Limiter) sweep() {
 }
 
 // collect takes the tokens of idle keys (all keys when all is set) out of
-// the table, for giveBack; with all, it also returns the done channels of
-// the refills in flight, whose keys it skipped.
+// the table, for giveBack, with what the share admitted for any key (to
+// charge); with all, it also returns the done channels of the refills in
+// flight, whose keys it skipped.
 func (l *Limiter) collect(all bool) (out []pendingReturn, busy []chan struct{}) {
 	now := time.Now().UnixNano()
 	idle, forget := int64(l.lease), 10*int64(l.lease)
@@ -420,18 +482,23 @@ func (l *Limiter) collect(all bool) (out []pendingReturn, busy []chan struct{}) 
 			}
 			continue
 		}
+		net := -e.debt
 		if e.tokens > 0 && (all || now-e.seen > idle) {
-			out = append(out, pendingReturn{e.rkey, e.tokens})
+			net += e.tokens
 			e.tokens = 0
 		}
-		if e.tokens == 0 && now-e.seen > forget && now > e.denied {
+		if net != 0 {
+			out = append(out, pendingReturn{e.rkey, net})
+			e.debt = 0
+		}
+		if e.tokens == 0 && now-e.seen > forget && now > e.denied && now > e.ftat {
 			delete(l.keys, k)
 		}
 	}
 	return out, busy
 }
 
-// giveBack returns tokens to Redis, pipelined.
+// giveBack returns tokens to Redis (and charges it), pipelined.
 func (l *Limiter) giveBack(rs []pendingReturn) {
 	for len(rs) > 0 {
 		batch := rs[:min(len(rs), 256)]
@@ -447,9 +514,9 @@ func (l *Limiter) giveBack(rs []pendingReturn) {
 		for i, r := range res {
 			l.calls.Inc()
 			if l.f.check(r.Error()) != nil {
-				return // down: those tokens stay spent in Redis
+				return // down: those tokens stay spent in Redis (and those charges uncharged)
 			}
-			l.returned.Add(batch[i].tokens)
+			l.count(batch[i].tokens)
 		}
 	}
 }

@@ -240,7 +240,7 @@ func TestLimiterRedisDown(t *testing.T) {
 func TestLimiterOptions(t *testing.T) {
 	r := services.StartRedis(t)
 	f := newFleet(t, r, "a", "o:")
-	for _, o := range []LimiterOptions{{}, {Rate: -1}, {Rate: 1, Burst: -1}, {Rate: 2e6}} {
+	for _, o := range []LimiterOptions{{}, {Rate: -1}, {Rate: 1, Burst: -1}, {Rate: 2e6}, {Rate: 1, Name: "a:b"}, {Rate: 1, Name: strings.Repeat("n", 65)}} {
 		if _, err := f.Limiter(o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
@@ -437,5 +437,63 @@ func TestFrozenRedisRedial(t *testing.T) {
 			t.Errorf("round %d: with Redis frozen, a Take took %v, a task lookup %v (%v); want about the 80 ms timeout", round, took, tookStore, serr)
 		}
 		waitUp(t, f)
+	}
+}
+
+// TestLimiterOutageCharged: the other side of
+// TestReviewHostileLimiterFlapDoubleBurst. While Redis does not answer
+// (frozen here, so that it keeps its data), the per-instance share
+// admits what is left of the client's budget; when Redis answers again,
+// what the share admitted is charged to it, so the client finds no
+// fresh burst there. Over the whole window the fleet stays within
+// B + R·W + N·L. (Before the fix, the share started full and Redis's
+// budget was as the outage found it: some 14 more admitted.)
+func TestLimiterOutageCharged(t *testing.T) {
+	r := services.StartRedis(t)
+	f := newFleet(t, r, "a", "oc:")
+	l := newLimiter(t, f, LimiterOptions{Rate: 1, Burst: 20}) // L = 1
+	key := netip.MustParseAddr("198.51.100.20")
+	start := time.Now()
+	admitted := 0
+	for range 5 {
+		if l.Take(key) == 0 {
+			admitted++
+		}
+	}
+	freeze(t, r.Proc)
+	defer r.Proc.Signal(syscall.SIGCONT)
+	for deadline := time.Now().Add(3 * time.Second); f.Up() && time.Now().Before(deadline); {
+		l.Take(netip.MustParseAddr("198.51.100.21")) // a call that finds Redis frozen
+	}
+	if f.Up() {
+		t.Fatal("Redis frozen, the fleet still up after 3 s")
+	}
+	down := 0
+	for range 40 {
+		if l.Take(key) == 0 {
+			down++
+		}
+	}
+	r.Proc.Signal(syscall.SIGCONT)
+	waitUp(t, f)
+	time.Sleep(3 * DefaultLease) // the sweep charges the share's admissions
+	after := 0
+	for range 40 {
+		if l.Take(key) == 0 {
+			after++
+		}
+	}
+	admitted += down + after
+	w := time.Since(start)
+	bound := l.Bound(1, w)
+	t.Logf("5 through Redis, %d by the share while down, %d after; %d in %v, bound %.1f; charged %d", down, after, admitted, w, bound, l.charged.Get())
+	if down == 0 {
+		t.Error("the share admitted nothing while Redis was down")
+	}
+	if float64(admitted) > bound {
+		t.Errorf("%d admitted in %v, past the bound B + R·W + N·L = %.1f", admitted, w, bound)
+	}
+	if l.charged.Get() == 0 {
+		t.Error("nothing charged to Redis")
 	}
 }

@@ -25,11 +25,15 @@ import (
 // ARGV[1] T: µs per token (1e6 / rate)
 // ARGV[2] tau: µs of burst (T × burst)
 // ARGV[3] want: tokens to take (0: only return)
-// ARGV[4] ret: unspent tokens to give back first
+// ARGV[4] ret: unspent tokens to give back first; negative: tokens to
+// charge (requests admitted without Redis, by the per-instance share),
+// up to the whole burst
 //
-// Returns {grant, retry_us}: grant tokens were taken (TAT moved by
-// grant × T); when want > 0 and none could be, retry_us is how long until
-// one can (at most T). A stored TAT that is no number, or past now + tau,
+// Returns {grant, retry_us, used_us}: grant tokens were taken (TAT moved
+// by grant × T); when want > 0 and none could be, retry_us is how long
+// until one can (at most T); used_us is how much of the burst is spent
+// after the call (TAT − now, 0 to tau), which the instance's share
+// follows. A stored TAT that is no number, or past now + tau,
 // was not written by this script: it is read as now, or now + tau (found
 // by review on 2026-12-06: a value SET by hand or by a broken instance
 // made every Take a failed script call served by the fallback, or refused
@@ -49,6 +53,9 @@ if tat > now + tau then tat = now + tau end
 if ret > 0 then
   tat = tat - ret * T
   if tat < now then tat = now end
+elseif ret < 0 then
+  tat = tat - ret * T
+  if tat > now + tau then tat = now + tau end
 end
 local grant = 0
 if want > 0 then
@@ -63,16 +70,16 @@ else
   redis.call('DEL', KEYS[1])
 end
 if want > 0 and grant == 0 then
-  return {0, tat + T - tau - now}
+  return {0, tat + T - tau - now, tat - now}
 end
-return {grant, 0}
+return {grant, 0, tat - now}
 `)
 
 // scriptHeartbeat records the instance and returns how many announced
 // themselves within the last ARGV[2] milliseconds.
 //
 // KEYS[1] sorted set: instance → last heartbeat (ms)
-// ARGV[1] instance name
+// ARGV[1] the instance's member (its name and a random suffix)
 // ARGV[2] staleness bound, ms
 var scriptHeartbeat = rueidis.NewLuaScript(`
 local t = redis.call('TIME')
@@ -84,9 +91,9 @@ return redis.call('ZCARD', KEYS[1])
 `)
 
 // taskLua is shared by the task scripts: key names, the indexes of a
-// task, and pruning. Every task key carries one hash tag, so the scripts
-// touch one slot; KEYS[1] names a key of that slot (for routing), the
-// scripts build the others from the prefix.
+// task, expiry and eviction. Every task key carries one hash tag, so the
+// scripts touch one slot; KEYS[1] names a key of that slot (for routing),
+// the scripts build the others from the prefix.
 //
 // A task is in one sorted set (scored by its status ms) per scope a
 // ListTasks can name: all tasks, its context, its owner, its context and
@@ -99,22 +106,41 @@ return redis.call('ZCARD', KEYS[1])
 //
 // Key names (st a state number, so without ':'; #own the owner's length
 // in bytes, so that owner "a:b" in context "c" and owner "a" in context
-// "b:c" do not share a key):
+// "b:c" do not share a key; ctx and own are keyPart's forms: a context
+// or owner over 64 bytes is named by "#" and its SHA-256 in hex):
 //
+//	t:<id>                            the task's hash
 //	all, s:<st>                       all tasks
 //	c:<ctx>, cs:<st>:<ctx>            a context's
 //	o:<own>, os:<st>:<own>            an owner's
 //	co:<#own>:<own>:<ctx>, cos:<st>:<#own>:<own>:<ctx>
 //	                                  an owner's in one context
+//	age                               every task by creation (Redis ms)
+//	exp                               every task by the Redis ms its hash
+//	                                  expires (its last change + TTL)
+//	meta                              hash: id → "<st>:<#own>:<own><ctx>",
+//	                                  the indexes of the task
 //
 // A task of state 0 (unspecified; no listing filters on it) is in no
 // state index; a task without an owner in no owner index; a task without
 // a context (none should exist) in no context index.
+//
+// Expiry: a task's hash goes with its TTL; exp and meta, which do not,
+// say when and from which indexes to forget it. reap takes the due
+// entries of exp (a bounded number a call: every create, update and
+// listing reaps some, and each instance's reaper, scriptReap, the rest
+// every second) and removes the tasks from every index (found by review
+// on 2026-12-06: indexes were pruned only when a create joined them or a
+// listing read them, by status time, so the indexes of a state reached
+// by updates grew for good, and live tasks with old status times blocked
+// the prune). A task written by a release without exp (before
+// 2026-12-07) is added to it by its next update, or by scriptReap's walk
+// over age.
 const taskLua = `
 local P = ARGV[1]          -- key prefix, ending in "{a2a}:"
 local TTL = tonumber(ARGV[2])
 local function tkey(id) return P .. 't:' .. id end
-local ALL, AGE = P .. 'all', P .. 'age'
+local ALL, AGE, EXP, META = P .. 'all', P .. 'age', P .. 'exp', P .. 'meta'
 -- the index of one scope: c context, o owner ('' for any), s state ('0'
 -- for any)
 local function zkey(c, o, s)
@@ -134,8 +160,8 @@ local function zkey(c, o, s)
   if s == '0' then return P .. 'co:' .. co end
   return P .. 'cos:' .. s .. ':' .. co
 end
--- every index a task of context c, owner o and state s is in (nil counts
--- as ''/'0'): one per subset of its known attributes
+-- every index a task of context c, owner o and state s is in (nil or
+-- false counts as ''/'0'): one per subset of its known attributes
 local function idxs(c, o, s)
   c, o, s = c or '', o or '', s or '0'
   local out = {}
@@ -148,7 +174,7 @@ local function idxs(c, o, s)
   end
   return out
 end
--- Redis's clock, read once per script (a create prunes up to 8 indexes)
+-- Redis's clock, read once per script
 local now_
 local function nowms()
   if not now_ then
@@ -157,176 +183,342 @@ local function nowms()
   end
   return now_
 end
--- drop a task and its index entries
-local function drop(id, ctx, own, st)
-  for _, z in ipairs(idxs(ctx, own, st)) do redis.call('ZREM', z, id) end
-  redis.call('ZREM', AGE, id)
-  redis.call('DEL', tkey(id))
+-- a task's entry in meta, and back (nil for a malformed one)
+local function menc(c, o, s)
+  c, o, s = c or '', o or '', s or '0'
+  return s .. ':' .. #o .. ':' .. o .. c
 end
--- forget index entries of tasks that expired (their status time is past
--- the TTL, with a margin for clocks, and their hash is gone); the entries
--- of such a task in indexes other than zkey, ALL and AGE are left to the
--- prune of those (a create prunes every index it joins, a listing the
--- one it reads), as its context, owner and state went with its hash
-local function prune(zkey, limit)
-  local cut = nowms() - TTL * 1000 - 5000
-  local old = redis.call('ZRANGEBYSCORE', zkey, '-inf', string.format('%.0f', cut), 'LIMIT', 0, limit)
-  for _, id in ipairs(old) do
-    if redis.call('EXISTS', tkey(id)) == 0 then
-      redis.call('ZREM', zkey, id)
-      redis.call('ZREM', ALL, id)
-      redis.call('ZREM', AGE, id)
+local function mdec(m)
+  local i = string.find(m, ':', 1, true)
+  if not i then return nil end
+  local j = string.find(m, ':', i + 1, true)
+  if not j then return nil end
+  local n = tonumber(string.sub(m, i + 1, j - 1))
+  if not n then return nil end
+  return string.sub(m, j + n + 1), string.sub(m, j + 1, j + n), string.sub(m, 1, i - 1)
+end
+-- forget tasks: items are {id, context, owner, state} (unknown
+-- attributes nil: then only ALL); one ZREM per index for all of them.
+-- del: delete their hashes too.
+local function forget(items, del)
+  if #items == 0 then return end
+  local byk, order, ids = {}, {}, {}
+  for _, it in ipairs(items) do
+    ids[#ids + 1] = it[1]
+    for _, z in ipairs(idxs(it[2], it[3], it[4])) do
+      local l = byk[z]
+      if not l then
+        l = {}
+        byk[z] = l
+        order[#order + 1] = z
+      end
+      l[#l + 1] = it[1]
     end
   end
+  for _, z in ipairs(order) do redis.call('ZREM', z, unpack(byk[z])) end
+  redis.call('ZREM', AGE, unpack(ids))
+  redis.call('ZREM', EXP, unpack(ids))
+  redis.call('HDEL', META, unpack(ids))
+  if del then
+    local keys = {}
+    for i, id in ipairs(ids) do keys[i] = tkey(id) end
+    redis.call('DEL', unpack(keys))
+  end
+end
+-- the attributes meta holds for each of ids ({id} when it holds none)
+local function known(ids)
+  local items = {}
+  if #ids == 0 then return items end
+  local ms = redis.call('HMGET', META, unpack(ids))
+  for i, id in ipairs(ids) do
+    if ms[i] then
+      local c, o, s = mdec(ms[i])
+      items[i] = {id, c, o, s}
+    else
+      items[i] = {id}
+    end
+  end
+  return items
+end
+-- a task's hash expires TTL after this change: say so in exp and meta
+local function expires(id, c, o, s, ttlms)
+  redis.call('ZADD', EXP, string.format('%.0f', nowms() + ttlms), id)
+  redis.call('HSET', META, id, menc(c, o, s))
+end
+-- forget up to limit tasks whose hash expired; true when more may be due
+local function reap(limit)
+  local now = nowms()
+  local due = redis.call('ZRANGEBYSCORE', EXP, '-inf', string.format('%.0f', now), 'LIMIT', 0, limit)
+  if #due == 0 then return false end
+  local gone = {}
+  for _, id in ipairs(due) do
+    local pt = redis.call('PTTL', tkey(id))
+    if pt == -2 then
+      gone[#gone + 1] = id
+    else
+      -- alive: its TTL was renewed by a writer that does not keep exp
+      -- (an older release): due again when it expires
+      if pt < 0 then pt = TTL * 1000 end
+      redis.call('ZADD', EXP, string.format('%.0f', now + pt), id)
+    end
+  end
+  forget(known(gone), false)
+  return #due == limit
+end
+-- evict the n oldest tasks by creation
+local function evict(n)
+  local popped = redis.call('ZPOPMIN', AGE, n)
+  local items, lost = {}, {}
+  for i = 1, #popped, 2 do
+    local id = popped[i]
+    local h = redis.call('HMGET', tkey(id), 'c', 'o', 's')
+    if h[3] then
+      items[#items + 1] = {id, h[1], h[2], h[3]}
+    else
+      lost[#lost + 1] = id -- expired, not yet reaped
+    end
+  end
+  for _, it in ipairs(known(lost)) do items[#items + 1] = it end
+  forget(items, true)
 end
 -- keep a task's indexes TTL past its last change (an index key whose
 -- entries all expired then goes by itself)
-local function touch(ctx, own, st)
+local function touch(c, o, s)
   redis.call('EXPIRE', AGE, TTL + 60)
-  for _, z in ipairs(idxs(ctx, own, st)) do redis.call('EXPIRE', z, TTL + 60) end
+  redis.call('EXPIRE', EXP, TTL + 60)
+  redis.call('EXPIRE', META, TTL + 60)
+  for _, z in ipairs(idxs(c, o, s)) do redis.call('EXPIRE', z, TTL + 60) end
 end
 local function final(s)
   return s == '3' or s == '4' or s == '5' or s == '7'
 end
 `
 
-// scriptCreate stores a new task, evicting the oldest past the bound.
+// Bounds of the task scripts' work per call (see doc.go's Security).
+const (
+	// evictPerCreate is the most tasks one create evicts past MaxTasks;
+	// a larger excess (MaxTasks lowered) goes over the next creates
+	// (found by review on 2026-12-06: 20,000 → 100 in one script held
+	// Redis for 0.3 s).
+	evictPerCreate = 64
+	// reapPerWrite is the most expired tasks a create or an update
+	// forgets, reapPerList a listing (before it counts); the reaper
+	// takes reapPerCall a call.
+	reapPerWrite = 16
+	reapPerList  = 64
+	reapPerCall  = 256
+	// sweepPerCall is how many tasks of age one reaper call looks at for
+	// tasks of an older release missing from exp.
+	sweepPerCall = 256
+	// listSkip is the most entries a listing passes over that it does
+	// not list (tasks expired but not yet reaped, or no longer matching):
+	// past it the page ends, short or empty, with a next page token
+	// (found by review on 2026-12-06: a page walked 30,000 expired tasks
+	// of one owner, 0.5 s of Redis).
+	listSkip = 256
+)
+
+// scriptCreate stores a new task, evicting the oldest past the bound (at
+// most evictPerCreate) and forgetting expired ones (at most
+// reapPerWrite).
 //
-// ARGV: prefix, ttl (s), id, context, state, status ms, data, max tasks,
-// owner ("" for none)
+// ARGV: prefix, ttl (s), id, context (keyPart), state, status ms, data,
+// max tasks, owner (keyPart; "" for none), evictions, reaps
 // Returns 1, or 0 when the id exists.
 var scriptCreate = rueidis.NewLuaScript(taskLua + `
-local id, ctx, st, ms, data, maxn, own = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
+local id, c, st, ms, data, maxn, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 local k = tkey(id)
 if redis.call('EXISTS', k) == 1 then return 0 end
-redis.call('HSET', k, 'd', data, 's', st, 'c', ctx, 'v', 1, 'u', ms, 'o', own)
+-- an id that expired unreaped (ids are random: should not happen) is
+-- forgotten before it is used again
+local prev = redis.call('HGET', META, id)
+if prev then forget(known({id}), false) end
+redis.call('HSET', k, 'd', data, 's', st, 'c', c, 'v', 1, 'u', ms, 'o', o)
 redis.call('EXPIRE', k, TTL)
-local mine = idxs(ctx, own, st)
-for _, z in ipairs(mine) do redis.call('ZADD', z, ms, id) end
+for _, z in ipairs(idxs(c, o, st)) do redis.call('ZADD', z, ms, id) end
 redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
-touch(ctx, own, st)
+expires(id, c, o, st, TTL * 1000)
+touch(c, o, st)
 local over = redis.call('ZCARD', AGE) - maxn
-if over > 0 then
-  local gone = redis.call('ZPOPMIN', AGE, over)
-  for i = 1, #gone, 2 do
-    local old = gone[i]
-    local h = redis.call('HMGET', tkey(old), 'c', 'o', 's')
-    drop(old, h[1], h[2], h[3])
-  end
-end
--- the indexes this task joined forget expired tasks too (found by review
--- on 2026-12-06: an owner's or a context's index was pruned only by a
--- listing of it, and an owner that kept creating tasks grew it for good)
-for _, z in ipairs(mine) do prune(z, 16) end
+if over > 0 then evict(math.min(over, tonumber(ARGV[10]))) end
+reap(tonumber(ARGV[11]))
 return 1
 `)
 
 // scriptUpdate is the check-and-set of a task. A change of state moves
-// the task from the old state's indexes to the new one's.
+// the task from the old state's indexes to the new one's (and a task an
+// older release indexed under a long context's or owner's own name, to
+// its keyPart's).
 //
-// ARGV: prefix, ttl (s), id, expected version, state, status ms, data
+// ARGV: prefix, ttl (s), id, expected version, state, status ms, data,
+// context (keyPart), owner (keyPart), reaps
 // Returns 1 (stored), 0 (the version moved: read again), -1 (no such
 // task), -2 (the stored task is final).
 var scriptUpdate = rueidis.NewLuaScript(taskLua + `
-local id, ver, st, ms, data = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local id, ver, st, ms, data, c, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local k = tkey(id)
 local cur = redis.call('HMGET', k, 'v', 's', 'c', 'o')
 if not cur[1] then return -1 end
 if final(cur[2]) then return -2 end
 if cur[1] ~= ver then return 0 end
-redis.call('HSET', k, 'd', data, 's', st, 'v', tonumber(ver) + 1, 'u', ms)
+redis.call('HSET', k, 'd', data, 's', st, 'v', tonumber(ver) + 1, 'u', ms, 'c', c, 'o', o)
 redis.call('EXPIRE', k, TTL)
-local ctx, own = cur[3] or '', cur[4] or ''
 local now = {}
-for _, z in ipairs(idxs(ctx, own, st)) do
+for _, z in ipairs(idxs(c, o, st)) do
   redis.call('ZADD', z, ms, id)
   now[z] = true
 end
-if (cur[2] or '0') ~= st then
-  for _, z in ipairs(idxs(ctx, own, cur[2])) do
-    if not now[z] then redis.call('ZREM', z, id) end
-  end
+for _, z in ipairs(idxs(cur[3], cur[4], cur[2])) do
+  if not now[z] then redis.call('ZREM', z, id) end
 end
-touch(ctx, own, st)
+expires(id, c, o, st, TTL * 1000)
+touch(c, o, st)
+reap(tonumber(ARGV[10]))
 return 1
 `)
 
 // scriptList returns one page of the tasks of a scope, newest status
 // first, then id descending.
 //
-// ARGV: prefix, ttl (s), context ("" for all), cursor ms ("" for the
-// first page), cursor id, page size, state ("0" for any), after ms
-// ("-inf" for any), owner ("" for any), the most bytes of task data a
-// page holds (a page holds one task at least)
-// Returns {total, more, id1, ms1, data1, id2, ...}: more is 1 when a task
-// follows the page.
+// ARGV: prefix, ttl (s), context (keyPart; "" for all), cursor ms (""
+// for the first page), cursor id, page size, state ("0" for any), after
+// ms ("-inf" for any), owner (keyPart; "" for any), the most bytes of
+// task data a page holds (a page holds one task at least), the most
+// entries passed over, reaps
+// Returns {total, more, cursor ms, cursor id, id1, ms1, data1, id2, ...}:
+// more is 1 when the listing goes on after the cursor (the last entry
+// the page took or passed over).
 //
 // The scope's index holds exactly its matches (see taskLua), so the total
-// is its ZCOUNT and the page walk reads the page's entries plus the stale
-// ones it meets (each forgotten when met: a hash that expired; or, should
-// an expired task's id be created again with other attributes, a task
-// that no longer matches this index). A task written before the state
-// and (context, owner) indexes existed is in none of them until its next
+// is its ZCOUNT (after a reap) and the page walk reads the page's entries
+// plus the stale ones it meets, at most listSkip of them (each forgotten:
+// a hash that expired; or, should an index entry be left by a writer
+// that does not move it, a task that no longer matches this index). The
+// walk goes by rank from the cursor's place, O(log n) to find (the
+// cursor's own entry, or, when it is gone, the place it would have: the
+// cursor is put in the index for that moment), whatever the number of
+// tasks at one millisecond. A task written before the state and
+// (context, owner) indexes existed is in none of them until its next
 // update: it is missing from those listings meanwhile (see doc.go).
 var scriptList = rueidis.NewLuaScript(taskLua + `
-local ctx, cms, cid, size, st, after, own = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
-local maxb, bytes = tonumber(ARGV[10]), 0
-local z = zkey(ctx, own, st)
-prune(z, 1000)
+local c, cms, cid, size, st, after, o = ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8], ARGV[9]
+local maxb, skipmax, bytes, skipped = tonumber(ARGV[10]), tonumber(ARGV[11]), 0, 0
+local z = zkey(c, o, st)
+reap(tonumber(ARGV[12]))
 local total = redis.call('ZCOUNT', z, after, '+inf')
-local out = {total, 0}
+local lo = -math.huge
+if after ~= '-inf' then lo = tonumber(after) end
+local out = {total, 0, '', ''}
 local n = 0
 local stale, foreign = {}, {}
 -- forget entries whose task is gone or does not match, after the walk
--- (removing during it would shift the offsets); a task in z was in every
--- index of a scope wider than z's too
+-- (removing during it would shift the ranks): a task gone, from every
+-- index meta names (else from z's and every wider scope's, which held
+-- it too); one that does not match, from z
 local function finish()
-  for _, id in ipairs(stale) do
-    for _, k in ipairs(idxs(ctx, own, st)) do redis.call('ZREM', k, id) end
-    redis.call('ZREM', AGE, id)
+  if #stale > 0 then
+    local items, unknown = known(stale), {}
+    for _, it in ipairs(items) do
+      if not it[4] then unknown[#unknown + 1] = it[1] end
+    end
+    if #unknown > 0 then
+      for _, k in ipairs(idxs(c, o, st)) do redis.call('ZREM', k, unpack(unknown)) end
+    end
+    forget(items, false)
   end
-  for _, id in ipairs(foreign) do redis.call('ZREM', z, id) end
+  if #foreign > 0 then redis.call('ZREM', z, unpack(foreign)) end
   return out
 end
-local function take(id, ms)
-  local h = redis.call('HMGET', tkey(id), 'd', 's', 'o', 'c')
-  if not h[1] then
-    stale[#stale + 1] = id
-    return true
-  end
-  if (st ~= '0' and h[2] ~= st) or (own ~= '' and h[3] ~= own) or (ctx ~= '' and h[4] ~= ctx) then
-    foreign[#foreign + 1] = id
-    return true
-  end
-  if n == size or (n > 0 and bytes + #h[1] > maxb) then out[2] = 1 return false end
-  bytes = bytes + #h[1]
-  n = n + 1
-  out[#out + 1] = id
-  out[#out + 1] = ms
-  out[#out + 1] = h[1]
-  return true
-end
-local max = '+inf'
+-- the rank of the first entry after the cursor
+local r = 0
 if cms ~= '' then
-  -- the rest of the cursor's millisecond: ids below the cursor's
-  local tied = redis.call('ZRANGEBYSCORE', z, cms, cms)
-  for i = #tied, 1, -1 do
-    if tied[i] < cid then
-      if not take(tied[i], cms) then return finish() end
+  local sc = redis.call('ZSCORE', z, cid)
+  if sc and tonumber(sc) == tonumber(cms) then
+    r = redis.call('ZREVRANK', z, cid) + 1
+  else
+    -- the cursor's task is gone or moved: its place by Redis's own
+    -- order, with the cursor in the index for this moment
+    redis.call('ZADD', z, cms, cid)
+    r = redis.call('ZREVRANK', z, cid)
+    if sc then
+      redis.call('ZADD', z, sc, cid)
+      -- moved ahead of the cursor's place (a newer status): one more
+      -- entry before it
+      if tonumber(sc) > tonumber(cms) then r = r + 1 end
+    else
+      redis.call('ZREM', z, cid)
     end
   end
-  max = '(' .. cms
 end
-local off = 0
+local batch = math.min(64, size + 1)
 while true do
-  local batch = redis.call('ZREVRANGEBYSCORE', z, max, after, 'WITHSCORES', 'LIMIT', off, 64)
-  if #batch == 0 then break end
-  for i = 1, #batch, 2 do
-    if not take(batch[i], batch[i + 1]) then return finish() end
+  local es = redis.call('ZREVRANGE', z, r, r + batch - 1, 'WITHSCORES')
+  if #es == 0 then return finish() end
+  for i = 1, #es, 2 do
+    local id, ms = es[i], es[i + 1]
+    if tonumber(ms) < lo then return finish() end
+    local h = redis.call('HMGET', tkey(id), 'd', 's', 'o', 'c')
+    if not h[1] then
+      stale[#stale + 1] = id
+      skipped = skipped + 1
+    elseif (st ~= '0' and h[2] ~= st) or (o ~= '' and h[3] ~= o) or (c ~= '' and h[4] ~= c) then
+      foreign[#foreign + 1] = id
+      skipped = skipped + 1
+    else
+      if n == size or (n > 0 and bytes + #h[1] > maxb) then
+        out[2] = 1
+        return finish()
+      end
+      bytes = bytes + #h[1]
+      n = n + 1
+      out[#out + 1] = id
+      out[#out + 1] = ms
+      out[#out + 1] = h[1]
+    end
+    out[3], out[4] = ms, id
+    if skipped >= skipmax then
+      out[2] = 1
+      return finish()
+    end
   end
-  off = off + 64
+  r = r + batch
+  batch = 64
 end
-return finish()
+`)
+
+// scriptReap is the reaper's call: it forgets up to ARGV[3] expired tasks
+// and looks at ARGV[5] tasks of age from rank ARGV[4] for tasks an older
+// release wrote (alive and missing from exp: added to it; gone: dropped
+// from all and age, the only indexes known without their hash).
+//
+// ARGV: prefix, ttl (s), reaps, sweep rank, sweep count
+// Returns {more, next sweep rank}: more is 1 when more tasks may be due.
+var scriptReap = rueidis.NewLuaScript(taskLua + `
+local more = reap(tonumber(ARGV[3]))
+local from, cnt = tonumber(ARGV[4]), tonumber(ARGV[5])
+local ids = redis.call('ZRANGE', AGE, from, from + cnt - 1)
+local next = from + #ids
+if #ids < cnt then next = 0 end
+if #ids > 0 then
+  local ms = redis.call('HMGET', META, unpack(ids))
+  local lost, moved = {}, 0
+  for i, id in ipairs(ids) do
+    if not ms[i] then
+      local pt = redis.call('PTTL', tkey(id))
+      if pt == -2 then
+        lost[#lost + 1] = {id}
+      else
+        if pt < 0 then pt = TTL * 1000 end
+        local h = redis.call('HMGET', tkey(id), 'c', 'o', 's')
+        expires(id, h[1], h[2], h[3], pt)
+        moved = moved + 1
+      end
+    end
+  end
+  forget(lost, false)
+  if moved > 0 then touch('', '', '0') end
+end
+return {more and 1 or 0, next}
 `)
 
 func hostname() string {

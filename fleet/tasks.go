@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +31,16 @@ const (
 	// fleet down (found by review on 2026-12-05).
 	pageBytes  = 4 << 20
 	casBackoff = 10 * time.Millisecond
+	// reapInterval is how often each instance's reaper forgets expired
+	// tasks (up to reapCalls calls of reapPerCall tasks each, while more
+	// are due), so that a listing's total counts a task for about this
+	// long after it expired.
+	reapInterval = time.Second
+	reapCalls    = 8
+	// maxKeyPart is the longest context id or owner named as is in the
+	// names of the index keys; a longer one is named by its digest
+	// (keyPart).
+	maxKeyPart = 64
 )
 
 // TaskOptions configures a TaskStore.
@@ -36,7 +48,9 @@ type TaskOptions struct {
 	// TTL is how long a task is kept after its last change. Default 24 h.
 	TTL time.Duration
 	// MaxTasks bounds the tasks kept, fleet-wide: past it the oldest (by
-	// creation) are evicted. Default 100,000.
+	// creation) are evicted, at most 64 by one create (a larger excess,
+	// after MaxTasks was lowered, goes over the next creates). Default
+	// 100,000.
 	MaxTasks int
 	// MaxTaskBytes bounds one task's encoded size: a change past it is
 	// refused (a2a.ErrTaskTooLarge) and the task is unchanged. Default
@@ -55,7 +69,11 @@ type TaskOptions struct {
 // one per context, one per owner (a2a.Task.Owner) and one per owner in a
 // context, and each of these again per state (a change of state moves
 // the task between them); a sorted set by creation, to evict the oldest
-// past MaxTasks. The layout is taskLua's, in scripts.go.
+// past MaxTasks; and a sorted set by the time each task's hash expires,
+// with a hash of each task's context, owner and state, from which the
+// scripts and a reaper forget expired tasks in every index. A context id
+// or owner over 64 bytes is named in the keys by its SHA-256. The layout
+// is taskLua's, in scripts.go.
 // Every write is one Lua script. Update is a check-and-set on the
 // version, refused by the script when the stored task is final, retried
 // on a conflict: so of a cancel and a completion racing on two instances
@@ -69,10 +87,16 @@ type TaskOptions struct {
 // ListTasks reads the one index that holds exactly its matches (every
 // ListTasks with authorization on names its caller as the owner): its
 // total is a ZCOUNT and its page a range read, O(page + log n) whatever
-// the scope's size or filter. Tasks stored by a release without the
-// state indexes are missing from listings with a status filter, or with
-// both a context and an owner, until their next change (see the package
+// the scope's size or filter, plus at most 256 entries of tasks that
+// expired and are not yet forgotten (past those the page ends early, with
+// a next page token). Tasks stored by a release without the state
+// indexes are missing from listings with a status filter, or with both a
+// context and an owner, until their next change (see the package
 // documentation).
+//
+// Each TaskStore runs a reaper, until the Fleet is closed: every second,
+// while Redis is up, it forgets the tasks whose TTL passed (from every
+// index), and adds tasks of an older release to the expiry index.
 type TaskStore struct {
 	f      *Fleet
 	prefix string
@@ -101,13 +125,81 @@ func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
 	if o.MaxTaskBytes == 0 {
 		o.MaxTaskBytes = DefaultMaxTaskBytes
 	}
-	return &TaskStore{
+	s := &TaskStore{
 		f:      f,
 		prefix: f.keyPre + "{a2a}:",
 		ttl:    strconv.FormatInt(int64(o.TTL/time.Second), 10),
 		maxN:   strconv.Itoa(o.MaxTasks),
 		maxB:   o.MaxTaskBytes,
-	}, nil
+	}
+	select {
+	case <-f.closed:
+	default:
+		f.wg.Add(1)
+		go s.reaper()
+	}
+	return s, nil
+}
+
+// reaper forgets expired tasks every reapInterval while Redis is up (a
+// call at a time, while more are due, at most reapCalls), and walks age
+// for tasks of an older release, until the Fleet is closed.
+func (s *TaskStore) reaper() {
+	defer s.f.wg.Done()
+	t := time.NewTicker(reapInterval)
+	defer t.Stop()
+	var sweep int64
+	for {
+		select {
+		case <-s.f.closed:
+			return
+		case <-t.C:
+		}
+		for range reapCalls {
+			if !s.f.up.Load() {
+				break
+			}
+			more, next, err := s.reap(sweep)
+			if err != nil {
+				break
+			}
+			sweep = next
+			if !more {
+				break
+			}
+		}
+	}
+}
+
+// reap runs one reaper call: more reports whether more tasks may be due;
+// next is the rank of age to sweep from next time.
+func (s *TaskStore) reap(sweep int64) (more bool, next int64, err error) {
+	cctx, cancel := s.f.ctx(context.Background())
+	defer cancel()
+	vals, err := scriptReap.Exec(cctx, s.f.client, []string{s.prefix + "exp"}, []string{
+		s.prefix, s.ttl, strconv.Itoa(reapPerCall), strconv.FormatInt(sweep, 10), strconv.Itoa(sweepPerCall),
+	}).AsIntSlice()
+	if s.f.check(err) != nil {
+		return false, 0, err
+	}
+	if len(vals) != 2 {
+		return false, 0, errors.New("fleet: reap script answered " + strconv.Itoa(len(vals)) + " values")
+	}
+	return vals[0] == 1, vals[1], nil
+}
+
+// keyPart is the form of a context id or owner in the names of the
+// index keys (and in the task's hash): itself up to maxKeyPart bytes,
+// else "#" and its SHA-256 in hex, 65 bytes, which no name kept as is
+// can equal (found by review on 2026-12-06: a client-chosen context id
+// of 256 KiB was copied into the hash and into four key names, some six
+// times MaxTaskBytes of Redis memory for one task).
+func keyPart(s string) string {
+	if len(s) <= maxKeyPart {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "#" + hex.EncodeToString(sum[:])
 }
 
 // errUnavailable wraps a2a.ErrStoreUnavailable with the cause.
@@ -190,9 +282,7 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 	}
 	cctx, cancel := s.f.ctx(ctx)
 	defer cancel()
-	n, err := scriptCreate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + t.ID}, []string{
-		s.prefix, s.ttl, t.ID, t.ContextID, strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN, t.Owner,
-	}).AsInt64()
+	n, err := scriptCreate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + t.ID}, s.createArgs(t, data)).AsInt64()
 	if s.f.checkFor(ctx, err) != nil {
 		return s.fail(err)
 	}
@@ -202,7 +292,15 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 	return nil
 }
 
-// Update is the check-and-set of a2a.TaskStore.Update.
+// createArgs are scriptCreate's arguments for t, encoded as data.
+func (s *TaskStore) createArgs(t *a2a.Task, data []byte) []string {
+	return []string{s.prefix, s.ttl, t.ID, keyPart(t.ContextID), strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN,
+		keyPart(t.Owner), strconv.Itoa(evictPerCreate), strconv.Itoa(reapPerWrite)}
+}
+
+// Update is the check-and-set of a2a.TaskStore.Update. f may not change
+// the task's ID, ContextID or Owner (an error): the indexes that list a
+// task follow its context and owner, which stay as created.
 func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a2a.Task, error)) (*a2a.Task, error) {
 	for try := range maxCASTries {
 		if try > 0 {
@@ -224,8 +322,10 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 		if old.Status.State.Final() {
 			return nil, a2a.ErrTaskFinal
 		}
-		if nt.ID != old.ID || nt.ContextID != old.ContextID {
-			return nil, errors.New("fleet: Update changed the task's id or context")
+		if nt.ID != old.ID || nt.ContextID != old.ContextID || nt.Owner != old.Owner {
+			// (An owner changed in the JSON only left the task listed
+			// to its former owner: found by review on 2026-12-06.)
+			return nil, errors.New("fleet: Update changed the task's id, context or owner")
 		}
 		data, err := encodeTask(nt)
 		if err != nil {
@@ -237,6 +337,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 		cctx, cancel := s.f.ctx(ctx)
 		r, err := scriptUpdate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + id}, []string{
 			s.prefix, s.ttl, id, ver, strconv.Itoa(int(nt.Status.State)), millis(nt), string(data),
+			keyPart(nt.ContextID), keyPart(nt.Owner), strconv.Itoa(reapPerWrite),
 		}).AsInt64()
 		cancel()
 		if s.f.checkFor(ctx, err) != nil {
@@ -275,14 +376,12 @@ func (s *TaskStore) List(ctx context.Context, q a2a.TaskQuery) (a2a.TaskPage, er
 	}
 	after := "-inf"
 	if !q.After.IsZero() {
-		ms := q.After.UnixMilli()
-		if q.After.Before(time.UnixMilli(ms)) {
-			ms-- // a time inside a millisecond: that millisecond matches
-		}
-		if q.After.After(time.UnixMilli(ms)) {
-			ms++
-		}
-		after = strconv.FormatInt(ms, 10)
+		// The index scores are milliseconds: a time inside one reads
+		// from that millisecond (UnixMilli rounds down), and its tasks
+		// before the time are left out of the page below (found by
+		// review on 2026-12-06: it was rounded up, leaving out the
+		// tasks after it in the same millisecond).
+		after = strconv.FormatInt(q.After.UnixMilli(), 10)
 	}
 	if !s.f.up.Load() {
 		return a2a.TaskPage{}, errDownNow
@@ -290,32 +389,41 @@ func (s *TaskStore) List(ctx context.Context, q a2a.TaskQuery) (a2a.TaskPage, er
 	cctx, cancel := s.f.ctx(ctx)
 	defer cancel()
 	vals, err := scriptList.Exec(cctx, s.f.client, []string{s.prefix + "all"}, []string{
-		s.prefix, s.ttl, q.ContextID, cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, q.Owner, strconv.Itoa(pageBytes),
+		s.prefix, s.ttl, keyPart(q.ContextID), cms, cid, strconv.Itoa(size), strconv.Itoa(int(q.State)), after, keyPart(q.Owner),
+		strconv.Itoa(pageBytes), strconv.Itoa(listSkip), strconv.Itoa(reapPerList),
 	}).ToArray()
 	if s.f.checkFor(ctx, err) != nil {
 		return a2a.TaskPage{}, s.fail(err)
 	}
-	if len(vals) < 2 || (len(vals)-2)%3 != 0 {
+	if len(vals) < 4 || (len(vals)-4)%3 != 0 {
 		return a2a.TaskPage{}, errors.New("fleet: list script answered a malformed page")
 	}
 	total, _ := vals[0].ToInt64()
 	more, _ := vals[1].ToInt64()
 	page := a2a.TaskPage{TotalSize: int(total)}
-	var last a2a.PageCursor
-	for i := 2; i < len(vals); i += 3 {
+	for i := 4; i < len(vals); i += 3 {
 		id, _ := vals[i].ToString()
-		msv, _ := vals[i+1].ToString()
 		data, _ := vals[i+2].ToString()
 		t, err := decodeTask([]byte(data))
 		if err != nil {
 			return a2a.TaskPage{}, fmt.Errorf("fleet: task %s: %w", id, err)
 		}
+		if !q.After.IsZero() && t.Status.Timestamp.Before(q.After) {
+			continue // in After's millisecond, before it
+		}
 		page.Tasks = append(page.Tasks, t)
-		ms, _ := strconv.ParseInt(msv, 10, 64)
-		last = a2a.PageCursor{Millis: ms, ID: id}
 	}
-	if more == 1 && len(page.Tasks) > 0 {
-		page.NextPageToken = string(a2a.AppendPageToken(nil, last))
+	if more == 1 {
+		// The cursor is the last entry the page took or passed over:
+		// a page that passed over many expired tasks may be short, or
+		// empty, and still have a next one.
+		msv, _ := vals[2].ToString()
+		id, _ := vals[3].ToString()
+		ms, err := strconv.ParseInt(msv, 10, 64)
+		if err != nil || id == "" {
+			return a2a.TaskPage{}, errors.New("fleet: list script answered a malformed cursor")
+		}
+		page.NextPageToken = string(a2a.AppendPageToken(nil, a2a.PageCursor{Millis: ms, ID: id}))
 	}
 	return page, nil
 }
