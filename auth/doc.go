@@ -66,7 +66,7 @@
 // leaves codes outside -32768..-32000 to applications, the A2A Go SDK
 // uses these, and they tell an authorization refusal from a malformed
 // request (-32600) without the status line. offline_access never appears
-// in a challenge.
+// in a challenge nor in scopes_supported: a Resource refuses to name it.
 //
 // # Verifying tokens
 //

@@ -423,38 +423,78 @@ func readJSON(resp *http.Response, u string) ([]byte, error) {
 		// encoding/json matches names to fields ignoring case and lets
 		// the last match win, which need not be what the server meant
 		// ("active":false,"Active":true).
-		return nil, fmt.Errorf("auth: %s: a member name appears twice (case ignored)", u)
+		return nil, fmt.Errorf("auth: %s: a member name appears twice (case ignored), or nesting deeper than %d", u, maxNesting)
 	}
 	return body, nil
 }
 
 // foldDuplicate reports whether an object anywhere in the valid JSON
 // value v holds two names that are equal under Unicode simple case
-// folding once unescaped — the names encoding/json takes for one field.
+// folding once unescaped — the names encoding/json takes for one field —
+// or whether v nests deeper than maxNesting (refused too: no document or
+// claims set an issuer sends needs it). One pass, linear in len(v): a
+// walk that recursed per level re-read every level below, and a forged
+// token's claims nested 2,600 deep cost 30-100 times a flat one before
+// any signature was checked; a fetched document 48 Ki deep, seconds
+// (found by review on 2026-12-06).
 func foldDuplicate(v []byte) bool {
-	var it decode.Members
-	seen := map[string]bool{}
-	for it.Reset(v); it.Next(); {
-		raw := it.Name()
-		name := string(raw)
-		if it.NameEscaped() {
-			q := append(append([]byte{'"'}, raw...), '"')
-			name = string(decode.AppendUnquoted(nil, q))
-		}
-		key := foldKey(name)
-		if seen[key] || foldDuplicate(it.Value()) {
-			return true
-		}
-		seen[key] = true
+	type level struct {
+		obj  bool
+		seen map[string]struct{}
 	}
-	var el decode.Elements
-	for el.Reset(v); el.Next(); {
-		if foldDuplicate(el.Value()) {
-			return true
+	var stack []level
+	name := false // the next string is a member name
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '{', '[':
+			if len(stack) == maxNesting {
+				return true
+			}
+			stack = append(stack, level{obj: v[i] == '{'})
+			name = v[i] == '{'
+		case '}', ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			name = false
+		case ',':
+			name = len(stack) > 0 && stack[len(stack)-1].obj
+		case '"':
+			j, esc := i+1, false
+			for ; j < len(v) && v[j] != '"'; j++ {
+				if v[j] == '\\' {
+					j++
+					esc = true
+				}
+			}
+			if j >= len(v) {
+				return true // not valid JSON: callers check it first
+			}
+			if name {
+				n := string(v[i+1 : j])
+				if esc {
+					n = string(decode.AppendUnquoted(nil, v[i:j+1]))
+				}
+				top := &stack[len(stack)-1]
+				if top.seen == nil {
+					top.seen = make(map[string]struct{})
+				}
+				key := foldKey(n)
+				if _, dup := top.seen[key]; dup {
+					return true
+				}
+				top.seen[key] = struct{}{}
+				name = false
+			}
+			i = j
 		}
 	}
 	return false
 }
+
+// maxNesting is the deepest nesting of objects and arrays foldDuplicate
+// lets through.
+const maxNesting = 64
 
 // foldKey maps s to one representative of its case-folding class: each
 // rune becomes the smallest rune of its simple folding orbit (K, k and

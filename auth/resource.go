@@ -125,8 +125,8 @@ func NewResource(iss *Issuer, cfg ResourceConfig) (*Resource, error) {
 	}
 	r.metaURL, r.metaPath = metadataLocation(id)
 	for _, s := range cfg.Scopes {
-		if !validScope(s) {
-			return nil, fmt.Errorf("auth: scope %q is not a valid scope-token", s)
+		if err := resourceScope(s); err != nil {
+			return nil, err
 		}
 		bit, err := r.table.add(s)
 		if err != nil {
@@ -136,8 +136,8 @@ func NewResource(iss *Issuer, cfg ResourceConfig) (*Resource, error) {
 		r.addSupported(s)
 	}
 	for _, s := range cfg.ScopesSupported {
-		if !validScope(s) {
-			return nil, fmt.Errorf("auth: scope %q is not a valid scope-token", s)
+		if err := resourceScope(s); err != nil {
+			return nil, err
 		}
 		if _, err := r.table.add(s); err != nil {
 			return nil, err
@@ -207,6 +207,21 @@ func (r *Resource) Required() ScopeSet { return r.required }
 // Scopes returns the names of s, space-separated, in the Resource's order.
 func (r *Resource) Scopes(s ScopeSet) string { return r.table.list(s) }
 
+// resourceScope checks a scope a resource names (ResourceConfig.Scopes,
+// ScopesSupported, Require): a scope-token, and not offline_access, which
+// asks the authorization server for a refresh token and which a resource
+// never needs: MCP has resource servers leave it out of challenges and
+// scopes_supported (found by review on 2026-12-06: it went into both).
+func resourceScope(s string) error {
+	if !validScope(s) {
+		return fmt.Errorf("auth: scope %q is not a valid scope-token", s)
+	}
+	if s == "offline_access" {
+		return errors.New("auth: scope offline_access is the client's to ask the authorization server for, never a resource's to require or advertise")
+	}
+	return nil
+}
+
 // ScopesSupported returns the scopes the metadata advertises.
 func (r *Resource) ScopesSupported() []string {
 	r.mu.Lock()
@@ -226,8 +241,8 @@ func (r *Resource) Require(scopes ...string) (ScopeSet, error) {
 	}
 	var set ScopeSet
 	for _, s := range scopes {
-		if !validScope(s) {
-			return 0, fmt.Errorf("auth: scope %q is not a valid scope-token", s)
+		if err := resourceScope(s); err != nil {
+			return 0, err
 		}
 		bit, err := r.table.add(s)
 		if err != nil {
@@ -263,6 +278,7 @@ func (r *Resource) seal() {
 				meta+`, error="invalid_token", error_description="`+desc+`"`)
 		}
 		r.errReason[reasonInvalid] = invalid("the access token is not valid")
+		r.errReason[reasonRefused] = r.errReason[reasonInvalid]
 		r.errReason[reasonExpired] = invalid("the access token expired or is not valid yet")
 		r.errReason[reasonAudience] = invalid("the access token is for another resource")
 		r.errReason[reasonIssuer] = invalid("the access token is from another issuer")

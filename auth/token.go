@@ -26,7 +26,11 @@ const MaxScopes = 64
 // allows. The server shares one Token between every request that carries
 // the same token while it is cached: a Token must not be modified.
 type Token struct {
-	// Issuer is the iss claim (equal to the configured issuer).
+	// Issuer is the issuer as configured (IssuerConfig.URL), whose
+	// metadata and iss claim may spell it with one trailing slash more or
+	// less: one spelling for every token of the issuer, JWT or
+	// introspected, before and after the metadata is read, so that a
+	// principal does not change with it (found by review on 2026-12-06).
 	Issuer string
 	// Subject is the sub claim: the resource owner, or the client itself
 	// in a client-credentials grant.

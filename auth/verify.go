@@ -37,6 +37,7 @@ type reason uint8
 const (
 	reasonOK          reason = iota
 	reasonInvalid            // not a token this server can verify
+	reasonRefused            // this issuer's JWT, refused for what it says: never introspected
 	reasonExpired            // exp past (or nbf/iat ahead)
 	reasonAudience           // for another resource
 	reasonIssuer             // from another issuer
@@ -71,6 +72,10 @@ var claimKeys = func() []string {
 	}
 	return k
 }()
+
+// errNotAccessToken refuses a JWT whose header says it is not an access
+// token (typ) or needs extensions this verifier does not know (crit).
+var errNotAccessToken = errors.New("auth: the JWT is not an access token this server takes (typ, crit)")
 
 var errClaims = errors.New("auth: the claims are not one valid JSON object with each name spelled once and as registered")
 
@@ -126,13 +131,13 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 		switch strings.ToLower(typ) {
 		case "", "jwt", "at+jwt", "application/at+jwt":
 		default:
-			return nil, errors.New("auth: typ is not an access token's")
+			return nil, errNotAccessToken
 		}
 		if _, present := t.Header["crit"]; present {
 			// RFC 7515 §4.1.11: a recipient must refuse a token whose
 			// crit lists an extension it does not understand, and this
 			// verifier understands none.
-			return nil, errors.New("auth: crit lists extensions")
+			return nil, errNotAccessToken
 		}
 		alg := t.Method.Alg()
 		kid, hasKID := t.Header["kid"].(string)
@@ -169,6 +174,12 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 	}
 	var c claims
 	p := jwt.NewParser(
+		// Base64url exactly as RFC 7515 writes it: without it, the
+		// unused bits of a segment's last character were ignored, and one
+		// token had 16 spellings that all verified (found by review on
+		// 2026-12-06), each a cache entry and, for a token naming no
+		// subject nor client, a principal of its own.
+		jwt.WithStrictDecoding(),
 		jwt.WithValidMethods(iss.algs),
 		jwt.WithIssuer(iss.URL()),
 		jwt.WithAudience(audiences...),
@@ -178,7 +189,14 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 	)
 	parsed, err := p.ParseWithClaims(token, &c, keyfunc)
 	if err == nil && c.Cnf != nil && string(c.Cnf) != "null" {
-		return nil, nil, reasonInvalid // sender-constrained: see claims.Cnf
+		// Sender-constrained (see claims.Cnf): refused, and never
+		// introspected, since an introspection answer that leaves cnf
+		// out would let it through as a bearer token (found by review
+		// on 2026-12-06).
+		return nil, nil, reasonRefused
+	}
+	if errors.Is(err, errNotAccessToken) {
+		return nil, nil, reasonRefused
 	}
 	if err == nil && used == nil && len(candidates) > 1 {
 		// A token without kid, while more than one key fits (a rotation):
@@ -198,7 +216,7 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 		return nil, nil, reasonInvalid
 	}
 	tok := &Token{
-		Issuer:   c.Issuer,
+		Issuer:   iss.cfg.URL,
 		Subject:  c.Subject,
 		ClientID: c.ClientID,
 		ID:       c.ID,
@@ -346,12 +364,15 @@ func (iss *Issuer) introspect(ctx context.Context, token string, audiences []str
 		// Sender-constrained (claims.Cnf; RFC 9449 §6.2 names DPoP-bound
 		// tokens' type "DPoP").
 		return nil, time.Time{}, reasonInvalid
-	case r.Iss != "" && r.Iss != iss.URL():
+	case r.Iss != "" && r.Iss != iss.URL() && strings.TrimSuffix(r.Iss, "/") != strings.TrimSuffix(iss.cfg.URL, "/"):
+		// The metadata's spelling, or the configured one with or
+		// without its trailing slash, as the metadata's is tolerated
+		// (before the metadata is read its spelling is unknown).
 		return nil, time.Time{}, reasonIssuer
 	case !holdsAny(r.Aud, audiences):
 		return nil, time.Time{}, reasonAudience
 	}
-	tok := &Token{Issuer: iss.URL(), Subject: r.Sub, ClientID: r.ClientID, ID: r.Jti, Audience: r.Aud, Introspected: true}
+	tok := &Token{Issuer: iss.cfg.URL, Subject: r.Sub, ClientID: r.ClientID, ID: r.Jti, Audience: r.Aud, Introspected: true}
 	until := now.Add(in.TTL)
 	if r.Exp != nil {
 		sec, err := r.Exp.Int64()

@@ -180,8 +180,10 @@ func (x *callExchange) binding() string {
 	if x.who == nil {
 		return b
 	}
+	// The principal (issuer and subject, or a token of its own when it
+	// names neither subject nor client) and the client.
 	h := sha256.New()
-	for _, f := range []string{x.who.Issuer, x.who.Subject, x.who.ClientID} {
+	for _, f := range []string{x.who.Principal(), x.who.ClientID} {
 		h.Write(strconv.AppendInt(nil, int64(len(f)), 10))
 		h.Write([]byte{':'})
 		h.Write([]byte(f))

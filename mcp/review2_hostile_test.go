@@ -10,6 +10,7 @@ package mcp
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rpcedge/rpcedge/auth"
+	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
 )
 
@@ -325,5 +328,46 @@ func TestReview2RepeatedSessionHeader(t *testing.T) {
 	}
 	if st := send("DELETE"); st != 404 || s.Sessions() != 1 {
 		t.Errorf("DELETE with two %s lines: %d, %d sessions left; want 404 and the session alive", HeaderSession, st, s.Sessions())
+	}
+}
+
+// A requestState is bound to its token's holder by Token.Principal: a
+// token naming neither a subject nor a client is its own principal (each
+// such token a holder of its own), but the binding hashed the issuer,
+// subject and client, the same for every such token of the issuer, so
+// one caller's state (a user's consent) served another's (found by
+// review on 2026-12-06).
+func TestReview2StateOfNamelessToken(t *testing.T) {
+	_, ep := inputServer(t)
+	res, as := testResource(t)
+	nameless := func() *auth.Token {
+		c := as.Claims(authResourceID, "")
+		delete(c, "sub")
+		delete(c, "client_id")
+		tok, e := res.Authenticate(context.Background(), []byte("Bearer "+as.Token(c)), nil)
+		if e != nil {
+			t.Fatal(e.Message)
+		}
+		return tok
+	}
+	first, second := nameless(), nameless()
+	if first.Principal() == second.Principal() {
+		t.Fatalf("two nameless tokens share the principal %q", first.Principal())
+	}
+	call := func(tok *auth.Token, extra string) answer {
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + allCaps + `}`
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two","arguments":{},` + meta + extra + `}}`
+		return exchangeAs(t, ep, tok, v26("tools/call", HeaderName, "two"), body)
+	}
+	r1 := parseIR(t, call(first, ""))
+	if r1.ResultType != "input_required" || r1.RequestState == "" {
+		t.Fatalf("round 1: %+v", r1)
+	}
+	next := `,"inputResponses":{"first":{"action":"accept","content":{"name":"Ada"}}},"requestState":` + string(decode.AppendString(nil, r1.RequestState))
+	if a := call(second, next); a.Code != decode.CodeInvalidParams || fieldOf(t, a) != "requestState" {
+		t.Errorf("one nameless token's state used with another's: %+v, want -32602 on requestState", a)
+	}
+	if r2 := parseIR(t, call(first, next)); r2.ResultType != "input_required" || r2.InputRequests["second"] == nil {
+		t.Errorf("the holder's own next round: %+v", r2)
 	}
 }
