@@ -99,10 +99,11 @@
 // appended); its issuer must equal the configured one. The JWKS is
 // fetched on first need, again in the background when older than
 // KeyRefresh (15 min), and when a token names a kid it lacks — at most
-// once per UnknownKeyInterval (30 s), one request waiting at most
-// FetchTimeout (5 s) for it and every other refused at once, so a stream
-// of invented kids costs the issuer one fetch per interval and stalls no
-// worker. After a failed fetch of the metadata or keys, requests start
+// once per UnknownKeyInterval (30 s): the requests that meet the kid
+// while that fetch runs wait for it (at most FetchTimeout, 5 s), so a key
+// rotation costs no 401s, and those that come between fetches are refused
+// at once, so a stream of invented kids costs the issuer one fetch per
+// interval and holds a worker no longer than a fetch. After a failed fetch of the metadata or keys, requests start
 // no other for a second (with no keys at hand they are answered 503,
 // Retry-After: 1), so tokens sent while the issuer is down cost it at
 // most one fetch a second. A key that disappears from the JWKS revokes

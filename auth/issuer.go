@@ -552,17 +552,33 @@ func (iss *Issuer) wait(ctx context.Context, f *fetch) error {
 	}
 }
 
-// unknownKey is called for a kid the keys lack: at most once per
-// UnknownKeyInterval it fetches the keys again and waits (at most
-// FetchTimeout); otherwise it returns at once. It returns the keys to
-// look in again, or nil.
-func (iss *Issuer) unknownKey(ctx context.Context) *keySet {
-	now := time.Now().UnixNano()
-	last := iss.lastUnknown.Load()
-	if now-last < int64(iss.cfg.UnknownKeyInterval) || !iss.lastUnknown.CompareAndSwap(last, now) {
-		return nil
+// unknownKey is called for a kid that seen, the keys a request looked
+// in, lacks. It returns the keys to look in again, or nil: the current
+// keys when they were refreshed since seen was read; else, once a
+// refresh is in flight (another request's, or a periodic one), the keys
+// it brings, waiting for it at most FetchTimeout; else, at most once per
+// UnknownKeyInterval, those of a refresh it starts. Every request with a
+// new kid during a key rotation thus waits for the one refresh, rather
+// than get 401 while it runs (found by review on 2026-12-06: MCP clients
+// take a 401 for a bad token and authorize again).
+func (iss *Issuer) unknownKey(ctx context.Context, seen *keySet) *keySet {
+	iss.mu.Lock()
+	if cur := iss.keys.Load(); cur != seen {
+		iss.mu.Unlock()
+		return cur
 	}
-	if iss.wait(ctx, iss.startFetch()) != nil {
+	f := iss.inflight
+	if f == nil {
+		now := time.Now().UnixNano()
+		if now-iss.lastUnknown.Load() < int64(iss.cfg.UnknownKeyInterval) {
+			iss.mu.Unlock()
+			return nil
+		}
+		iss.lastUnknown.Store(now)
+		f = iss.startLocked()
+	}
+	iss.mu.Unlock()
+	if iss.wait(ctx, f) != nil {
 		return nil
 	}
 	return iss.keys.Load()

@@ -162,7 +162,7 @@ func (iss *Issuer) verifyJWT(ctx context.Context, token string, audiences []stri
 		}
 		k := ks.byKID[kid]
 		if k == nil {
-			if fresh := iss.unknownKey(ctx); fresh != nil {
+			if fresh := iss.unknownKey(ctx, ks); fresh != nil {
 				k = fresh.byKID[kid]
 			}
 		}
