@@ -68,7 +68,7 @@ func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer,
 		var label string
 		switch de := err.(type) {
 		case nil:
-			status, _ := s.dispatch(c, e, &h, &label)
+			status, _ := s.dispatchLine(c, e, &h, &label)
 			if status == fasthttp.StatusAccepted {
 				continue
 			}
@@ -88,6 +88,21 @@ func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer,
 		}
 		c.trimAnswer()
 	}
+}
+
+// dispatchLine is dispatch for ServeLines, guarded: a panic in an
+// endpoint's hook (Check, Route) costs its message an internal error
+// (-32603), never the stream and its process (over HTTP, serveRPC's guard
+// does this; on a stream only the handler was guarded: found by review
+// on 2026-12-06). The handler's own panics are answered by invoke.
+func (s *Server) dispatchLine(c *call, e *endpoint, h *fields, label *string) (status, code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.panicked(stageDispatch, v, "method", string(c.msg.Method))
+			status, code = c.error(fasthttp.StatusInternalServerError, c.msg.AnswerID(), decode.CodeInternalError, "internal error", nil)
+		}
+	}()
+	return s.dispatch(c, e, h, label)
 }
 
 // oneLine turns the CR and LF bytes of an answer into spaces, so that it

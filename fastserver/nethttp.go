@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -357,6 +358,21 @@ func writeResponse(w http.ResponseWriter, r *http.Request, rc *http.ResponseCont
 		return
 	}
 	w.WriteHeader(status)
+	// A client that goes away while the stream is quiet (an HTTP/2
+	// RST_STREAM, a closed connection) cancels r's context, and no write
+	// fails to tell: the stream is closed then, its handler cancelled and
+	// its MaxStreams slot freed (found by review on 2026-12-06: they were
+	// held until the handler deadline). fasthttp reads nothing during a
+	// stream, so only a write tells it.
+	var stop func() bool
+	var stopped chan struct{}
+	if st, ok := stream.(*Stream); ok {
+		stopped = make(chan struct{})
+		stop = context.AfterFunc(r.Context(), func() {
+			defer close(stopped)
+			st.close()
+		})
+	}
 	fw := &flushWriter{w: w, rc: rc, idle: r.ProtoMajor >= 2}
 	var err error
 	if wt, ok := stream.(io.WriterTo); ok {
@@ -364,11 +380,17 @@ func writeResponse(w http.ResponseWriter, r *http.Request, rc *http.ResponseCont
 	} else {
 		_, err = io.Copy(fw, stream)
 	}
-	if c, ok := stream.(fasthttp.ReadCloserWithError); ok {
-		c.CloseWithError(err)
-	} else if c, ok := stream.(io.Closer); ok {
-		c.Close()
+	if stop != nil && !stop() {
+		<-stopped // the stream must be closed before it is finished
 	}
+	if st, ok := stream.(*Stream); ok && err != nil && st.writeErr == nil {
+		st.writeErr = err
+	}
+	// Closed once, and taken off the answer: closed here and again by
+	// the answer's Reset, a stream finished its request twice, the second
+	// time after its pooled call served another request (found by review
+	// on 2026-12-06, a race under load).
+	resp.CloseBodyStream()
 }
 
 // flushWriter flushes every write: each batch of events leaves at once.

@@ -176,7 +176,20 @@ func (st *Stream) Err() error {
 	if closed {
 		return ErrStreamClosed
 	}
-	return nil
+	return st.ended()
+}
+
+// ended returns why the call's context ended (the handler deadline, the
+// end of Shutdown's grace, the connection failing), or nil: a stream
+// takes no event after it, so that a handler that sends until Send fails
+// stops there (found by review on 2026-12-06: such a handler streamed on
+// past HandlerTimeout and past Shutdown's grace, which only cancelled its
+// context).
+func (st *Stream) ended() error {
+	if st.r == nil {
+		return nil
+	}
+	return st.r.Context().Err()
 }
 
 // Started reports whether the handler has sent an event.
@@ -188,7 +201,9 @@ func (st *Stream) Started() bool { return st.sentAny }
 // continuation data lines. The first Send starts the stream (status 200,
 // Content-Type text/event-stream). Send returns once the event is queued
 // for the writer; it waits while the queue is full (the client is slow
-// to read). msg may be reused when Send returns.
+// to read). It fails once the stream has closed (ErrStreamClosed) or the
+// call's context has ended (the handler deadline, the end of Shutdown's
+// grace: the context's error). msg may be reused when Send returns.
 func (st *Stream) Send(msg []byte) error {
 	if !st.live {
 		return st.refusal
@@ -235,6 +250,9 @@ func (st *Stream) SendResult(result []byte) error {
 func (st *Stream) Start() error {
 	if !st.live {
 		return st.refusal
+	}
+	if err := st.ended(); err != nil {
+		return err
 	}
 	st.mu.Lock()
 	if st.closed {
@@ -306,6 +324,9 @@ func (st *Stream) SetDeadline(t time.Time) {
 // queue appends an event to the handler's buffer, waiting while it is
 // full (an event larger than the buffer goes alone).
 func (st *Stream) queue(ev []byte) error {
+	if err := st.ended(); err != nil {
+		return err
+	}
 	st.mu.Lock()
 	for !st.closed && len(st.fill) > 0 && len(st.fill)+len(ev) > StreamBuffer {
 		st.cond.Wait()
@@ -923,7 +944,17 @@ const keepAliveEvery = 15 * time.Second
 // (Config.WriteTimeout, refreshed per write), or when the server shuts
 // down; then done is called, once. An idle stream gets a keep-alive
 // comment every 15 s. It holds one of Config.MaxStreams: past it, 503.
+// An HTTP/1.0 request gets 406 (and done is called): a stream of unknown
+// length is chunked, which HTTP/1.0 cannot carry.
 func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, done func()) {
+	if !ctx.Request.Header.IsHTTP11() {
+		// The stream is a chunked body, which HTTP/1.0 cannot carry (RFC
+		// 9112 §6.1), as for Request.Stream (ErrStreamHTTP10): fasthttp
+		// sent one anyway (found by review on 2026-12-06).
+		ctx.Error("an event stream needs HTTP/1.1: an HTTP/1.0 request cannot get a chunked stream", fasthttp.StatusNotAcceptable)
+		done()
+		return
+	}
 	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
 		s.streams.Add(-1)
 		ctx.Response.Header.Set("Retry-After", "1")
