@@ -117,8 +117,18 @@
 //
 // The task store is bounded twice: at most Config.MaxTasks tasks (default
 // 10,000) and Config.MaxTaskBytes estimated bytes (default 64 MiB); the
-// oldest tasks are evicted first, and an evicted task answers -32001. It
-// is safe for concurrent use (one mutex, held for map operations only).
+// oldest tasks are evicted first, and an evicted task answers -32001.
+// Each owner (with Config.Auth) is bounded by its share of both,
+// Config.MaxOwnerTasks and Config.MaxOwnerTaskBytes (default a tenth:
+// 1,000 tasks, 6.4 MiB): an owner at its share that creates or grows a
+// task evicts its own oldest, never another owner's, so one client's
+// flood of requests displaces at most its share of the others' tasks,
+// and only once they fill the rest of the store (found by review on
+// 2026-12-06: 10,000 small requests of one client evicted every task of
+// every other, those waiting for their input too). A share is per token
+// subject: an issuer that hands out subjects freely hands out shares.
+// The store is safe for concurrent use (one mutex, held for map
+// operations only; each O(1) amortized).
 // Task ids are random version 4 UUIDs from crypto/rand. With Config.Auth
 // a task belongs to the client that created it (Task.Owner: the token's
 // issuer and subject): ListTasks lists only the caller's tasks, and

@@ -66,8 +66,11 @@ type Broker interface {
 	// instance and (for a shared broker) the others. A subscriber's
 	// deliver may wait, boundedly (a stream whose queue is full waits
 	// for room, Config.StreamWait, before it is cut): that is how a slow
-	// reader slows down its task's producer. Delivery is at most once; a
-	// lost change leaves a stream behind until the next one.
+	// reader slows down its task's producer. Delivery is at most once and
+	// may be out of order: a stream that gets a change whose Seq is past
+	// the next it expects catches up from the task as stored (each
+	// artifact whole, then the status), and skips the late one when it
+	// comes; a change lost for good is caught up at the next one.
 	Publish(ctx context.Context, c *TaskChange)
 	// Subscribe calls deliver with each change of the task published
 	// from now on, until the returned cancel is called (after which

@@ -79,10 +79,23 @@ type Config struct {
 	// it is refused (-32602, the task unchanged). 0 means
 	// DefaultMaxTaskBytes (64 MiB).
 	MaxTaskBytes int64
+	// MaxOwnerTasks is the most tasks of one owner (with Auth: one
+	// token issuer and subject) the store keeps: an owner at it that
+	// creates a task evicts its own oldest, never another owner's, so one
+	// client cannot flush the others' tasks. At most MaxTasks (which
+	// means no share). 0 means MaxTasks / DefaultOwnerShare, at least 1
+	// (1,000 by default).
+	MaxOwnerTasks int
+	// MaxOwnerTaskBytes is one owner's share of MaxTaskBytes: past it
+	// the owner's own oldest tasks are evicted, and a change that would
+	// make one of its tasks alone pass it is refused (-32602, the task
+	// unchanged). At most MaxTaskBytes (which means no share). 0 means
+	// MaxTaskBytes / DefaultOwnerShare (6.4 MiB by default).
+	MaxOwnerTaskBytes int64
 	// Tasks, when not nil, is where tasks are kept instead of the
-	// in-memory store that MaxTasks and MaxTaskBytes bound (those are
-	// then not used): a store shared by several instances (package
-	// fleet) serves every task from each of them.
+	// in-memory store that MaxTasks, MaxTaskBytes and the owner shares
+	// bound (those are then not used): a store shared by several
+	// instances (package fleet) serves every task from each of them.
 	Tasks TaskStore
 
 	// Events carries task changes to the streams that follow the task
@@ -183,6 +196,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxTaskBytes < 0 {
 		errs = append(errs, fmt.Errorf("a2a: MaxTaskBytes %d is negative", cfg.MaxTaskBytes))
 	}
+	if cfg.MaxOwnerTasks < 0 {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTasks %d is negative", cfg.MaxOwnerTasks))
+	} else if m := cmp.Or(cfg.MaxTasks, DefaultMaxTasks); cfg.MaxTasks >= 0 && cfg.MaxOwnerTasks > m {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTasks %d is above MaxTasks %d", cfg.MaxOwnerTasks, m))
+	}
+	if cfg.MaxOwnerTaskBytes < 0 {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTaskBytes %d is negative", cfg.MaxOwnerTaskBytes))
+	} else if m := cmp.Or(cfg.MaxTaskBytes, DefaultMaxTaskBytes); cfg.MaxTaskBytes >= 0 && cfg.MaxOwnerTaskBytes > m {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTaskBytes %d is above MaxTaskBytes %d", cfg.MaxOwnerTaskBytes, m))
+	}
 	if cfg.StreamQueue < 0 || cfg.StreamWait < 0 || cfg.KeepAlive < 0 || cfg.MaxStreamDuration < 0 {
 		errs = append(errs, errors.New("a2a: StreamQueue, StreamWait, KeepAlive and MaxStreamDuration must not be negative"))
 	}
@@ -201,14 +224,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 
-	maxTasks := cfg.MaxTasks
-	if maxTasks == 0 {
-		maxTasks = DefaultMaxTasks
-	}
-	maxBytes := cfg.MaxTaskBytes
-	if maxBytes == 0 {
-		maxBytes = DefaultMaxTaskBytes
-	}
 	s := &Server{
 		agent:        cfg.Agent,
 		path:         path,
@@ -223,7 +238,8 @@ func New(cfg Config) (*Server, error) {
 		auth:         cfg.Auth,
 	}
 	if s.tasks == nil {
-		s.tasks = NewMemoryStore(maxTasks, maxBytes)
+		s.tasks = &MemoryStore{s: newOwnedStore(cmp.Or(cfg.MaxTasks, DefaultMaxTasks), cmp.Or(cfg.MaxTaskBytes, DefaultMaxTaskBytes),
+			cfg.MaxOwnerTasks, cfg.MaxOwnerTaskBytes)}
 	}
 	s.events = cfg.Events
 	if s.events == nil {

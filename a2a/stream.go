@@ -261,6 +261,28 @@ func ends(s TaskState) bool {
 	return s.Final() || s == TaskStateInputRequired || s == TaskStateAuthRequired
 }
 
+// catchUp sends the task as stored, now, to a stream that missed a
+// change: each artifact whole (append false: it replaces what the client
+// holds of it; its last chunk once the task is final), then the status.
+// done reports that the status ends the stream: dst then holds it as the
+// last event. buf is scratch space, returned for reuse.
+func (s *Server) catchUp(st *fastserver.Stream, now *Task, v Version, dst, buf []byte) (_, _ []byte, done bool, err error) {
+	final := ends(now.Status.State)
+	for i := range now.Artifacts {
+		ev := TaskEvent{Artifact: &now.Artifacts[i], LastChunk: now.Status.State.Final()}
+		buf = appendArtifactEvent(buf[:0], now.ID, now.ContextID, &ev, v)
+		if err := st.SendResult(buf); err != nil {
+			return dst, buf, false, err
+		}
+	}
+	status := now.Status
+	if final {
+		return appendStatusEvent(dst, now.ID, now.ContextID, &status, true, v), buf, true, nil
+	}
+	buf = appendStatusEvent(buf[:0], now.ID, now.ContextID, &status, false, v)
+	return dst, buf, false, st.SendResult(buf)
+}
+
 // serveFollow sends t (the task as the stream starts), then the changes
 // whose Seq is above t's, until a status that ends the stream, which is
 // returned as the last event.
@@ -295,6 +317,24 @@ func (s *Server) serveFollow(st *fastserver.Stream, f *follower, t *Task, v Vers
 		case c := <-f.ch:
 			if c.Seq <= last {
 				continue // already in t, or behind a newer change
+			}
+			if c.Seq > last+1 {
+				// A change before c has not come: published late (out of
+				// order, by concurrent writers or a remote broker) or
+				// lost. The stored task holds it: the stream catches up
+				// from there rather than skip it (found by review on
+				// 2026-12-06: an artifact published after the completion
+				// never reached the stream, which ended without it).
+				if now, err := s.tasks.Get(ctx, t.ID); err == nil && now.Seq >= c.Seq {
+					last = now.Seq
+					var done bool
+					if dst, buf, done, err = s.catchUp(st, now, v, dst, buf); done || err != nil {
+						return dst, err
+					}
+					status = now.Status
+					tick.Reset(s.keepAlive)
+					continue
+				}
 			}
 			last = c.Seq
 			for i := range c.Events {

@@ -1,9 +1,11 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -182,10 +184,14 @@ func (q *TaskQuery) Matches(t *Task) bool {
 
 // MemoryStore is the in-process TaskStore, the default of a Server: tasks
 // by id in a map, bounded by a count and a byte budget (the oldest tasks,
-// by creation, evicted first). It is safe for concurrent use (one mutex,
-// held for map and ring operations; List counts a query's matches under
-// it and keeps its page's candidates, O(tasks · log page): some 0.2 ms
-// for a full default store). Create it with NewMemoryStore.
+// by creation, evicted first) and, when made by NewMemoryStoreWith (as a
+// Server's own store is), each owner (Task.Owner) by its share of both:
+// an owner at its share that creates or grows a task evicts its own
+// oldest, never another owner's. It is safe for concurrent use (one
+// mutex, held for map and ring operations, O(1) amortized; List counts a
+// query's matches under it and keeps its page's candidates, O(tasks ·
+// log page): some 0.2 ms for a full default store). Create it with
+// NewMemoryStore or NewMemoryStoreWith.
 type MemoryStore struct {
 	s *store
 }
@@ -193,8 +199,11 @@ type MemoryStore struct {
 var _ TaskStore = (*MemoryStore)(nil)
 
 // NewMemoryStore returns a MemoryStore keeping at most maxTasks tasks and
-// maxBytes estimated bytes (0 means DefaultMaxTasks and
-// DefaultMaxTaskBytes).
+// maxBytes estimated bytes (0 or less means DefaultMaxTasks and
+// DefaultMaxTaskBytes), without a share per owner: one owner may fill it
+// and so evict every other owner's tasks. A store whose owners are
+// authenticated clients (Config.Auth) should be made by
+// NewMemoryStoreWith.
 func NewMemoryStore(maxTasks int, maxBytes int64) *MemoryStore {
 	if maxTasks <= 0 {
 		maxTasks = DefaultMaxTasks
@@ -203,6 +212,61 @@ func NewMemoryStore(maxTasks int, maxBytes int64) *MemoryStore {
 		maxBytes = DefaultMaxTaskBytes
 	}
 	return &MemoryStore{s: newStore(maxTasks, maxBytes)}
+}
+
+// MemoryStoreOptions are the bounds of a MemoryStore (NewMemoryStoreWith).
+// Each left at 0 takes its default; none may be negative.
+type MemoryStoreOptions struct {
+	// MaxTasks is the most tasks kept; past it the oldest (by creation)
+	// is evicted. The ring that orders tasks costs 16 bytes per slot,
+	// allocated at once (twice that once an owner's eviction leaves a
+	// hole in it). Default DefaultMaxTasks (10,000).
+	MaxTasks int
+	// MaxTaskBytes is the budget in estimated bytes; past it the oldest
+	// tasks are evicted, and a task that alone would pass it is refused
+	// (ErrTaskTooLarge). Default DefaultMaxTaskBytes (64 MiB).
+	MaxTaskBytes int64
+	// MaxOwnerTasks is the most tasks of one owner (Task.Owner, when not
+	// ""): an owner at it that creates a task evicts its own oldest (by
+	// creation). At most MaxTasks, which means no share. Default
+	// MaxTasks / DefaultOwnerShare, at least 1 (1,000).
+	MaxOwnerTasks int
+	// MaxOwnerTaskBytes is one owner's budget in estimated bytes: past it
+	// the owner's own oldest tasks are evicted, and a task of an owner
+	// that alone would pass it is refused (ErrTaskTooLarge). At most
+	// MaxTaskBytes, which means no share. Default MaxTaskBytes /
+	// DefaultOwnerShare (6.4 MiB).
+	MaxOwnerTaskBytes int64
+}
+
+// NewMemoryStoreWith returns a MemoryStore with the bounds of o, or an
+// error naming every bound that is negative or, for an owner's, above
+// the store's.
+//
+// An owner's share bounds what its creates take from the others: at its
+// share it evicts only its own tasks, so it displaces at most
+// MaxOwnerTasks tasks (MaxOwnerTaskBytes bytes) of other owners, and
+// only when the others fill the rest of the store. Owners are the
+// issuer and subject of access tokens: a client that gets tokens for
+// many subjects gets a share for each. Tasks without an owner are
+// bounded by MaxTasks and MaxTaskBytes only.
+func NewMemoryStoreWith(o MemoryStoreOptions) (*MemoryStore, error) {
+	var errs []error
+	if o.MaxTasks < 0 || o.MaxTaskBytes < 0 || o.MaxOwnerTasks < 0 || o.MaxOwnerTaskBytes < 0 {
+		errs = append(errs, fmt.Errorf("a2a: MemoryStoreOptions %+v: a bound is negative", o))
+	}
+	maxTasks := cmp.Or(o.MaxTasks, DefaultMaxTasks)
+	maxBytes := cmp.Or(o.MaxTaskBytes, DefaultMaxTaskBytes)
+	if o.MaxOwnerTasks > maxTasks {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTasks %d is above MaxTasks %d", o.MaxOwnerTasks, maxTasks))
+	}
+	if o.MaxOwnerTaskBytes > maxBytes {
+		errs = append(errs, fmt.Errorf("a2a: MaxOwnerTaskBytes %d is above MaxTaskBytes %d", o.MaxOwnerTaskBytes, maxBytes))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &MemoryStore{s: newOwnedStore(maxTasks, maxBytes, o.MaxOwnerTasks, o.MaxOwnerTaskBytes)}, nil
 }
 
 // Get returns the task with the given id, or ErrTaskNotFound.
@@ -220,9 +284,11 @@ func (m *MemoryStore) Exists(_ context.Context, id string) (bool, error) {
 	return ok, nil
 }
 
-// Create stores t, evicting the oldest tasks past the bounds. A task
-// whose estimated size alone passes the byte budget is refused with
-// ErrTaskTooLarge (and so is an Update that would make it so).
+// Create stores t, evicting the oldest tasks past the bounds: its
+// owner's own oldest past its share, then the oldest of all. A task
+// whose estimated size alone passes the byte budget (or its owner's
+// share of it) is refused with ErrTaskTooLarge (and so is an Update that
+// would make it so).
 func (m *MemoryStore) Create(_ context.Context, t *Task) error {
 	return m.s.put(t)
 }

@@ -48,8 +48,11 @@
 // owner, an owner in a context, each also by state), under one hash tag;
 // every change is a Lua check-and-set on the task's version that refuses
 // to leave a final state, so a cancel racing a completion ends one way
-// for every instance. Bounded in count (oldest evicted) and per-task
-// size, kept TTL after the last change. An expiry index (a sorted set by
+// for every instance. Bounded in count (oldest evicted), in count per
+// owner (TaskOptions.MaxOwnerTasks, default a tenth of MaxTasks: an owner
+// past it evicts its own oldest, by a sorted set of its tasks by
+// creation, never another owner's) and per-task size, kept TTL after
+// the last change. An expiry index (a sorted set by
 // the time each task's hash expires, and a hash of each task's context,
 // owner and state) lets the scripts forget an expired task in every
 // index it was in: each create, update and listing forgets a few, and
@@ -71,6 +74,15 @@
 // long: an old instance's changes do not move a task between state
 // indexes (a listing drops such an entry when it meets it, but counts
 // it until then).
+//
+// Upgrading from a release without the owner's share (no "oa:" keys):
+// tasks the old code created are not in their owner's creation order,
+// so they do not count in its share (nor are evicted by it) until their
+// next change, which adds them as if created then; those
+// never changed again leave with their TTL or by MaxTasks. While old
+// instances serve too, their creates are not counted either, and their
+// evictions leave entries in the creation order that the owner's next
+// eviction drops.
 //
 // Upgrading from a release without the expiry index (before
 // 2026-12-07): each instance's reaper walks the tasks by creation, a few
@@ -119,10 +131,11 @@
 //
 // Keys are the client's address (rate limit), random task ids, and
 // context ids and owners of at most 65 bytes; every script's work is
-// bounded. A create evicts at most 64 tasks past MaxTasks (a larger
-// excess, MaxTasks lowered, goes over the next creates), and a create or
-// an update forgets at most 16 expired tasks, a listing 64, a reaper call
-// 256 (while more are due, up to 8 calls a second an instance). A listing
+// bounded. A create evicts at most 64 tasks past its owner's share and
+// MaxTasks together (a larger excess, a bound lowered, goes over the next
+// creates), and a create or an update forgets at most 16 expired tasks,
+// a listing 64, a reaper call 256 (while more are due, up to 8 calls a
+// second an instance). A listing
 // reads the one index that holds exactly its matches (by context, owner,
 // both or neither, each with or without a state): a ZCOUNT for its total
 // and a read per task of its page, whatever the scope's size, plus the
@@ -140,7 +153,13 @@
 // without one 26, and 600 to 900 bytes of Redis memory a task (a task in
 // a context of its own: 5 keys instead of 2); the expiry index is about
 // 200 of those bytes, 6 of an update's commands, and a third more of its
-// time. A listing's total counts a task that expired within about the
+// time. The owner's share costs an owned task one entry in its owner's
+// creation order (about 135 bytes with the server's ids, at 2,000 tasks
+// an owner), its create 3 commands (32 in all), its updates 2 (28
+// without a change of state); a create at the share also evicts the
+// owner's oldest, 16 more (TestOwnerShareCost). The share bounds one
+// owner, not one client: an issuer that hands out token subjects freely
+// hands out shares. A listing's total counts a task that expired within about the
 // last second, while the reapers keep up (their rate above: some 2,000
 // tasks a second an instance); its pages do not list it. Give the fleet
 // its own Redis database or Options.Prefix, and a password in the URL

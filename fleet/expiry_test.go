@@ -297,7 +297,7 @@ func TestUpgradeExpiry(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if where := indexesHolding(t, f, s, "new"); len(where) != 11 { // 8 indexes, age, exp, meta
+	if where := indexesHolding(t, f, s, "new"); len(where) != 12 { // 8 indexes, age, exp, meta, oa
 		t.Errorf("the new task is in %v", where)
 	}
 }
@@ -315,7 +315,9 @@ func TestEvictionSpread(t *testing.T) {
 		tasks = append(tasks, &a2a.Task{ID: fmt.Sprintf("t%03d", i), ContextID: "c", Owner: "al", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: at}})
 	}
 	bulkCreate(t, big, tasks)
-	small := newStore(t, f, TaskOptions{MaxTasks: 100})
+	// (Every task is al's: a share of the whole store, so that the
+	// global bound is the one passed.)
+	small := newStore(t, f, TaskOptions{MaxTasks: 100, MaxOwnerTasks: 100})
 	ctx := context.Background()
 	for i, want := range []int64{301 - evictPerCreate, 302 - 2*evictPerCreate, 303 - 3*evictPerCreate, 100, 100} {
 		if err := small.Create(ctx, &a2a.Task{ID: fmt.Sprintf("n%d", i), ContextID: "c", Owner: "al",

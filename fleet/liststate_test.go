@@ -382,7 +382,8 @@ func TestListStateModel(t *testing.T) {
 }
 
 // zsets lists the task indexes of s: every sorted set under its prefix
-// but the creation order and the expiry index.
+// but the creation orders (all tasks' and each owner's) and the expiry
+// index.
 func zsets(t *testing.T, f *Fleet, s *TaskStore) []string {
 	t.Helper()
 	keys, err := redisDo(t, f, "KEYS", s.prefix+"*").AsStrSlice()
@@ -391,16 +392,26 @@ func zsets(t *testing.T, f *Fleet, s *TaskStore) []string {
 	}
 	var out []string
 	for _, k := range keys {
-		if typ, _ := redisDo(t, f, "TYPE", k).ToString(); typ == "zset" && k != s.prefix+"age" && k != s.prefix+"exp" {
+		if typ, _ := redisDo(t, f, "TYPE", k).ToString(); typ == "zset" && k != s.prefix+"age" && k != s.prefix+"exp" && !strings.HasPrefix(k, s.prefix+"oa:") {
 			out = append(out, k)
 		}
 	}
 	return out
 }
 
+// oaKeys lists the owners' creation orders of s.
+func oaKeys(t *testing.T, f *Fleet, s *TaskStore) []string {
+	t.Helper()
+	keys, err := redisDo(t, f, "KEYS", s.prefix+"oa:*").AsStrSlice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 func indexesHolding(t *testing.T, f *Fleet, s *TaskStore, id string) (where []string) {
 	t.Helper()
-	for _, k := range append(zsets(t, f, s), s.prefix+"age", s.prefix+"exp") {
+	for _, k := range append(append(zsets(t, f, s), s.prefix+"age", s.prefix+"exp"), oaKeys(t, f, s)...) {
 		if err := redisDo(t, f, "ZSCORE", k, id).Error(); err == nil {
 			where = append(where, k)
 		}
@@ -455,6 +466,28 @@ func checkLayout(t *testing.T, f *Fleet, s *TaskStore, model map[string]mtask, e
 			if !seen[id][k] {
 				t.Errorf("%s (%+v) missing from %s", id, m, k)
 			}
+		}
+	}
+	// Each owner's creation order holds exactly its live tasks (and
+	// entries of expired ones), with a TTL.
+	for _, k := range oaKeys(t, f, s) {
+		if ttl, err := redisDo(t, f, "TTL", k).AsInt64(); err != nil || ttl <= 0 {
+			t.Errorf("%s: TTL %d %v, want one", k, ttl, err)
+		}
+		members, err := redisDo(t, f, "ZRANGE", k, "0", "-1").AsStrSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range members {
+			if m, live := model[id]; live && s.prefix+"oa:"+m.own != k || !live && !expired[id] {
+				t.Errorf("%s holds %s (%+v, live %v)", k, id, m, live)
+			}
+			seen[id][k] = true
+		}
+	}
+	for id, m := range model {
+		if k := s.prefix + "oa:" + m.own; m.own != "" && !seen[id][k] {
+			t.Errorf("%s (%+v) missing from %s", id, m, k)
 		}
 	}
 }
@@ -633,7 +666,7 @@ func TestListStateCost(t *testing.T) {
 	}
 	r := services.StartRedis(t)
 	f := newSlowFleet(t, r, "lc:")
-	s := newStore(t, f, TaskOptions{})
+	s := newStore(t, f, TaskOptions{MaxOwnerTasks: DefaultMaxTasks}) // bob holds 45,000
 	tasks := costTasks(50000, 50)
 	bulkCreate(t, s, tasks)
 	ctx := context.Background()
@@ -671,7 +704,7 @@ func TestListStateMeasure(t *testing.T) {
 	for _, n := range []int{10000, 50000, 100000} {
 		r := services.StartRedis(t)
 		f := newSlowFleet(t, r, "lx:")
-		s := newStore(t, f, TaskOptions{MaxTasks: 200000})
+		s := newStore(t, f, TaskOptions{MaxTasks: 200000, MaxOwnerTasks: 200000})
 		m0 := mem2(t, f)
 		tasks := costTasks(n, 50)
 		bulkCreate(t, s, tasks)
@@ -699,7 +732,7 @@ func TestListStateMeasure(t *testing.T) {
 			// (each its own context, state and (context, owner) keys).
 			r := services.StartRedis(t)
 			f := newSlowFleet(t, r, "ly:")
-			s := newStore(t, f, TaskOptions{MaxTasks: 200000})
+			s := newStore(t, f, TaskOptions{MaxTasks: 200000, MaxOwnerTasks: 200000})
 			m0 := mem2(t, f)
 			const n = 50000
 			tasks := costTasks(n, 50)

@@ -115,6 +115,8 @@ return redis.call('ZCARD', KEYS[1])
 //	o:<own>, os:<st>:<own>            an owner's
 //	co:<#own>:<own>:<ctx>, cos:<st>:<#own>:<own>:<ctx>
 //	                                  an owner's in one context
+//	oa:<own>                          an owner's by creation (Redis ms),
+//	                                  for its share (TaskOptions.MaxOwnerTasks)
 //	age                               every task by creation (Redis ms)
 //	exp                               every task by the Redis ms its hash
 //	                                  expires (its last change + TTL)
@@ -160,6 +162,8 @@ local function zkey(c, o, s)
   if s == '0' then return P .. 'co:' .. co end
   return P .. 'cos:' .. s .. ':' .. co
 end
+-- an owner's tasks by creation
+local function oakey(o) return P .. 'oa:' .. o end
 -- every index a task of context c, owner o and state s is in (nil or
 -- false counts as ''/'0'): one per subset of its known attributes
 local function idxs(c, o, s)
@@ -205,7 +209,9 @@ local function forget(items, del)
   local byk, order, ids = {}, {}, {}
   for _, it in ipairs(items) do
     ids[#ids + 1] = it[1]
-    for _, z in ipairs(idxs(it[2], it[3], it[4])) do
+    local zs = idxs(it[2], it[3], it[4])
+    if it[3] and it[3] ~= '' then zs[#zs + 1] = oakey(it[3]) end
+    for _, z in ipairs(zs) do
       local l = byk[z]
       if not l then
         l = {}
@@ -265,12 +271,10 @@ local function reap(limit)
   forget(known(gone), false)
   return #due == limit
 end
--- evict the n oldest tasks by creation
-local function evict(n)
-  local popped = redis.call('ZPOPMIN', AGE, n)
+-- evict tasks by id, from every index
+local function evictIds(ids)
   local items, lost = {}, {}
-  for i = 1, #popped, 2 do
-    local id = popped[i]
+  for _, id in ipairs(ids) do
     local h = redis.call('HMGET', tkey(id), 'c', 'o', 's')
     if h[3] then
       items[#items + 1] = {id, h[1], h[2], h[3]}
@@ -281,6 +285,29 @@ local function evict(n)
   for _, it in ipairs(known(lost)) do items[#items + 1] = it end
   forget(items, true)
 end
+-- evict the n oldest tasks by creation
+local function evict(n)
+  if n <= 0 then return end
+  local popped = redis.call('ZPOPMIN', AGE, n)
+  local ids = {}
+  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+  evictIds(ids)
+end
+-- evict the n oldest tasks of owner o by creation, but keep; returns how
+-- many
+local function evictOwn(o, keep, n)
+  if n <= 0 then return 0 end
+  local ids = {}
+  for _, id in ipairs(redis.call('ZRANGE', oakey(o), 0, n)) do
+    if id ~= keep and #ids < n then ids[#ids + 1] = id end
+  end
+  if #ids == 0 then return 0 end
+  -- (forget drops them from oa:<o> when it knows their owner; an entry
+  -- whose hash and meta are gone is dropped here)
+  redis.call('ZREM', oakey(o), unpack(ids))
+  evictIds(ids)
+  return #ids
+end
 -- keep a task's indexes TTL past its last change (an index key whose
 -- entries all expired then goes by itself)
 local function touch(c, o, s)
@@ -288,6 +315,7 @@ local function touch(c, o, s)
   redis.call('EXPIRE', EXP, TTL + 60)
   redis.call('EXPIRE', META, TTL + 60)
   for _, z in ipairs(idxs(c, o, s)) do redis.call('EXPIRE', z, TTL + 60) end
+  if o and o ~= '' then redis.call('EXPIRE', oakey(o), TTL + 60) end
 end
 local function final(s)
   return s == '3' or s == '4' or s == '5' or s == '7'
@@ -318,12 +346,14 @@ const (
 	listSkip = 256
 )
 
-// scriptCreate stores a new task, evicting the oldest past the bound (at
-// most evictPerCreate) and forgetting expired ones (at most
-// reapPerWrite).
+// scriptCreate stores a new task, evicting past the bounds (at most
+// evictPerCreate in all: first the oldest of its owner past the owner's
+// share, then the oldest of all past max tasks) and forgetting expired
+// ones (at most reapPerWrite).
 //
 // ARGV: prefix, ttl (s), id, context (keyPart), state, status ms, data,
-// max tasks, owner (keyPart; "" for none), evictions, reaps
+// max tasks, owner (keyPart; "" for none), evictions, reaps, max tasks
+// of an owner
 // Returns 1, or 0 when the id exists.
 var scriptCreate = rueidis.NewLuaScript(taskLua + `
 local id, c, st, ms, data, maxn, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
@@ -337,10 +367,16 @@ redis.call('HSET', k, 'd', data, 's', st, 'c', c, 'v', 1, 'u', ms, 'o', o)
 redis.call('EXPIRE', k, TTL)
 for _, z in ipairs(idxs(c, o, st)) do redis.call('ZADD', z, ms, id) end
 redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
+local budget = tonumber(ARGV[10])
+if o ~= '' then
+  redis.call('ZADD', oakey(o), string.format('%.0f', nowms()), id)
+  local own = redis.call('ZCARD', oakey(o)) - tonumber(ARGV[12])
+  if own > 0 then budget = budget - evictOwn(o, id, math.min(own, budget)) end
+end
 expires(id, c, o, st, TTL * 1000)
 touch(c, o, st)
 local over = redis.call('ZCARD', AGE) - maxn
-if over > 0 then evict(math.min(over, tonumber(ARGV[10]))) end
+if over > 0 then evict(math.min(over, budget)) end
 reap(tonumber(ARGV[11]))
 return 1
 `)
@@ -348,7 +384,8 @@ return 1
 // scriptUpdate is the check-and-set of a task. A change of state moves
 // the task from the old state's indexes to the new one's (and a task an
 // older release indexed under a long context's or owner's own name, to
-// its keyPart's).
+// its keyPart's; one an older release created, into its owner's
+// creation order).
 //
 // ARGV: prefix, ttl (s), id, expected version, state, status ms, data,
 // context (keyPart), owner (keyPart), reaps
@@ -371,6 +408,9 @@ end
 for _, z in ipairs(idxs(cur[3], cur[4], cur[2])) do
   if not now[z] then redis.call('ZREM', z, id) end
 end
+-- a task an older release created is counted in its owner's share from
+-- its first change on, as if created then (a no-op for the others)
+if o ~= '' then redis.call('ZADD', oakey(o), 'NX', string.format('%.0f', nowms()), id) end
 expires(id, c, o, st, TTL * 1000)
 touch(c, o, st)
 reap(tonumber(ARGV[10]))

@@ -19,6 +19,9 @@ const (
 	DefaultTaskTTL      = 24 * time.Hour
 	DefaultMaxTasks     = 100000
 	DefaultMaxTaskBytes = 1 << 20
+	// DefaultOwnerShare: an owner keeps at most 1/DefaultOwnerShare of
+	// MaxTasks by default (TaskOptions.MaxOwnerTasks).
+	DefaultOwnerShare = 10
 	// maxCASTries bounds Update's read-modify-write loop under contention;
 	// between tries a writer that lost waits a random moment that grows
 	// with the tries (up to casBackoff each), so that racing writers stop
@@ -56,6 +59,15 @@ type TaskOptions struct {
 	// refused (a2a.ErrTaskTooLarge) and the task is unchanged. Default
 	// 1 MiB.
 	MaxTaskBytes int
+	// MaxOwnerTasks bounds the tasks of one owner (a2a.Task.Owner: with
+	// authorization, one token issuer and subject), fleet-wide: an owner
+	// past it that creates a task evicts its own oldest (by creation),
+	// never another owner's, so that one client cannot flush the
+	// others' tasks out of MaxTasks. At most MaxTasks (which means no
+	// share). It costs an owned task one more sorted-set entry (about
+	// 135 bytes of Redis), its create 3 more commands and its updates 2.
+	// Default MaxTasks / DefaultOwnerShare (10,000), at least 1.
+	MaxOwnerTasks int
 }
 
 // TaskStore is an a2a.TaskStore in Redis, shared by every instance of the
@@ -71,9 +83,10 @@ type TaskOptions struct {
 // the task between them); a sorted set by creation, to evict the oldest
 // past MaxTasks; and a sorted set by the time each task's hash expires,
 // with a hash of each task's context, owner and state, from which the
-// scripts and a reaper forget expired tasks in every index. A context id
-// or owner over 64 bytes is named in the keys by its SHA-256. The layout
-// is taskLua's, in scripts.go.
+// scripts and a reaper forget expired tasks in every index; and per
+// owner a sorted set of its tasks by creation, whose oldest go past
+// MaxOwnerTasks. A context id or owner over 64 bytes is named in the
+// keys by its SHA-256. The layout is taskLua's, in scripts.go.
 // Every write is one Lua script. Update is a check-and-set on the
 // version, refused by the script when the stored task is final, retried
 // on a conflict: so of a cancel and a completion racing on two instances
@@ -102,6 +115,7 @@ type TaskStore struct {
 	prefix string
 	ttl    string // seconds
 	maxN   string
+	maxO   string
 	maxB   int
 }
 
@@ -110,8 +124,8 @@ var _ a2a.TaskStore = (*TaskStore)(nil)
 // TaskStore returns the fleet's A2A task store (set it as
 // a2a.Config.Tasks).
 func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
-	if o.TTL < 0 || o.MaxTasks < 0 || o.MaxTaskBytes < 0 {
-		return nil, errors.New("fleet: TaskOptions: negative TTL, MaxTasks or MaxTaskBytes")
+	if o.TTL < 0 || o.MaxTasks < 0 || o.MaxTaskBytes < 0 || o.MaxOwnerTasks < 0 {
+		return nil, errors.New("fleet: TaskOptions: negative TTL, MaxTasks, MaxTaskBytes or MaxOwnerTasks")
 	}
 	if o.TTL == 0 {
 		o.TTL = DefaultTaskTTL
@@ -125,11 +139,18 @@ func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
 	if o.MaxTaskBytes == 0 {
 		o.MaxTaskBytes = DefaultMaxTaskBytes
 	}
+	if o.MaxOwnerTasks == 0 {
+		o.MaxOwnerTasks = max(1, o.MaxTasks/DefaultOwnerShare)
+	}
+	if o.MaxOwnerTasks > o.MaxTasks {
+		return nil, fmt.Errorf("fleet: TaskOptions.MaxOwnerTasks %d is above MaxTasks %d", o.MaxOwnerTasks, o.MaxTasks)
+	}
 	s := &TaskStore{
 		f:      f,
 		prefix: f.keyPre + "{a2a}:",
 		ttl:    strconv.FormatInt(int64(o.TTL/time.Second), 10),
 		maxN:   strconv.Itoa(o.MaxTasks),
+		maxO:   strconv.Itoa(o.MaxOwnerTasks),
 		maxB:   o.MaxTaskBytes,
 	}
 	select {
@@ -295,7 +316,7 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 // createArgs are scriptCreate's arguments for t, encoded as data.
 func (s *TaskStore) createArgs(t *a2a.Task, data []byte) []string {
 	return []string{s.prefix, s.ttl, t.ID, keyPart(t.ContextID), strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN,
-		keyPart(t.Owner), strconv.Itoa(evictPerCreate), strconv.Itoa(reapPerWrite)}
+		keyPart(t.Owner), strconv.Itoa(evictPerCreate), strconv.Itoa(reapPerWrite), s.maxO}
 }
 
 // Update is the check-and-set of a2a.TaskStore.Update. f may not change

@@ -198,7 +198,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 func TestListByOwnerIndexed(t *testing.T) {
 	r := services.StartRedis(t)
 	f := newFleet(t, r, "a", "own:")
-	s := newStore(t, f, TaskOptions{})
+	s := newStore(t, f, TaskOptions{MaxOwnerTasks: DefaultMaxTasks}) // alice holds 20,000
 	ctx := context.Background()
 	at := time.Now().UTC()
 	const n = 20000

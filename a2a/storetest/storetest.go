@@ -40,6 +40,97 @@ func Run(t *testing.T, newStore func(t *testing.T) a2a.TaskStore, newPair func(t
 	t.Run("Owner", func(t *testing.T) { testOwner(t, newStore(t)) })
 }
 
+// RunOwnerShare checks a store's share per owner. newStore returns an
+// empty store of at most maxTasks tasks, each owner's at most
+// maxOwnerTasks: an owner past its share evicts its own oldest tasks (by
+// creation, whatever their updates), never another owner's or an
+// owner-less one; the store's own bound still evicts the oldest of all.
+func RunOwnerShare(t *testing.T, newStore func(t *testing.T, maxTasks, maxOwnerTasks int) a2a.TaskStore) {
+	ctx := context.Background()
+	s := newStore(t, 20, 3)
+	n := 0
+	create := func(owner string, st a2a.TaskState) string {
+		t.Helper()
+		// ids in creation order, status times too: a store that orders
+		// creations of one millisecond by id orders them the same.
+		id := fmt.Sprintf("t%02d", n)
+		tk := &a2a.Task{ID: id, ContextID: "share", Owner: owner, Status: a2a.TaskStatus{State: st, Timestamp: base.Add(time.Duration(n) * time.Millisecond)}}
+		n++
+		if err := s.Create(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	owned := func(owner string) []string {
+		t.Helper()
+		p, err := s.List(ctx, a2a.TaskQuery{Owner: owner, PageSize: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tk := range p.Tasks {
+			ids = append(ids, tk.ID)
+		}
+		slices.Reverse(ids) // oldest first
+		if p.TotalSize != len(ids) {
+			t.Errorf("%s: total %d, %d listed", owner, p.TotalSize, len(ids))
+		}
+		return ids
+	}
+	const alice, bob = "https://as.example alice", "https://as.example bob"
+	waiting := create(alice, a2a.TaskStateInputRequired)
+	var anon []string
+	for range 5 {
+		anon = append(anon, create("", a2a.TaskStateCompleted))
+	}
+	var bobs []string
+	for range 10 {
+		bobs = append(bobs, create(bob, a2a.TaskStateInputRequired))
+	}
+	for _, id := range append([]string{waiting}, anon...) {
+		if _, err := s.Get(ctx, id); err != nil {
+			t.Errorf("%s after bob's 10 creates with a share of 3: %v", id, err)
+		}
+	}
+	if got := owned(bob); !slices.Equal(got, bobs[7:]) {
+		t.Errorf("bob keeps %v, want his 3 newest %v", got, bobs[7:])
+	}
+	if _, err := s.Get(ctx, bobs[0]); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob's oldest: %v, want ErrTaskNotFound", err)
+	}
+	// An update does not renew a task's age: bob's oldest still goes.
+	if _, err := s.Update(ctx, bobs[7], func(o *a2a.Task) (*a2a.Task, error) {
+		nt := *o
+		nt.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: base.Add(time.Hour)}
+		return &nt, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bobs = append(bobs, create(bob, a2a.TaskStateWorking))
+	if _, err := s.Get(ctx, bobs[7]); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob's oldest, updated: %v, want evicted by his create", err)
+	}
+	if got := owned(bob); len(got) != 3 {
+		t.Errorf("bob keeps %v", got)
+	}
+	// Owners that together fill the store: the oldest of all goes.
+	for i := range 4 {
+		for range 3 {
+			create(fmt.Sprintf("https://as.example c%d", i), a2a.TaskStateWorking)
+		}
+	}
+	p, err := s.List(ctx, a2a.TaskQuery{ContextID: "share", PageSize: 100})
+	if err != nil || p.TotalSize != 20 {
+		t.Errorf("a full store holds %d tasks (%v), want 20", p.TotalSize, err)
+	}
+	if _, err := s.Get(ctx, waiting); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("the oldest task of a full store: %v, want evicted", err)
+	}
+	if _, err := s.Get(ctx, anon[0]); err != nil {
+		t.Errorf("the second oldest: %v, want kept", err)
+	}
+}
+
 var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // Task returns a task with every kind of content, id and context as
