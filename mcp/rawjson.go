@@ -341,21 +341,23 @@ func (s *nameSet) add(it *decode.Members) bool {
 // of a name winning.
 func equalObjectsLastWins(a, b []byte) bool {
 	distinct := func(o []byte) (n int) {
+		var last lastValues
 		var it decode.Members
 		for it.Reset(o); it.Next(); {
-			if isLast(o, memberName(&it), it.Value()) {
+			if last.is(o, memberName(&it), it.Value()) {
 				n++
 			}
 		}
 		return n
 	}
 	if distinct(a) != distinct(b) {
-		return false
+		return false // so that the lookups below walk b at most len(b) times
 	}
+	var last lastValues
 	var it decode.Members
 	for it.Reset(a); it.Next(); {
 		name := memberName(&it)
-		if !isLast(a, name, it.Value()) {
+		if !last.is(a, name, it.Value()) {
 			continue
 		}
 		bv, n := decode.Lookup(b, name)
