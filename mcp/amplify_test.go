@@ -38,6 +38,14 @@ func amplifyServer(t *testing.T) *fastserver.Endpoint {
 		InputSchema: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
 		Handler:     ToolFunc(func(c *Call) error { return c.AddTextJSON(c.Arg("text")) }),
 	})
+	// minItems and maxItems: in the compiled subset (before 2026-12-06
+	// such a schema went to the library, whose instance model of these
+	// arrays cost 35-51 times their bytes).
+	s.AddTool(Tool{
+		Name:        "counted",
+		InputSchema: `{"type":"object","properties":{"v":{"type":"array","minItems":0,"maxItems":1000000}}}`,
+		Handler:     ToolFunc(func(c *Call) error { c.AddText("ok"); return nil }),
+	})
 	s.AddPrompt(Prompt{
 		Name:      "greet",
 		Arguments: []PromptArgument{{Name: "name", Required: true}, {Name: "tone"}},
@@ -78,6 +86,9 @@ func amplifyShapes(r *rand.Rand) []struct {
 		{"a long text of escapes", call("echo", `"text":"`, `"`, func(int) string { return `\u0001` })},
 		{"deep nesting", call("echo", `"text":"hi","d":[`, `]`, func(int) string { return strings.Repeat("[", 900) + strings.Repeat("]", 900) })},
 		{"many empty objects", call("echo", `"text":"hi","o":[`, `]`, func(int) string { return `{}` })},
+		{"minItems: many empty objects", call("counted", `"v":[`, `]`, func(int) string { return `{}` })},
+		{"minItems: many zeros", call("counted", `"v":[`, `]`, func(int) string { return `0` })},
+		{"minItems: many empty arrays", call("counted", `"v":[`, `]`, func(int) string { return `[]` })},
 		// A typed tool's arguments are decoded into its Go type, whose
 		// cost is the tool's choice (a []float64 costs 8 bytes for the 2
 		// of "0,"): the bound covers what the server decodes, measured

@@ -202,7 +202,8 @@
 //     write for plain structs: type (a name or a list), properties,
 //     required, additionalProperties (a boolean or a schema), enum, items
 //     (one schema for every element), minimum and maximum, minLength and
-//     maxLength, pattern (Go's regexp, as the library uses), boolean
+//     maxLength, minItems and maxItems, pattern (Go's regexp, as the
+//     library uses), boolean
 //     schemas, and the annotations (title,
 //     description, default, examples, deprecated, readOnly, writeOnly,
 //     $comment, format outside draft-07, $schema 2020-12, 2019-09 or

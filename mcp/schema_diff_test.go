@@ -140,6 +140,12 @@ func (g *schemaGen) schema(depth int) string {
 	if g.r.IntN(4) == 0 {
 		kw = append(kw, `"maxLength":`+g.pick([]string{"0", "1", "2", "3", "1.0"}))
 	}
+	if g.r.IntN(5) == 0 {
+		kw = append(kw, `"minItems":`+strconv.Itoa(g.r.IntN(3)))
+	}
+	if g.r.IntN(5) == 0 {
+		kw = append(kw, `"maxItems":`+g.pick([]string{"0", "1", "2", "2.0"}))
+	}
 	if g.r.IntN(6) == 0 {
 		kw = append(kw, `"format":"email"`, `"description":"d"`)
 	}

@@ -45,7 +45,8 @@ func TestSchemaCompileErrors(t *testing.T) {
 		"pattern not RE2":           `{"type":"object","properties":{"x":{"pattern":"(?<=a)b"}}}`,
 		"exclusiveMinimum":          `{"type":"object","properties":{"x":{"exclusiveMinimum":0}}}`,
 		"multipleOf":                `{"type":"object","properties":{"x":{"multipleOf":2}}}`,
-		"minItems":                  `{"type":"object","properties":{"x":{"minItems":1}}}`,
+		"minItems negative":         `{"type":"object","properties":{"x":{"minItems":-1}}}`,
+		"maxItems fractional":       `{"type":"object","properties":{"x":{"maxItems":1.5}}}`,
 		"uniqueItems":               `{"type":"object","properties":{"x":{"uniqueItems":true}}}`,
 		"prefixItems":               `{"type":"object","properties":{"x":{"prefixItems":[]}}}`,
 		"patternProperties":         `{"type":"object","patternProperties":{}}`,
@@ -55,7 +56,7 @@ func TestSchemaCompileErrors(t *testing.T) {
 		"unevaluatedProperties":     `{"type":"object","unevaluatedProperties":false}`,
 		"x-mcp-header":              `{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}`,
 		"other extension":           `{"type":"object","x-vendor":1}`,
-		"unsupported in items":      `{"type":"object","properties":{"x":{"items":{"format":"uri","maxItems":3}}}}`,
+		"unsupported in items":      `{"type":"object","properties":{"x":{"items":{"format":"uri","uniqueItems":true}}}}`,
 		"unsupported in additional": `{"type":"object","additionalProperties":{"const":1}}`,
 	}
 	for name, text := range bad {
