@@ -591,16 +591,9 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	if s.sessions == nil {
 		return false
 	}
-	var id []byte
-	switch ids := ctx.Request.Header.PeekAll(HeaderSession); len(ids) {
-	case 0:
-	case 1:
-		id = ids[0]
-	default:
-		// Judged by all its lines, as a POST's (which then names no
-		// session: 404), never by its first line alone.
-		id = bytes.Join(ids, []byte(", "))
-	}
+	// Judged by all its lines, as a POST's (two name no session: 404),
+	// never by its first line alone.
+	id := fieldValue(ctx, HeaderSession)
 	owner := ""
 	if len(id) > 0 && s.auth != nil && (ctx.IsDelete() || ctx.IsGet()) {
 		// A session's stream and its end need the endpoint's token, as
@@ -624,11 +617,7 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	// The protocol version, as for a POST (row 11): one this server does
 	// not serve is 400; under 2026-07-28 there are no sessions, so no
 	// session stream or end (405).
-	if vals := ctx.Request.Header.PeekAll(HeaderProtocolVersion); len(vals) > 0 {
-		hv := vals[0]
-		if len(vals) > 1 {
-			hv = bytes.Join(vals, []byte(", "))
-		}
+	if hv := fieldValue(ctx, HeaderProtocolVersion); hv != nil {
 		v, ok := ParseVersion(hv)
 		if !ok {
 			e := unsupportedVersion(hv)
@@ -660,7 +649,7 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 			ctx.Error("session not found", fasthttp.StatusNotFound)
 			return true
 		}
-		if !fastserver.AcceptsEventStream(acceptValue(ctx)) {
+		if !fastserver.AcceptsEventStream(fieldValue(ctx, "Accept")) {
 			ctx.Error("the session stream is text/event-stream", fasthttp.StatusNotAcceptable)
 			return true
 		}
@@ -693,10 +682,10 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 	return false
 }
 
-// acceptValue returns the request's Accept field, its lines joined as
-// one list: nil when there is none.
-func acceptValue(ctx *fasthttp.RequestCtx) []byte {
-	vals := ctx.Request.Header.PeekAll("Accept")
+// fieldValue returns the request's field name, its lines joined with
+// ", " as one value (RFC 9110 §5.3): nil when there is none.
+func fieldValue(ctx *fasthttp.RequestCtx, name string) []byte {
+	vals := ctx.Request.Header.PeekAll(name)
 	switch len(vals) {
 	case 0:
 		return nil
