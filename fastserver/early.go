@@ -413,7 +413,7 @@ func (s *Server) preflight(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	if ep.Other != nil && ep.OtherMethods == nil {
 		// Every method is offered to Other: the one asked for is allowed
 		// if it is a method at all.
-		if rm := f.lookup("Access-Control-Request-Method"); len(rm) > 0 && allTokens([]string{string(rm)}) {
+		if rm := f.lookup("Access-Control-Request-Method"); isToken(rm) {
 			methods += ", " + string(rm)
 		}
 	}

@@ -735,13 +735,21 @@ func (ep *endpoint) allowOrigin(ctx *fasthttp.RequestCtx, origin []byte) {
 // allTokens reports whether every string of l is a token.
 func allTokens(l []string) bool {
 	for _, t := range l {
-		if t == "" {
+		if !isToken(t) {
 			return false
 		}
-		for i := 0; i < len(t); i++ {
-			if !tchars[t[i]] {
-				return false
-			}
+	}
+	return true
+}
+
+// isToken reports whether t is a token (RFC 9110 §5.6.2).
+func isToken[T string | []byte](t T) bool {
+	if len(t) == 0 {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if !tchars[t[i]] {
+			return false
 		}
 	}
 	return true
