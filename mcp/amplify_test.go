@@ -46,6 +46,14 @@ func amplifyServer(t *testing.T) *fastserver.Endpoint {
 		InputSchema: `{"type":"object","properties":{"v":{"type":"array","minItems":0,"maxItems":1000000}}}`,
 		Handler:     ToolFunc(func(c *Call) error { c.AddText("ok"); return nil }),
 	})
+	// Outside the compiled subset: the raw walk judges these
+	// (schemaraw.go); before 2026-12-06 the library did, on a model of
+	// the arguments that cost 35-51 times their bytes.
+	s.AddTool(Tool{
+		Name:        "walked",
+		InputSchema: walkedSchema,
+		Handler:     ToolFunc(func(c *Call) error { c.AddText("ok"); return nil }),
+	})
 	s.AddPrompt(Prompt{
 		Name:      "greet",
 		Arguments: []PromptArgument{{Name: "name", Required: true}, {Name: "tone"}},
@@ -63,6 +71,20 @@ func amplifyServer(t *testing.T) *fastserver.Endpoint {
 	}
 	return s.Endpoint()
 }
+
+// walkedSchema uses a keyword of each family the raw walk adds to the
+// compiled subset's: uniqueItems, const, anyOf and oneOf, $ref and
+// $defs, unevaluatedProperties and unevaluatedItems, prefixItems,
+// contains, patternProperties, dependentRequired, propertyNames.
+const walkedSchema = `{"type":"object","$defs":{"num":{"type":"number"}},"properties":{
+	"uniq":{"type":"array","uniqueItems":true},
+	"pick":{"anyOf":[{"type":"array","items":{"type":"string"}},{"type":"array","items":{"$ref":"#/$defs/num"}}]},
+	"one":{"oneOf":[{"type":"array","items":{"type":"object"}},{"type":"array","items":{"type":"array"}}]},
+	"rest":{"type":"object","allOf":[{"properties":{"a":{}}}],"unevaluatedProperties":{"$ref":"#/$defs/num"},"propertyNames":{"maxLength":8}},
+	"tail":{"type":"array","prefixItems":[{"const":0}],"unevaluatedItems":{"$ref":"#/$defs/num"},"contains":{"const":0}},
+	"pat":{"type":"object","patternProperties":{"^x":{"type":"integer"}},"dependentRequired":{"x1":["x2"]}},
+	"deep":{"type":"object"}
+}}`
 
 // amplifyShapes are the request shapes that make a large decoded form
 // cheapest to send, found for tools, prompts and resources.
@@ -93,6 +115,14 @@ func amplifyShapes(r *rand.Rand) []struct {
 		// cost is the tool's choice (a []float64 costs 8 bytes for the 2
 		// of "0,"): the bound covers what the server decodes, measured
 		// here with strings.
+		{"walked: uniqueItems, distinct numbers", call("walked", `"uniq":[`, `]`, func(i int) string { return strconv.Itoa(i) })},
+		{"walked: uniqueItems, distinct strings", call("walked", `"uniq":[`, `]`, func(i int) string { return `"` + shortName(i) + `"` })},
+		{"walked: anyOf, many zeros", call("walked", `"pick":[`, `]`, func(int) string { return `0` })},
+		{"walked: oneOf, many empty arrays", call("walked", `"one":[`, `]`, func(int) string { return `[]` })},
+		{"walked: unevaluatedProperties, tiny members", call("walked", `"rest":{`, `}`, func(i int) string { return `"` + shortName(i) + `":0` })},
+		{"walked: unevaluatedItems, many zeros", call("walked", `"tail":[`, `]`, func(int) string { return `0` })},
+		{"walked: patternProperties, tiny members", call("walked", `"pat":{`, `}`, func(i int) string { return `"` + shortName(i) + `":0` })},
+		{"walked: a name repeated below the top", call("walked", `"deep":{`, `}`, func(int) string { return `"k":0` })},
 		{"typed: a long text of escapes", call("typed", `"text":"`, `"`, func(int) string { return `\u0001` })},
 		{"typed: many short strings", call("typed", `"text":"`, `"`, func(int) string { return `\"` })},
 		{"prompt: many tiny arguments", func(size int) []byte {

@@ -22,7 +22,7 @@ import (
 // exact object.
 func TestArgsCheckInWalk(t *testing.T) {
 	for _, draft := range []string{"draft2020-12", "draft7"} {
-		s, tools, _ := suiteServer(t, draft, false)
+		s, tools, _ := suiteServer(t, draft, pathsAll)
 		d, err := decode.NewDecoder(decode.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -111,7 +111,8 @@ func ExampleCall_SetError() {
 func ExampleServer_AddTool_library() {
 	s, _ := mcp.New(mcp.Info{Name: "example", Version: "1.0.0"})
 	// uniqueItems is outside the compiled subset: the JSON Schema library
-	// checks this schema, and a failure is answered as the subset's are.
+	// compiles this schema and the raw walk judges calls against it, a
+	// failure answered as the subset's are.
 	schema := `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["tags"]}`
 	err := s.AddTool(mcp.Tool{
 		Name:        "tag",
@@ -128,7 +129,7 @@ func ExampleServer_AddTool_library() {
 	// Output:
 	// <nil> false
 	// {"content":[{"type":"text","text":"[\"a\",\"b\"]"}]}
-	// error: fastserver: -32602 invalid arguments: arguments.tags items at 0 and 1 are equal
+	// error: fastserver: -32602 invalid arguments: arguments.tags must hold unique items (items 0 and 1 are equal)
 }
 
 func ExampleServer_AddSchemaDocument() {

@@ -85,7 +85,7 @@ func TestSchemaAllocs(t *testing.T) {
 	}
 
 	// pattern on text without escapes (the lookup tool's key).
-	ts, err := compileToolSchema(`{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`, "lookup", "input", nil, false)
+	ts, err := compileToolSchema(`{"type":"object","properties":{"key":{"type":"string","pattern":"^[a-z]+$"}},"required":["key"]}`, "lookup", "input", nil, pathsAll)
 	if err != nil || ts.fast == nil {
 		t.Fatalf("pattern not on the compiled path: %v", err)
 	}

@@ -51,7 +51,7 @@ func diffVerdict(ts *toolSchema, instance []byte) string {
 
 func TestSchemaDifferentialSuite(t *testing.T) {
 	for _, draft := range []string{"draft2020-12", "draft7"} {
-		s, tools, _ := suiteServer(t, draft, false)
+		s, tools, _ := suiteServer(t, draft, pathsAll)
 		n := 0
 		for _, rt := range tools {
 			if !rt.fast {
@@ -213,7 +213,7 @@ func TestSchemaDifferentialRandom(t *testing.T) {
 			root += `,"additionalProperties":` + g.schema(1)
 		}
 		root += "}"
-		ts, err := compileToolSchema(root, "diff", "input", nil, false)
+		ts, err := compileToolSchema(root, "diff", "input", nil, pathsAll)
 		if err != nil || ts.fast == nil {
 			continue
 		}

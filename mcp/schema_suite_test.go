@@ -118,20 +118,18 @@ type suiteTool struct {
 	name  string
 	file  string
 	group suiteGroup
-	fast  bool
+	fast  bool // served by the compiled subset
+	raw   bool // served by the raw walk
 }
 
 // suiteServer registers every group of one draft as a tool.
-func suiteServer(t *testing.T, draft string, libraryOnly bool) (*Server, []suiteTool, []string) {
+func suiteServer(t *testing.T, draft string, paths schemaPaths) (*Server, []suiteTool, []string) {
 	t.Helper()
-	var opts []Option
-	if libraryOnly {
-		opts = append(opts, WithLibraryValidation())
-	}
-	s, err := New(Info{Name: "suite", Version: "1"}, opts...)
+	s, err := New(Info{Name: "suite", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.schemaPaths = paths
 	remotes := filepath.Join(suiteDir, "remotes")
 	err = filepath.WalkDir(remotes, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -197,7 +195,8 @@ func suiteServer(t *testing.T, draft string, libraryOnly bool) (*Server, []suite
 				refused = append(refused, fmt.Sprintf("%s %q: %v", base, g.Description, err))
 				continue
 			}
-			tools = append(tools, suiteTool{name: name, file: base, group: g, fast: s.toolIndex[name].in.fast != nil})
+			in := s.toolIndex[name].in
+			tools = append(tools, suiteTool{name: name, file: base, group: g, fast: in.fast != nil, raw: in.raw != nil})
 		}
 	}
 	return s, tools, refused
@@ -255,15 +254,12 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 		t.Skipf("the suite is missing (../shared beside the repository): %v", err)
 	}
 	for _, draft := range []string{"draft2020-12", "draft7"} {
-		for _, libraryOnly := range []bool{false, true} {
-			mode := "compiled+library"
-			if libraryOnly {
-				mode = "library only"
-			}
+		for _, paths := range []schemaPaths{pathsAll, pathsRaw, pathsLibrary} {
+			mode := [...]string{"compiled+raw+library", "raw+library", "library only"}[paths]
 			t.Run(draft+"/"+mode, func(t *testing.T) {
-				s, tools, refused := suiteServer(t, draft, libraryOnly)
+				s, tools, refused := suiteServer(t, draft, paths)
 				hc := serveInMemory(t, s)
-				var pass, wrong, fastCases, id int
+				var pass, wrong, fastCases, rawCases, id int
 				for _, rt := range tools {
 					for _, tc := range rt.group.Tests {
 						id++
@@ -288,10 +284,13 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 							if rt.fast {
 								fastCases++
 							}
+							if rt.raw {
+								rawCases++
+							}
 							continue
 						}
 						wrong++
-						t.Errorf("%s %q / %q (valid %v, fast path %v): %d %s", rt.file, rt.group.Description, tc.Description, tc.Valid, rt.fast, status, m["error"])
+						t.Errorf("%s %q / %q (valid %v, fast path %v, raw walk %v): %d %s", rt.file, rt.group.Description, tc.Description, tc.Valid, rt.fast, rt.raw, status, m["error"])
 					}
 				}
 				for _, r := range refused {
@@ -305,8 +304,11 @@ func TestJSONSchemaTestSuite(t *testing.T) {
 				total := pass + wrong
 				skipped := len(refused)
 				rate := 100 * float64(pass) / float64(total)
-				t.Logf("%s %s: %d of %d cases pass (%.1f %%), %d wrong, %d groups refused at registration; %d cases served by the compiled path",
-					draft, mode, pass, total, rate, wrong, skipped, fastCases)
+				t.Logf("%s %s: %d of %d cases pass (%.1f %%), %d wrong, %d groups refused at registration; %d cases served by the compiled path, %d by the raw walk",
+					draft, mode, pass, total, rate, wrong, skipped, fastCases, rawCases)
+				if paths == pathsRaw && rawCases != pass {
+					t.Errorf("only %d of %d cases served by the raw walk: the rest went to the library", rawCases, pass)
+				}
 				if rate < 95 {
 					t.Errorf("pass rate %.1f %% is under 95 %%", rate)
 				}

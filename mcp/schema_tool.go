@@ -13,7 +13,8 @@ import (
 // always (the schema is checked against its metaschema and its $refs
 // resolved at registration), and into the compiled subset when it fits.
 type toolSchema struct {
-	fast *schema            // nil: the library serves it
+	fast *schema            // nil: raw or the library serves it
+	raw  *rawSchema         // nil: the library serves it (when fast is nil)
 	lib  *jsonschema.Schema // never nil
 	json []byte             // the schema, compact, for tools/list
 }
@@ -25,8 +26,8 @@ const emptyInputSchema = `{"type":"object"}`
 // "input" or "output", for messages and the base URI). The root must be
 // an object schema with "type": "object", as MCP requires of both; member
 // names must be unique at every level; everything else JSON Schema allows
-// is accepted. libraryOnly leaves the compiled subset unused.
-func compileToolSchema(text, tool, which string, docs []schemaDoc, libraryOnly bool) (*toolSchema, error) {
+// is accepted. paths says which validators may serve it.
+func compileToolSchema(text, tool, which string, docs []schemaDoc, paths schemaPaths) (*toolSchema, error) {
 	raw := trimWS([]byte(text))
 	if len(raw) == 0 {
 		raw = []byte(emptyInputSchema)
@@ -48,19 +49,38 @@ func compileToolSchema(text, tool, which string, docs []schemaDoc, libraryOnly b
 		return nil, &libraryError{which, err}
 	}
 	ts := &toolSchema{lib: lib, json: compactJSON(raw)}
-	if !libraryOnly {
+	if paths == pathsAll {
 		if fast, err := compileSchema(raw); err == nil {
 			ts.fast = fast
 		}
 	}
+	if ts.fast == nil && paths != pathsLibrary {
+		rs, err := compileRaw(lib)
+		if err != nil && !errors.Is(err, errRawUnsupported) {
+			return nil, &schemaError{which: which, msg: err.Error()}
+		}
+		ts.raw = rs
+	}
 	return ts, nil
 }
+
+// schemaPaths says which validators may serve a schema.
+type schemaPaths uint8
+
+const (
+	pathsAll     schemaPaths = iota // the compiled subset, else the raw walk, else the library
+	pathsRaw                        // the raw walk, else the library (tests)
+	pathsLibrary                    // the library alone (WithLibraryValidation)
+)
 
 // validate checks the raw JSON value v. It allocates nothing when the
 // compiled subset serves the schema and v is valid.
 func (ts *toolSchema) validate(v []byte) *fieldError {
 	if ts.fast != nil {
 		return ts.fast.validate(v)
+	}
+	if ts.raw != nil {
+		return ts.raw.validate(v)
 	}
 	return validateLibrary(ts.lib, v)
 }
@@ -76,6 +96,9 @@ func (ts *toolSchema) validateArguments(v []byte, idx *argIndex) *fieldError {
 	}
 	if decode.DuplicateName(v) {
 		return dupMember
+	}
+	if ts.raw != nil {
+		return ts.raw.validate(v)
 	}
 	return validateLibrary(ts.lib, v)
 }
@@ -145,14 +168,17 @@ func SchemaFastPath(schema string) bool {
 }
 
 // WithLibraryValidation makes the server validate every schema with the
-// JSON Schema library, never with the compiled subset. Verdicts are the
-// same (a call passes or is -32602 naming a field; the message may word
-// the failure differently); only the cost differs (the library allocates
-// on every call). It serves comparison and debugging. Default: the compiled subset serves
-// every schema it covers.
+// JSON Schema library's own Validate, never with the compiled subset or
+// the raw walk (schemaraw.go). Verdicts are the same (a call passes or is
+// -32602 naming a field; the message may word the failure differently),
+// except for numbers of more than 400 digits, which only the library
+// refuses; the cost differs (the library builds a model of the arguments
+// on every call, 35-51 times their bytes for dense arrays). It serves
+// comparison and debugging. Default: the compiled subset serves every
+// schema it covers, the raw walk every other one it can.
 func WithLibraryValidation() Option {
 	return func(s *Server) error {
-		s.libraryOnly = true
+		s.schemaPaths = pathsLibrary
 		return nil
 	}
 }

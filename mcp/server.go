@@ -158,7 +158,7 @@ type Server struct {
 	promptIdx   map[string]*prompt
 	errs        []error
 	schemaDocs  []schemaDoc // documents $refs may name (AddSchemaDocument)
-	libraryOnly bool        // WithLibraryValidation
+	schemaPaths schemaPaths // WithLibraryValidation; pathsRaw in tests
 	freezeOnce  sync.Once
 	frozen      bool
 

@@ -107,13 +107,13 @@ func (s *Server) AddTool(t Tool) error {
 	if !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description) {
 		return s.fail(fmt.Errorf("mcp: tool %q: title and description must be valid UTF-8", t.Name))
 	}
-	in, err := compileToolSchema(t.InputSchema, t.Name, "input", s.schemaDocs, s.libraryOnly)
+	in, err := compileToolSchema(t.InputSchema, t.Name, "input", s.schemaDocs, s.schemaPaths)
 	if err != nil {
 		return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 	}
 	rt := &tool{Tool: t, in: in, plain: !strings.ContainsAny(t.Name, `"\\`)}
 	if len(trimWS([]byte(t.OutputSchema))) > 0 {
-		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.libraryOnly); err != nil {
+		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.schemaPaths); err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 		}
 	}
