@@ -221,7 +221,8 @@
 //     times its bytes where the library's model of the arguments cost
 //     36-480 times (contract §3 allows 8). A walk that would judge values
 //     too many times (combinators that branch on every level of a deep
-//     instance) is refused -32602 after 16 steps an argument byte.
+//     instance) is refused -32602 past 2 steps per schema node per
+//     argument byte (16 to 256).
 //   - The library's own Validate, over a model of the arguments with
 //     exact numbers (json.Number), serves WithLibraryValidation, and
 //     would serve a schema the raw walk cannot read: a vocabulary

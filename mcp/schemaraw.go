@@ -35,11 +35,15 @@ package mcp
 // Failing branches of anyOf, oneOf, not, if and contains are walked
 // quietly (one shared failure, no message built), so a valid call
 // allocates nothing once the walk's buffers are pooled.
-// Time: every node applied to a value costs one step, and a walk may take
-// at most rawStepsPerByte steps per argument byte (plus rawStepsBase):
-// combinators that re-judge a value on every level (anyOf of two
-// recursive branches) could otherwise take time exponential in the
-// nesting depth the client chooses. A call past it is refused -32602.
+// Time: every node applied to a value costs one step. Walked once, a
+// schema applies each of its nodes to a value at most once (twice along a
+// failing anyOf or oneOf, walked again for its message), and a value
+// takes at least two bytes of arguments: so a walk may take 2 steps per
+// schema node per argument byte — at least 16, at most rawMaxPerByte —
+// plus rawStepsBase. Combinators that re-judge a value on every level
+// (anyOf of two recursive branches) could otherwise take time exponential
+// in the nesting depth the client chooses. A call past it is refused
+// -32602.
 //
 // $recursiveRef and $dynamicRef are resolved in the dynamic scope as the
 // library resolves them: the walk's stack of applied schemas is that
@@ -76,8 +80,9 @@ import (
 var errRawUnsupported = errors.New("mcp: schema left to the library")
 
 const (
-	rawStepsPerByte = 16
-	rawStepsBase    = 1 << 16
+	rawMinPerByte = 16
+	rawMaxPerByte = 256 // 1 MiB of arguments: at most ~2^28 steps, a few seconds
+	rawStepsBase  = 1 << 16
 )
 
 // rawNode is one library schema, read for the raw walk. A field left at
@@ -161,7 +166,8 @@ type rawPattern struct {
 
 // rawSchema is a tool schema read for the raw walk.
 type rawSchema struct {
-	root *rawNode
+	root    *rawNode
+	perByte int // the walk's steps per argument byte
 }
 
 // rawCompiler reads a library schema graph, each schema once.
@@ -176,7 +182,7 @@ func compileRaw(ls *jsonschema.Schema) (*rawSchema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rawSchema{root: root}, nil
+	return &rawSchema{root: root, perByte: min(max(2*len(c.seen), rawMinPerByte), rawMaxPerByte)}, nil
 }
 
 func unsupported(s *jsonschema.Schema, what string) error {
@@ -633,7 +639,7 @@ func (rs *rawSchema) validate(v []byte) *fieldError {
 		v = decode.AppendLastWins(nil, v)
 	}
 	e := rawEvals.Get().(*rawEval)
-	e.steps, e.budget = 0, rawStepsBase+rawStepsPerByte*len(v)
+	e.steps, e.budget = 0, rawStepsBase+rs.perByte*len(v)
 	var ue uneval
 	e.unevalFrom(&ue, v, rs.root, false)
 	err := e.eval(rs.root, v, 0, &ue)
