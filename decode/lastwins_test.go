@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/internal/memtest"
 )
 
 // randomValue writes a random JSON value whose objects draw their member
@@ -93,5 +94,30 @@ func TestHasDuplicateNameDeepAllocs(t *testing.T) {
 	v := []byte(`{"a":[{"b":1,"c":{"d":[1,2,{"e":null}]}},{"b":2}],"f":{"g":{"h":{"i":1,"j":2}}}}`)
 	if n := testing.AllocsPerRun(100, func() { decode.HasDuplicateNameDeep(v) }); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+// TestAppendLastWinsMemory: rewriting an object of many distinct names
+// and one repeated costs its set of names' offsets (at most 16 bytes a
+// member) and the copy, not a map of the names (17 times the object,
+// found by review on 2026-12-06).
+func TestAppendLastWinsMemory(t *testing.T) {
+	for _, n := range []int{1000, 50000} {
+		var b strings.Builder
+		b.WriteString(`{"deep":{"k":0`)
+		for i := range n {
+			b.WriteString(`,"` + strconv.FormatInt(int64(i)+rand.Int64N(1<<40)<<20, 36) + `":0`)
+		}
+		b.WriteString(`,"\u006b":1}}`)
+		v := []byte(b.String())
+		dst := make([]byte, 0, len(v))
+		got := decode.AppendLastWins(dst, v)
+		if !bytes.HasSuffix(got, []byte(`,"\u006b":1}}`)) || bytes.Contains(got, []byte(`"k"`)) {
+			t.Fatalf("%d names: the rewrite keeps the wrong occurrence: …%s", n, got[len(got)-40:])
+		}
+		cost := memtest.Allocated(func() { decode.AppendLastWins(dst[:0], v) })
+		if ratio := float64(cost) / float64(len(v)); ratio > 4 {
+			t.Errorf("%d names (%d bytes): the rewrite allocated %d bytes, %.1f× the object (at most 4×)", n, len(v), cost, ratio)
+		}
 	}
 }

@@ -79,6 +79,32 @@ func (s *nameSet) release() {
 // whether an equal name (after unescaping) was added before. The table
 // must have room: at most half of it is filled when n was the count.
 func (s *nameSet) add(off int) bool {
+	h, found := s.find(off)
+	if !found {
+		s.table[h] = uint32(off + 1)
+	}
+	return found
+}
+
+// setLast records the name whose opening quote is at obj[off] as the
+// latest occurrence of its name (inserting it, or replacing an equal
+// name's offset), and reports whether it replaced one.
+func (s *nameSet) setLast(off int) bool {
+	h, found := s.find(off)
+	s.table[h] = uint32(off + 1)
+	return found
+}
+
+// isLast reports whether the name at obj[off] is the latest occurrence
+// setLast recorded for its name.
+func (s *nameSet) isLast(off int) bool {
+	h, found := s.find(off)
+	return found && s.table[h] == uint32(off+1)
+}
+
+// find returns the slot of the name whose opening quote is at obj[off]:
+// the slot of an equal name (found), or the empty slot where it goes.
+func (s *nameSet) find(off int) (uint64, bool) {
 	key, esc := s.name(off)
 	if esc {
 		s.sa = appendUnescaped(s.sa[:0], key)
@@ -88,8 +114,7 @@ func (s *nameSet) add(off int) bool {
 	for {
 		j := s.table[h]
 		if j == 0 {
-			s.table[h] = uint32(off + 1)
-			return false
+			return h, false
 		}
 		other, oesc := s.name(int(j - 1))
 		if oesc {
@@ -97,7 +122,7 @@ func (s *nameSet) add(off int) bool {
 			other = s.sb
 		}
 		if string(key) == string(other) {
-			return true
+			return h, true
 		}
 		h = (h + 1) & s.mask
 	}

@@ -43,7 +43,7 @@ func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
 			if decode.HasDuplicateNameDeep(params) {
 				// Below params' own level the last occurrence of a name
 				// wins (contract §2), where sonic would merge the two.
-				params = decode.AppendLastWins(nil, params)
+				params = decode.AppendLastWins(make([]byte, 0, len(params)), params)
 			}
 			if err := paramsAPI.Unmarshal(params, &p); err != nil {
 				return dst, paramsError(params, err)

@@ -307,7 +307,7 @@ func decodeArguments[In any](args []byte, in *In) error {
 		// refuses it there): the last occurrence is the one the schema
 		// judged and the one the handler gets, whereas sonic would merge
 		// the two into one struct, slice or map.
-		args = decode.AppendLastWins(nil, args)
+		args = decode.AppendLastWins(make([]byte, 0, len(args)), args)
 	}
 	err := argsAPI.Unmarshal(args, in)
 	if err == nil {
