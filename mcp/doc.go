@@ -221,8 +221,12 @@
 //     times its bytes where the library's model of the arguments cost
 //     36-480 times (contract §3 allows 8). A walk that would judge values
 //     too many times (combinators that branch on every level of a deep
-//     instance) is refused -32602 past 2 steps per schema node per
-//     argument byte (16 to 256).
+//     instance, a recursive schema over a deep instance with its bulk at
+//     the bottom) is refused -32602 as too costly to check: it is
+//     charged a step per node applied and per 32 bytes that node judges,
+//     against 2 steps per schema node per argument byte (16 to 64) and
+//     2^20; so is a "regex" format string over 4 KiB, and format checks
+//     left to the library past 256 KiB plus 4 times the arguments.
 //   - The library's own Validate, over a model of the arguments with
 //     exact numbers (json.Number), serves WithLibraryValidation, and
 //     would serve a schema the raw walk cannot read: a vocabulary

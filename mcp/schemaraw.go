@@ -27,7 +27,13 @@ package mcp
 //     bytes an element, and compares only elements whose hashes agree;
 //   - a repeated member name, at any depth, is read as every reader reads
 //     it: the last occurrence wins (the arguments are rewritten once,
-//     decode.AppendLastWins, only when some object repeats a name).
+//     decode.AppendLastWins, only when some object repeats a name);
+//   - format (an assertion under draft-07 and earlier) is judged on the
+//     raw string, allocation-free, for every built-in format but the URI
+//     ones and regex (schemaformat.go); those go to the library's
+//     functions, charged at what they allocate against a budget of
+//     256 KiB plus 4 times the arguments, and a regex longer than
+//     rawRegexMax is refused as too costly to judge.
 //
 // Memory: besides that rewrite, a walk holds bit sets of the members or
 // elements not yet evaluated (one bit each, only where an unevaluated*
@@ -35,15 +41,19 @@ package mcp
 // Failing branches of anyOf, oneOf, not, if and contains are walked
 // quietly (one shared failure, no message built), so a valid call
 // allocates nothing once the walk's buffers are pooled.
-// Time: every node applied to a value costs one step. Walked once, a
-// schema applies each of its nodes to a value at most once (twice along a
-// failing anyOf or oneOf, walked again for its message), and a value
-// takes at least two bytes of arguments: so a walk may take 2 steps per
-// schema node per argument byte — at least 16, at most rawMaxPerByte —
-// plus rawStepsBase. Combinators that re-judge a value on every level
+// Time: every node applied to a value costs a step, and a step for each
+// 32 bytes of the value (its keywords may walk them: the iterators skip
+// a member's value byte by byte); uniqueItems a step for each 16 bytes
+// it hashes; comparing objects a step per member compared. Walked once,
+// a schema applies each of its nodes to a value at most once (twice
+// along a failing anyOf or oneOf, walked again for its message), and a
+// value takes at least two bytes of arguments: so a walk may take 2 steps
+// per schema node per argument byte — at least 16, at most rawMaxPerByte
+// — plus rawStepsBase. Combinators that re-judge a value on every level
 // (anyOf of two recursive branches) could otherwise take time exponential
-// in the nesting depth the client chooses. A call past it is refused
-// -32602.
+// in the nesting depth the client chooses, and a deep instance with its
+// bulk at the bottom time quadratic in its size. A call past it is
+// refused -32602.
 //
 // $recursiveRef and $dynamicRef are resolved in the dynamic scope as the
 // library resolves them: the walk's stack of applied schemas is that
@@ -81,8 +91,8 @@ var errRawUnsupported = errors.New("mcp: schema left to the library")
 
 const (
 	rawMinPerByte = 16
-	rawMaxPerByte = 256 // 1 MiB of arguments: at most ~2^28 steps, a few seconds
-	rawStepsBase  = 1 << 16
+	rawMaxPerByte = 64      // 1 MiB of arguments: at most ~2^26 steps, a few seconds
+	rawStepsBase  = 1 << 20 // tens of milliseconds
 )
 
 // rawNode is one library schema, read for the raw walk. A field left at
@@ -636,10 +646,11 @@ func (d *decimal) lastDigitsDivisible(p uint64, t int) bool {
 func (rs *rawSchema) validate(v []byte) *fieldError {
 	v = trimWS(v)
 	if decode.HasDuplicateNameDeep(v) {
-		v = decode.AppendLastWins(nil, v)
+		v = decode.AppendLastWins(make([]byte, 0, len(v)), v)
 	}
 	e := rawEvals.Get().(*rawEval)
 	e.steps, e.budget = 0, rawStepsBase+rs.perByte*len(v)
+	e.fmtBytes, e.fmtBudget = 0, 256<<10+4*len(v)
 	var ue uneval
 	e.unevalFrom(&ue, v, rs.root, false)
 	err := e.eval(rs.root, v, 0, &ue)
@@ -648,7 +659,8 @@ func (rs *rawSchema) validate(v []byte) *fieldError {
 		err = &fieldError{msg: errCostly} // whatever a not made of it
 	}
 	e.quiet = 0
-	if cap(e.words) > maxPooledWords || cap(e.uniq) > maxPooledWords || cap(e.buf) > 8*maxPooledWords || cap(e.stack) > maxPooledWords {
+	if cap(e.words) > maxPooledWords || cap(e.uniq) > maxPooledWords || cap(e.cmp) > maxPooledWords ||
+		cap(e.buf) > 8*maxPooledWords || cap(e.stack) > maxPooledWords {
 		return err // a large walk's buffers are left to the collector
 	}
 	e.stack = e.stack[:0]
@@ -667,9 +679,13 @@ type rawEval struct {
 	words  []uint64   // bit sets, allocated and freed in stack order
 	steps  int
 	budget int
-	quiet  int      // > 0: only whether subschemas hold matters, not why
-	buf    []byte   // unescaped names and strings, number spellings
-	uniq   []uint64 // uniqueItems' words, reused for every array
+	// fmtBytes charges the format checks left to the library (they
+	// allocate): at most fmtBudget.
+	fmtBytes, fmtBudget int
+	quiet               int      // > 0: only whether subschemas hold matters, not why
+	buf                 []byte   // unescaped names and strings, number spellings
+	uniq                []uint64 // uniqueItems' words, reused for every array
+	cmp                 []uint64 // equal's member words, in stack order
 }
 
 type rawFrame struct {
@@ -844,7 +860,9 @@ const errCostly = "is too costly to check against this tool's schema (its subsch
 
 // eval judges v against n. u holds what is not evaluated yet of v.
 func (e *rawEval) eval(n *rawNode, v []byte, vid int32, u *uneval) *fieldError {
-	if e.steps++; e.steps > e.budget {
+	// A node costs a step, and a step for each 32 bytes of the value it
+	// judges: its keywords may walk them.
+	if e.steps += 1 + len(v)>>5; e.steps > e.budget {
 		return e.fail(errCostly)
 	}
 	switch n.boolean {
@@ -876,8 +894,34 @@ func (e *rawEval) evalKeywords(n *rawNode, v []byte, vid int32, u *uneval) *fiel
 		return e.fail("must be one of the values the schema's enum lists")
 	}
 	if n.format != nil && k == kindString {
-		if err := n.format.Validate(string(decode.AppendUnquoted(nil, v))); err != nil {
-			return e.failFn(func() string { return clip("is not a valid " + n.format.Name + ": " + err.Error()) })
+		ok, handled := rawFormat(n.format.Name, v)
+		if !handled {
+			// The library's function, on a Go string, charged at what it
+			// allocates a byte (measured: the URI formats 6.25, the
+			// template 12.4, regexp.Compile 240-480; plus the string),
+			// against a budget of 256 KiB and 4 times the arguments over
+			// the whole walk; a regex longer than rawRegexMax is refused
+			// outright.
+			per := 8
+			switch n.format.Name {
+			case "uri-template":
+				per = 14
+			case "regex":
+				if len(v) > rawRegexMax+2 {
+					e.steps = e.budget + 1
+					return e.fail(errCostly)
+				}
+				per = 300
+			}
+			if e.fmtBytes += per * len(v); e.fmtBytes > e.fmtBudget {
+				e.steps = e.budget + 1
+				return e.fail(errCostly)
+			}
+			e.buf = decode.AppendUnquoted(e.buf[:0], v)
+			ok = n.format.Validate(string(e.buf)) == nil
+		}
+		if !ok {
+			return e.failFn(func() string { return "is not a valid " + n.format.Name })
 		}
 	}
 	if n.ref != nil {
@@ -1256,6 +1300,17 @@ func (e *rawEval) array(n *rawNode, v []byte, vid int32, u *uneval) *fieldError 
 	return nil
 }
 
+// match reports whether re matches the text of the raw JSON string v,
+// escapes resolved into the walk's buffer.
+func (e *rawEval) match(re *regexp.Regexp, v []byte) bool {
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return re.Match(raw)
+	}
+	e.buf = decode.AppendUnquoted(e.buf[:0], v)
+	return re.Match(e.buf)
+}
+
 func (e *rawEval) checkString(n *rawNode, v []byte) *fieldError {
 	if n.minLen >= 0 || n.maxLen >= 0 {
 		c := stringLength(v)
@@ -1266,7 +1321,7 @@ func (e *rawEval) checkString(n *rawNode, v []byte) *fieldError {
 			return e.failFn(func() string { return "must be at most " + strconv.Itoa(n.maxLen) + " characters long" })
 		}
 	}
-	if n.pattern != nil && !matchString(n.pattern, v) {
+	if n.pattern != nil && !e.match(n.pattern, v) {
 		return e.failFn(func() string { return clip("does not match pattern '" + n.pattern.String() + "'") })
 	}
 	return nil
@@ -1296,30 +1351,34 @@ func (e *rawEval) checkNumber(n *rawNode, v []byte) *fieldError {
 // that a client cannot aim elements at one another.
 var uniqueSeed = maphash.MakeSeed()
 
-// duplicateItems finds two equal elements of the array v. Up to 20
-// elements it compares every pair; beyond, it hashes each element once
-// into a word of 44 hash bits and the element's number, sorts the words,
-// and compares elements only where the hash bits agree. The words live in
-// one buffer the walk reuses for every array: at most 8 bytes an element
+// offBits is how many low bits of a hashed word hold an offset: the
+// hashed paths serve values shorter than 1 MiB (a body's ceiling), longer
+// ones (a tool's own structuredContent) fall back to maps.
+const offBits = 20
+
+// duplicateItems finds two equal elements of the array v. Small arrays
+// (up to 20 elements in at most 1 KiB) have every pair compared; beyond,
+// each element is hashed once into a word of 44 hash bits and its offset
+// in v, the words sorted, and only elements whose hashes agree compared.
+// The words live in a buffer the walk reuses: at most 8 bytes an element
 // of the largest array, 4 times its bytes (an element and its comma take
 // at least 2).
 func (e *rawEval) duplicateItems(v []byte) (int, int, bool) {
 	var it, jt decode.Elements
 	c := countElements(v)
-	if c <= 20 {
+	if c <= 20 && len(v) <= 1<<10 {
 		i := 0
 		for it.Reset(v); it.Next(); i++ {
 			j := 0
 			for jt.Reset(v); jt.Next() && j < i; j++ {
-				if rawEqual(it.Value(), jt.Value()) {
+				if e.equal(it.Value(), jt.Value()) {
 					return j, i, true
 				}
 			}
 		}
 		return 0, 0, false
 	}
-	const idxBits = 20 // a 1 MiB body holds fewer than 2^20 elements
-	if c >= 1<<idxBits {
+	if len(v) >= 1<<offBits {
 		return e.duplicateItemsByMap(v)
 	}
 	e.steps += len(v) / 16
@@ -1327,29 +1386,20 @@ func (e *rawEval) duplicateItems(v []byte) (int, int, bool) {
 	e.uniq = words
 	i := 0
 	for it.Reset(v); it.Next(); i++ {
-		words[i] = e.hash(it.Value())&^(1<<idxBits-1) | uint64(i)
+		words[i] = e.hash(it.Value())&^(1<<offBits-1) | uint64(cap(v)-cap(it.Value()))
 	}
 	slices.Sort(words)
-	element := func(k int) []byte {
-		j := 0
-		for jt.Reset(v); jt.Next(); j++ {
-			if j == k {
-				return jt.Value()
-			}
-		}
-		return nil
-	}
 	for a := 0; a < len(words); {
 		b := a + 1
-		for b < len(words) && words[b]>>idxBits == words[a]>>idxBits {
+		for b < len(words) && words[b]>>offBits == words[a]>>offBits {
 			b++
 		}
 		// words[a:b] share their hash bits: equal elements, or a collision.
 		for x := a; x < b; x++ {
 			for y := x + 1; y < b; y++ {
-				i, j := int(words[x]&(1<<idxBits-1)), int(words[y]&(1<<idxBits-1))
-				if rawEqual(element(i), element(j)) {
-					return min(i, j), max(i, j), true
+				ox, oy := int(words[x]&(1<<offBits-1)), int(words[y]&(1<<offBits-1))
+				if e.equal(valueAt(v, ox), valueAt(v, oy)) {
+					return elementIndex(v, ox), elementIndex(v, oy), true
 				}
 			}
 		}
@@ -1358,9 +1408,24 @@ func (e *rawEval) duplicateItems(v []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// duplicateItemsByMap is duplicateItems for arrays of 2^20 elements or
-// more, which only output schemas (a tool's own results, no body
-// ceiling) can meet.
+// valueAt returns the JSON value that starts at offset off of v.
+func valueAt(v []byte, off int) []byte {
+	return v[off:decode.SkipValue(v, off)]
+}
+
+// elementIndex returns the number of the element of the array v that
+// starts at offset off.
+func elementIndex(v []byte, off int) int {
+	var it decode.Elements
+	k := 0
+	for it.Reset(v); it.Next() && cap(v)-cap(it.Value()) != off; k++ {
+	}
+	return k
+}
+
+// duplicateItemsByMap is duplicateItems for arrays of 1 MiB or more,
+// which only output schemas (a tool's own results, no body ceiling) can
+// meet.
 func (e *rawEval) duplicateItemsByMap(v []byte) (int, int, bool) {
 	seen := make(map[uint64][]int)
 	var it decode.Elements
@@ -1369,7 +1434,7 @@ func (e *rawEval) duplicateItemsByMap(v []byte) (int, int, bool) {
 	for it.Reset(v); it.Next(); i++ {
 		h := e.hash(it.Value())
 		for _, j := range seen[h] {
-			if rawEqual(vals[j], it.Value()) {
+			if e.equal(vals[j], it.Value()) {
 				return j, i, true
 			}
 		}
@@ -1379,9 +1444,16 @@ func (e *rawEval) duplicateItemsByMap(v []byte) (int, int, bool) {
 	return 0, 0, false
 }
 
-// hash hashes the raw value v so that equal values (rawEqual) hash alike:
+// tagged mixes a kind's tag into a hash, into its high bits as well as
+// its low ones (the sorted words keep only the high 44).
+func tagged(h, tag uint64) uint64 {
+	return bits.RotateLeft64((h^tag)*0x9E3779B97F4A7C15, 32) ^ tag
+}
+
+// hash hashes the raw value v so that equal values (equal) hash alike:
 // strings by their unescaped text, numbers by their decimal value,
-// objects whatever the order of their members.
+// objects whatever the order of their members; values of different
+// kinds are tagged apart.
 func (e *rawEval) hash(v []byte) uint64 {
 	const mix = 0x9E3779B97F4A7C15
 	switch kindOf(v) {
@@ -1391,7 +1463,7 @@ func (e *rawEval) hash(v []byte) uint64 {
 			e.buf = decode.AppendUnquoted(e.buf[:0], v)
 			raw = e.buf
 		}
-		return maphash.Bytes(uniqueSeed, raw) ^ 4
+		return tagged(maphash.Bytes(uniqueSeed, raw), 4)
 	case kindNumber:
 		d := parseDecimal(v)
 		b := e.buf[:0]
@@ -1405,31 +1477,32 @@ func (e *rawEval) hash(v []byte) uint64 {
 			b = strconv.AppendInt(append(b, 'e'), d.point, 10)
 		}
 		e.buf = b
-		return maphash.Bytes(uniqueSeed, b) ^ 5
+		return tagged(maphash.Bytes(uniqueSeed, b), 5)
 	case kindArray:
 		h := uint64(1)
 		var it decode.Elements
 		for it.Reset(v); it.Next(); {
 			h = bits.RotateLeft64((h^e.hash(it.Value()))*mix, 29)
 		}
-		return h
+		return tagged(h, 1)
 	case kindObject:
-		var sum uint64 = 2
+		var sum uint64
 		var it decode.Members
 		for it.Reset(v); it.Next(); {
 			hv := e.hash(it.Value())
 			hn := maphash.Bytes(uniqueSeed, e.nameBytes(&it, v))
 			sum += bits.RotateLeft64((hn^bits.RotateLeft64(hv, 17))*mix, 31)
 		}
-		return sum * mix
+		return tagged(sum, 2)
 	}
-	return maphash.Bytes(uniqueSeed, v) // true, false, null
+	return tagged(maphash.Bytes(uniqueSeed, v), 3) // true, false, null
 }
 
-// rawEqual is equalJSON for values the walk compares with each other,
-// which may both be large: objects of many members are compared through
-// a map of one's members rather than pair by pair, at every depth.
-func rawEqual(a, b []byte) bool {
+// equal is equalJSON for values the walk compares with each other, which
+// may both be large: objects of many members are matched through sorted
+// words of their names' hashes and offsets (8 bytes a member, from a
+// buffer the walk reuses), never pair by pair, at every depth.
+func (e *rawEval) equal(a, b []byte) bool {
 	ka := kindOf(a)
 	if ka != kindOf(b) {
 		return false
@@ -1447,7 +1520,7 @@ func rawEqual(a, b []byte) bool {
 			if !na {
 				return true
 			}
-			if !rawEqual(ia.Value(), ib.Value()) {
+			if !e.equal(ia.Value(), ib.Value()) {
 				return false
 			}
 		}
@@ -1460,13 +1533,14 @@ func rawEqual(a, b []byte) bool {
 		return false
 	}
 	var ia, ib decode.Members
-	if na <= smallSet {
+	if na <= smallSet || len(a) >= 1<<offBits || len(b) >= 1<<offBits {
 		for ia.Reset(a); ia.Next(); {
 			found := false
-			for ib.Reset(b); ib.Next(); {
+			n := 0
+			for ib.Reset(b); ib.Next(); n++ {
 				if namesEqual(ia.Name(), ib.Name()) {
 					found = true
-					if !rawEqual(ia.Value(), ib.Value()) {
+					if !e.equal(ia.Value(), ib.Value()) {
 						return false
 					}
 					break
@@ -1475,18 +1549,70 @@ func rawEqual(a, b []byte) bool {
 			if !found {
 				return false
 			}
+			e.steps += n
 		}
 		return true
 	}
-	m := make(map[string][]byte, na)
-	for ib.Reset(b); ib.Next(); {
-		m[memberName(&ib)] = ib.Value()
-	}
-	for ia.Reset(a); ia.Next(); {
-		w, ok := m[memberName(&ia)]
-		if !ok || !rawEqual(ia.Value(), w) {
-			return false
+	mark := len(e.cmp)
+	defer func() { e.cmp = e.cmp[:mark] }()
+	e.cmp = slices.Grow(e.cmp, 2*na)
+	wa := e.memberWords(a)
+	wb := e.memberWords(b)
+	for x := 0; x < len(wa); {
+		y := x + 1
+		for y < len(wa) && wa[y]>>offBits == wa[x]>>offBits {
+			y++
 		}
+		// wa[x:y] share a name hash: so must wb[x:y], names matched
+		// within the group.
+		for k := x; k < y; k++ {
+			if wb[k]>>offBits != wa[x]>>offBits {
+				return false
+			}
+		}
+		for k := x; k < y; k++ {
+			na, va := memberAt(a, int(wa[k]&(1<<offBits-1)))
+			found := false
+			for l := x; l < y; l++ {
+				nb, vb := memberAt(b, int(wb[l]&(1<<offBits-1)))
+				if namesEqual(na, nb) {
+					if !e.equal(va, vb) {
+						return false
+					}
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		x = y
 	}
 	return true
+}
+
+// memberWords appends to e.cmp, and returns sorted, a word for each
+// member of the object obj: its name's hash (high 44 bits) and the
+// offset of the name's first byte after its quote.
+func (e *rawEval) memberWords(obj []byte) []uint64 {
+	at := len(e.cmp)
+	var it decode.Members
+	for it.Reset(obj); it.Next(); {
+		h := tagged(maphash.Bytes(uniqueSeed, e.nameBytes(&it, obj)), 7)
+		e.cmp = append(e.cmp, h&^(1<<offBits-1)|uint64(cap(obj)-cap(it.Name())))
+	}
+	w := e.cmp[at:len(e.cmp):len(e.cmp)]
+	slices.Sort(w)
+	return w
+}
+
+// memberAt returns the raw name (no quotes) and the value of the member
+// of obj whose name starts at offset off, after its quote.
+func memberAt(obj []byte, off int) ([]byte, []byte) {
+	end := decode.SkipValue(obj, off-1) // past the name's closing quote
+	name := obj[off : end-1]
+	i := skipWS(obj, end) + 1 // past the colon
+	i = skipWS(obj, i)
+	return name, obj[i:decode.SkipValue(obj, i)]
 }
