@@ -341,6 +341,9 @@ func fmtQuote(r *rand.Rand, s string, escapes int) []byte {
 }
 
 func TestRawFormatDifferential(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race: it checks verdicts or time per step, not concurrency; the plain run covers it")
+	}
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("RAWFORMAT_SEED"); s != "" {
 		fmt.Sscan(s, &seed)
@@ -415,6 +418,9 @@ func TestRawFormatDifferential(t *testing.T) {
 // TestRawFormatLong judges long strings, valid and not, a few megabytes in
 // all, against the library.
 func TestRawFormatLong(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race: it checks verdicts or time per step, not concurrency; the plain run covers it")
+	}
 	const k = 1 << 16
 	cases := map[string][]string{
 		"json-pointer":          {strings.Repeat("/a", k), strings.Repeat("/~0", k), strings.Repeat("/~", k), strings.Repeat("/", k)},

@@ -1352,6 +1352,9 @@ func rdSeed(t *testing.T) uint64 {
 }
 
 func TestRawMutated(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race: it checks verdicts or time per step, not concurrency; the plain run covers it")
+	}
 	if _, err := os.Stat(suiteDir); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the suite is missing: %v", err)

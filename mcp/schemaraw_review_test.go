@@ -74,6 +74,9 @@ func rvNest(leaf string, depth int) string {
 // the bytes are (compared as a ratio of time per step, generous), and a
 // 1 MiB body with its padding at the bottom is refused by the budget.
 func TestRawReviewStepCostIgnoresValueSize(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race: it checks verdicts or time per step, not concurrency; the plain run covers it")
+	}
 	rs, _ := rawCompile(t, rvUnion)
 	depth, pad := 7, 1<<13
 	if testing.Short() {
