@@ -367,3 +367,58 @@ func TestRawLastWins(t *testing.T) {
 		}
 	}
 }
+
+// TestRawEqualLargeObjects: objects past smallSet members are compared
+// through sorted words of their names' hashes; equal whatever the order
+// and spelling of names and numbers, unequal on one value or one name.
+func TestRawEqualLargeObjects(t *testing.T) {
+	rs, ls := rawCompile(t, `{"type":"object","properties":{"v":{"type":"array","uniqueItems":true}}}`)
+	r := rand.New(rand.NewPCG(rand.Uint64(), 3))
+	for range 200 {
+		n := smallSet + 1 + r.IntN(60)
+		type member struct{ name, a, b string }
+		ms := make([]member, n)
+		for i := range ms {
+			name := "m" + strconv.Itoa(i)
+			a := strconv.Itoa(i)
+			ms[i] = member{`"` + name + `"`, a, a + ".0"}
+			if r.IntN(4) == 0 {
+				ms[i].name = `"\u006d` + name[1:] + `"` // the same name, escaped
+			}
+			if r.IntN(5) == 0 {
+				inner := `{"x":[` + a + `,{"y":"` + name + `"}]}`
+				ms[i].a, ms[i].b = inner, inner
+			}
+		}
+		write := func(order []int, value func(member) string) string {
+			parts := make([]string, len(order))
+			for k, i := range order {
+				parts[k] = `"` + strings.Trim(ms[i].name, `"`) + `":` + value(ms[i])
+			}
+			return "{" + strings.Join(parts, ",") + "}"
+		}
+		a := write(r.Perm(n), func(m member) string { return m.a })
+		b := write(r.Perm(n), func(m member) string { return m.b })
+		changed := r.Perm(n)
+		k := r.IntN(n)
+		c := write(changed, func(m member) string {
+			if m == ms[changed[k]] {
+				return `"other"`
+			}
+			return m.a
+		})
+		for _, tc := range []struct {
+			args  string
+			valid bool
+		}{
+			{`{"v":[` + a + `,` + b + `]}`, false},
+			{`{"v":[` + a + `,` + c + `]}`, true},
+			{`{"v":[1,` + a + `,2,` + strings.Replace(a, `"m0"`, `"n0"`, 1) + `]}`, strings.Contains(a, `"m0"`)},
+		} {
+			got := rs.validate([]byte(tc.args)) == nil
+			if got != tc.valid || got != (validateLibrary(ls, []byte(tc.args)) == nil) {
+				t.Fatalf("%.200s…: raw %v, library %v, want %v", tc.args, got, validateLibrary(ls, []byte(tc.args)) == nil, tc.valid)
+			}
+		}
+	}
+}
