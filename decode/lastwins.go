@@ -10,9 +10,115 @@ package decode
 
 // HasDuplicateNameDeep reports whether an object anywhere in the valid
 // JSON value v, at any depth, holds a member name twice (names compared
-// after unescaping). It walks v once per level of nesting, allocates
-// nothing in steady state, and stops at the first repeated name.
+// after unescaping). It reads every byte of v once, whatever the nesting
+// (checking each object and then walking into its members read a deep
+// value once per level: 1,000 levels over 530 KB took 0.85 s, found by
+// review on 2026-12-06), allocates nothing in steady state, and stops at
+// the first repeated name.
 func HasDuplicateNameDeep(v []byte) bool {
+	if len(v) > maxSetObject {
+		return hasDuplicateNameDeepHuge(v)
+	}
+	_, dup := dupDeep(v, skipWS(v, 0))
+	return dup
+}
+
+// dupDeep reads the value at v[i] and returns the index just past it and
+// whether an object in it repeats a name. Up to smallMembers names of an
+// object are compared pair by pair; beyond, they go to a nameSet that
+// grows as the object goes on.
+func dupDeep(v []byte, i int) (int, bool) {
+	if i >= len(v) {
+		return i, false
+	}
+	switch v[i] {
+	case '{':
+		type name struct{ start, end int32 } // the quotes' offsets
+		var names [smallMembers]name
+		var escs uint32 // bit k: names[k] holds an escape
+		var set *nameSet
+		defer func() {
+			if set != nil {
+				set.release()
+			}
+		}()
+		n := 0
+		i = skipWS(v, i+1)
+		if i < len(v) && v[i] == '}' {
+			return i + 1, false
+		}
+		for i < len(v) {
+			end, esc := skipString(v, i)
+			switch {
+			case n < smallMembers:
+				raw := v[i+1 : end-1]
+				for k := range n {
+					if sameName(raw, esc, v[names[k].start+1:names[k].end-1], escs&(1<<k) != 0) {
+						return end, true
+					}
+				}
+				names[n] = name{int32(i), int32(end)}
+				if esc {
+					escs |= 1 << n
+				}
+			default:
+				if set == nil {
+					set = getNameSet(v, 4*smallMembers)
+					for k := range n {
+						set.add(int(names[k].start))
+					}
+					set.count = n
+				}
+				if set.addGrowing(i) {
+					return end, true
+				}
+			}
+			n++
+			i = skipWS(v, end)
+			i = skipWS(v, i+1) // past the colon
+			if i < len(v) && (v[i] == '{' || v[i] == '[') {
+				var dup bool
+				if i, dup = dupDeep(v, i); dup {
+					return i, true
+				}
+			} else {
+				i = SkipValue(v, i)
+			}
+			i = skipWS(v, i)
+			if i >= len(v) || v[i] == '}' {
+				return i + 1, false
+			}
+			i = skipWS(v, i+1) // past the comma
+		}
+		return i, false
+	case '[':
+		i = skipWS(v, i+1)
+		if i < len(v) && v[i] == ']' {
+			return i + 1, false
+		}
+		for i < len(v) {
+			if v[i] == '{' || v[i] == '[' {
+				var dup bool
+				if i, dup = dupDeep(v, i); dup {
+					return i, true
+				}
+			} else {
+				i = SkipValue(v, i)
+			}
+			i = skipWS(v, i)
+			if i >= len(v) || v[i] == ']' {
+				return i + 1, false
+			}
+			i = skipWS(v, i+1)
+		}
+		return i, false
+	}
+	return SkipValue(v, i), false
+}
+
+// hasDuplicateNameDeepHuge is HasDuplicateNameDeep for a value past what
+// a nameSet indexes (4 GiB): object by object, level by level.
+func hasDuplicateNameDeepHuge(v []byte) bool {
 	i := skipWS(v, 0)
 	if i >= len(v) {
 		return false
@@ -24,14 +130,14 @@ func HasDuplicateNameDeep(v []byte) bool {
 		}
 		var it Members
 		for it.Reset(v); it.Next(); {
-			if c := firstByte(it.value); (c == '{' || c == '[') && HasDuplicateNameDeep(it.value) {
+			if c := firstByte(it.value); (c == '{' || c == '[') && hasDuplicateNameDeepHuge(it.value) {
 				return true
 			}
 		}
 	case '[':
 		var it Elements
 		for it.Reset(v); it.Next(); {
-			if c := it.value[0]; (c == '{' || c == '[') && HasDuplicateNameDeep(it.value) {
+			if c := it.value[0]; (c == '{' || c == '[') && hasDuplicateNameDeepHuge(it.value) {
 				return true
 			}
 		}

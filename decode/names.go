@@ -24,6 +24,7 @@ type nameSet struct {
 	mask   uint64
 	seed   maphash.Seed
 	sa, sb []byte // unescaped names
+	count  int    // names addGrowing inserted
 }
 
 var nameSets = sync.Pool{New: func() any { return &nameSet{seed: maphash.MakeSeed()} }}
@@ -57,6 +58,7 @@ func getNameSet(obj []byte, n int) *nameSet {
 	}
 	s.mask = uint64(size - 1)
 	s.obj = obj
+	s.count = 0
 	return s
 }
 
@@ -84,6 +86,27 @@ func (s *nameSet) add(off int) bool {
 		s.table[h] = uint32(off + 1)
 	}
 	return found
+}
+
+// addGrowing is add for a set whose object is still being read: when
+// the table is half full it doubles, its names inserted again.
+func (s *nameSet) addGrowing(off int) bool {
+	if s.count*2 >= len(s.table) {
+		old := s.table
+		s.table = make([]uint32, 2*len(old))
+		s.mask = uint64(len(s.table) - 1)
+		for _, j := range old {
+			if j != 0 {
+				h, _ := s.find(int(j - 1))
+				s.table[h] = j
+			}
+		}
+	}
+	if s.add(off) {
+		return true
+	}
+	s.count++
+	return false
 }
 
 // setLast records the name whose opening quote is at obj[off] as the
