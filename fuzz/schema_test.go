@@ -189,7 +189,11 @@ func suiteSeeds(f *testing.F) {
 		}
 		for _, g := range groups {
 			schema := `{"type":"object","properties":{"v":` + string(bytes.TrimSpace(g.Schema)) + `}}`
-			for _, tc := range g.Tests {
+			// One case a group: each input compiles two servers, and the
+			// smoke run's 10 s must go to fuzzing, not to measuring the
+			// seeds' coverage (all 2,200 cases took ~25 s of it).
+			if len(g.Tests) > 0 {
+				tc := g.Tests[len(schema)%len(g.Tests)]
 				f.Add(schema, `{"v":`+string(tc.Data)+`}`)
 			}
 		}
