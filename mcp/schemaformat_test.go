@@ -53,7 +53,7 @@ func fmtSuiteStrings(t testing.TB) (map[string][]string, []string) {
 	by := map[string][]string{}
 	var all []string
 	for _, draft := range []string{"draft7", "draft2020-12"} {
-		dir := filepath.Join("/work/shared/testdata/json-schema-test-suite/tests", draft, "optional", "format")
+		dir := filepath.Join(suiteDir, "tests", draft, "optional", "format")
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, f := range files {
 			text, err := os.ReadFile(f)
@@ -81,6 +81,9 @@ func fmtSuiteStrings(t testing.TB) (map[string][]string, []string) {
 	}
 	if len(all) == 0 {
 		t.Log("test suite not found: generated strings only")
+	}
+	if len(all) == 0 && os.Getenv("CI") == "true" {
+		t.Fatalf("no format strings in %s: the suite is missing", suiteDir)
 	}
 	return by, all
 }
@@ -452,3 +455,46 @@ func TestRawFormatLong(t *testing.T) {
 }
 
 func decodeUnquoted(v []byte) []byte { return decode.AppendUnquoted(nil, v) }
+
+// FuzzRawFormat: for every format rawFormat judges itself, its verdict on
+// any string, written as JSON with or without escapes, is the library's.
+func FuzzRawFormat(f *testing.F) {
+	libs := make(map[string]*jsonschema.Format)
+	for _, name := range rawFormatNames {
+		libs[name] = fmtLib(f, name)
+	}
+	for i, s := range []string{"", "/a~0b", "0/x", "123e4567-e89b-12d3-a456-426614174000", "P1Y2M3DT4H5M6S",
+		"2000-01-01T00:00:00Z/P1D", "192.168.0.1", "+01.2.3.4", "::1", "a.example.com.", "a@b.c",
+		"2024-02-29", "23:59:60Z", "1963-06-19T08:30:06.28123+01:00", "1.2.3-alpha+001"} {
+		f.Add(uint8(i), s, false)
+		f.Add(uint8(i), s, true)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, s string, escape bool) {
+		if !utf8.ValidString(s) || len(s) > 1<<12 {
+			return
+		}
+		name := rawFormatNames[int(which)%len(rawFormatNames)]
+		var q []byte
+		if escape {
+			// Every byte below 0x80 as \u00XX, the rest as they are.
+			q = append(q, '"')
+			for _, r := range s {
+				if r < 0x80 {
+					q = fmt.Appendf(q, `\u%04x`, r)
+				} else {
+					q = utf8.AppendRune(q, r)
+				}
+			}
+			q = append(q, '"')
+		} else {
+			q = decode.AppendString(nil, s)
+		}
+		ok, handled := rawFormat(name, q)
+		if !handled {
+			t.Fatalf("%s: not handled", name)
+		}
+		if want := libs[name].Validate(s) == nil; ok != want {
+			t.Fatalf("format %s, %q (%s): raw %v, library %v", name, s, q, ok, want)
+		}
+	})
+}
