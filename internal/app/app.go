@@ -63,6 +63,9 @@ type Options struct {
 	// started while Redis is down share the rate limit instead of each
 	// allowing all of it. 0 or 1: alone.
 	Instances int
+	// Tasks bounds the A2A task store; the zero value keeps a2a.Config's
+	// defaults.
+	Tasks TaskLimits
 	// Auth turns OAuth on for /mcp and /a2a; the zero value leaves it off.
 	Auth AuthOptions
 	// Demo chooses the MCP content: "" or "default" for the contract's
@@ -118,6 +121,19 @@ type App struct {
 	limiter *fleet.Limiter
 	broker  *fleet.Broker
 	issuer  *auth.Issuer
+}
+
+// TaskLimits bounds the A2A tasks kept: a2a.Config's MaxTasks,
+// MaxTaskBytes, MaxOwnerTasks and MaxOwnerTaskBytes, 0 for their
+// defaults (10,000 tasks and 64 MiB, an owner a tenth of each). With
+// Redis the fleet's store applies MaxTasks and MaxOwnerTasks
+// (fleet.TaskOptions) and the byte bounds are refused: its own bound is
+// per task.
+type TaskLimits struct {
+	MaxTasks          int
+	MaxTaskBytes      int64
+	MaxOwnerTasks     int
+	MaxOwnerTaskBytes int64
 }
 
 // New builds the demo server.
@@ -183,7 +199,9 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 		}
 		events = app.broker
 	}
-	ao := demo.A2AOptions{PublicURL: opts.PublicURL, Tasks: tasks, Events: events}
+	ao := demo.A2AOptions{PublicURL: opts.PublicURL, Tasks: tasks, Events: events,
+		MaxTasks: opts.Tasks.MaxTasks, MaxTaskBytes: opts.Tasks.MaxTaskBytes,
+		MaxOwnerTasks: opts.Tasks.MaxOwnerTasks, MaxOwnerTaskBytes: opts.Tasks.MaxOwnerTaskBytes}
 	if a2aRes != nil {
 		ao.Auth = &demo.A2AAuth{Resource: a2aRes, TokenURL: tokenURL(app.issuer), MetadataURL: metadataURL(app.issuer), Scopes: opts.Auth.A2AScopes}
 	}
@@ -330,7 +348,7 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 		a.limiter = l
 		c.RateLimiter = l
 	}
-	ts, err := f.TaskStore(fleet.TaskOptions{})
+	ts, err := f.TaskStore(fleet.TaskOptions{MaxTasks: a.opts.Tasks.MaxTasks, MaxOwnerTasks: a.opts.Tasks.MaxOwnerTasks})
 	if err != nil {
 		a.closeFleet()
 		return err
@@ -684,6 +702,19 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Redis, "redis", "", "Redis `URL` (redis://127.0.0.1:6379/0) shared by a fleet of instances: -rate holds fleet-wide, A2A tasks live in Redis")
 	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics (default with -redis: the host name)")
 	fs.IntVar(&o.Instances, "instances", 0, "with -redis, the fleet's `size` assumed until Redis has counted the instances: the rate limit's share of an instance started while Redis is down (default 1: alone)")
+	tl := &o.Tasks
+	fs.IntVar(&tl.MaxTasks, "a2a-max-tasks", 0, "A2A tasks kept, the oldest evicted past it (default 10000; with -redis, fleet-wide)")
+	fs.IntVar(&tl.MaxOwnerTasks, "a2a-owner-tasks", 0, "A2A tasks kept for one client (with -auth-issuer: one token subject), its own oldest evicted past it (default a tenth of -a2a-max-tasks)")
+	fs.Func("a2a-max-task-bytes", "A2A task store budget in bytes or with a K/M/KiB/MiB suffix (default 64MiB; not with -redis)", func(v string) (err error) {
+		n, err := parseSize(v)
+		tl.MaxTaskBytes = int64(n)
+		return err
+	})
+	fs.Func("a2a-owner-task-bytes", "one client's share of -a2a-max-task-bytes (default a tenth; not with -redis)", func(v string) (err error) {
+		n, err := parseSize(v)
+		tl.MaxOwnerTaskBytes = int64(n)
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -729,6 +760,16 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if o.Redis != "" && o.Stdio {
 		err := errors.New("-redis serves HTTP instances: not with -stdio")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if tl.MaxTasks < 0 || tl.MaxOwnerTasks < 0 {
+		err := errors.New("-a2a-max-tasks and -a2a-owner-tasks are counts: 0 (the default) or more")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Redis != "" && (tl.MaxTaskBytes != 0 || tl.MaxOwnerTaskBytes != 0) {
+		err := errors.New("-a2a-max-task-bytes and -a2a-owner-task-bytes bound the in-memory task store: not with -redis")
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}

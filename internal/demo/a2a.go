@@ -124,6 +124,12 @@ type A2AOptions struct {
 	// reply is never stored holds its slot until Close or for at most
 	// 30 s. 0 means DefaultMaxStreaming.
 	MaxStreaming int
+	// MaxTasks, MaxTaskBytes, MaxOwnerTasks and MaxOwnerTaskBytes are
+	// a2a.Config's, for the in-memory store (0: their defaults).
+	MaxTasks          int
+	MaxTaskBytes      int64
+	MaxOwnerTasks     int
+	MaxOwnerTaskBytes int64
 	// Auth, when set, protects the endpoint with OAuth: the card declares
 	// its security schemes (A2AAuthCard) and an extended card
 	// (A2AExtendedCard) is served to authenticated callers.
@@ -186,6 +192,11 @@ func NewA2A(o A2AOptions) (*A2ADemo, error) {
 		Events:      o.Events,
 		StreamQueue: o.StreamQueue,
 		KeepAlive:   o.KeepAlive,
+
+		MaxTasks:          o.MaxTasks,
+		MaxTaskBytes:      o.MaxTaskBytes,
+		MaxOwnerTasks:     o.MaxOwnerTasks,
+		MaxOwnerTaskBytes: o.MaxOwnerTaskBytes,
 	}
 	if a := o.Auth; a != nil {
 		cfg.Auth = a.Resource
