@@ -76,13 +76,9 @@ func dupDeep(v []byte, i int) (int, bool) {
 			n++
 			i = skipWS(v, end)
 			i = skipWS(v, i+1) // past the colon
-			if i < len(v) && (v[i] == '{' || v[i] == '[') {
-				var dup bool
-				if i, dup = dupDeep(v, i); dup {
-					return i, true
-				}
-			} else {
-				i = SkipValue(v, i)
+			var dup bool
+			if i, dup = dupDeep(v, i); dup {
+				return i, true
 			}
 			i = skipWS(v, i)
 			if i >= len(v) || v[i] == '}' {
@@ -97,13 +93,9 @@ func dupDeep(v []byte, i int) (int, bool) {
 			return i + 1, false
 		}
 		for i < len(v) {
-			if v[i] == '{' || v[i] == '[' {
-				var dup bool
-				if i, dup = dupDeep(v, i); dup {
-					return i, true
-				}
-			} else {
-				i = SkipValue(v, i)
+			var dup bool
+			if i, dup = dupDeep(v, i); dup {
+				return i, true
 			}
 			i = skipWS(v, i)
 			if i >= len(v) || v[i] == ']' {

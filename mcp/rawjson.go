@@ -209,21 +209,7 @@ func equalJSON(a, b []byte) bool {
 	case kindBool, kindNull:
 		return bytes.Equal(a, b)
 	case kindArray:
-		var ia, ib decode.Elements
-		ia.Reset(a)
-		ib.Reset(b)
-		for {
-			na, nb := ia.Next(), ib.Next()
-			if na != nb {
-				return false
-			}
-			if !na {
-				return true
-			}
-			if !equalJSON(ia.Value(), ib.Value()) {
-				return false
-			}
-		}
+		return equalElements(a, b, equalJSON)
 	case kindObject:
 		if decode.DuplicateName(a) || decode.DuplicateName(b) {
 			return equalObjectsLastWins(a, b)
@@ -250,6 +236,26 @@ func equalJSON(a, b []byte) bool {
 		return true
 	}
 	return false
+}
+
+// equalElements reports whether the arrays a and b hold as many
+// elements, equal pair by pair by eq.
+func equalElements(a, b []byte, eq func(x, y []byte) bool) bool {
+	var ia, ib decode.Elements
+	ia.Reset(a)
+	ib.Reset(b)
+	for {
+		na, nb := ia.Next(), ib.Next()
+		if na != nb {
+			return false
+		}
+		if !na {
+			return true
+		}
+		if !eq(ia.Value(), ib.Value()) {
+			return false
+		}
+	}
 }
 
 // namesEqual compares two raw member names (no quotes, escapes kept).

@@ -33,7 +33,7 @@ func TestRawFormatAllocs(t *testing.T) {
 		worst := 0.0
 		for _, a := range advs {
 			v := []byte(a)
-			if allocs := testing.AllocsPerRun(2, func() { rawFormat(name, v) }); allocs > worst {
+			if allocs := testing.AllocsPerRun(10, func() { rawFormat(name, v) }); allocs > worst { // 10 runs: a stray allocation of another goroutine (a server a test left) averages out
 				worst = allocs
 			}
 		}

@@ -1509,21 +1509,7 @@ func (e *rawEval) equal(a, b []byte) bool {
 	}
 	switch ka {
 	case kindArray:
-		var ia, ib decode.Elements
-		ia.Reset(a)
-		ib.Reset(b)
-		for {
-			na, nb := ia.Next(), ib.Next()
-			if na != nb {
-				return false
-			}
-			if !na {
-				return true
-			}
-			if !e.equal(ia.Value(), ib.Value()) {
-				return false
-			}
-		}
+		return equalElements(a, b, e.equal)
 	case kindObject:
 	default:
 		return equalJSON(a, b)
