@@ -1155,7 +1155,9 @@ func (e *rawEval) object(n *rawNode, v []byte, vid int32, u *uneval) *fieldError
 				return err
 			}
 		} else if err := missing(d.names); err != nil {
-			err.msg = "is required when " + strconv.Quote(d.name) + " is present"
+			if err != quietFail { // shared: never written
+				err.msg = "is required when " + strconv.Quote(d.name) + " is present"
+			}
 			return err
 		}
 	}
@@ -1207,6 +1209,9 @@ func (e *rawEval) object(n *rawNode, v []byte, vid int32, u *uneval) *fieldError
 		defer func() { e.stack = outer }()
 		for it.Reset(v); it.Next(); {
 			if err := e.child(n.propertyNames, quotedName(&it, v), vid); err != nil {
+				if err == quietFail {
+					return err
+				}
 				msg := "is a member name the schema does not allow (propertyNames): " + err.msg
 				return e.inName(e.fail(msg), &it)
 			}
@@ -1225,7 +1230,9 @@ func (e *rawEval) object(n *rawNode, v []byte, vid int32, u *uneval) *fieldError
 	for _, d := range n.depRequired {
 		if hasBit(present, d.key) {
 			if err := missing(d.names); err != nil {
-				err.msg = "is required when " + strconv.Quote(d.name) + " is present"
+				if err != quietFail { // shared: never written
+					err.msg = "is required when " + strconv.Quote(d.name) + " is present"
+				}
 				return err
 			}
 		}

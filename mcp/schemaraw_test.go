@@ -422,3 +422,26 @@ func TestRawEqualLargeObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestRawQuietFailUntouched: a failure inside a quiet branch (anyOf,
+// oneOf, not, if, contains) is the one shared quietFail, which no
+// keyword may write (a dependency once reworded it, for every walk in
+// the process).
+func TestRawQuietFailUntouched(t *testing.T) {
+	want := quietFail.msg
+	for _, schema := range []string{
+		`{"type":"object","properties":{"v":{"anyOf":[{"dependentRequired":{"a":["b"]}},{"type":"string"}]}}}`,
+		`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"v":{"anyOf":[{"dependencies":{"a":["b"]}},{"type":"string"}]}}}`,
+		`{"type":"object","properties":{"v":{"not":{"not":{"propertyNames":{"maxLength":0}}}}}}`,
+	} {
+		rs, ls := rawCompile(t, schema)
+		args := []byte(`{"v":{"a":1}}`)
+		got := rs.validate(args)
+		if (got == nil) != (validateLibrary(ls, args) == nil) {
+			t.Errorf("%s: raw %v, library %v", schema, got, validateLibrary(ls, args))
+		}
+		if quietFail.msg != want || len(quietFail.path) != 0 {
+			t.Fatalf("%s: the shared quiet failure now says %q %v", schema, quietFail.msg, quietFail.path)
+		}
+	}
+}
