@@ -135,6 +135,11 @@ start_authority() {
 # server does not start.
 start_server() {
 	local name=$1 port=${PORT[$1]}
+	# Empty the log first: the server's own redirection truncates it only
+	# once its process has started, and until then the wait below could
+	# read the "listening on" of the process this one replaces, then find
+	# the log emptied (TestRunShRestart failed so once under load).
+	: >"$tmp/$name.log"
 	case $name in
 	rpcedge)
 		GOMAXPROCS=1 taskset -c 1 "$tmp/rpcedge" -addr "127.0.0.1:$port" 2>"$tmp/$name.log" &
