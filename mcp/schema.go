@@ -86,6 +86,12 @@ type property struct {
 	s    *schema
 }
 
+// unbounded returns a schema node that asserts nothing: its length and
+// item bounds are -1.
+func unbounded() *schema {
+	return &schema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+}
+
 // errSchema wraps every schema registration error.
 var errSchema = errors.New("mcp: invalid tool schema")
 
@@ -114,7 +120,9 @@ func (e *schemaError) Unwrap() error { return errSchema }
 // exactly "object".
 func compileSchema(text []byte) (*schema, error) {
 	if len(trimWS(text)) == 0 {
-		return &schema{types: tObject, typeMsg: "must be an object", minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}, nil
+		s := unbounded()
+		s.types, s.typeMsg = tObject, "must be an object"
+		return s, nil
 	}
 	if !decode.Valid(text) {
 		return nil, &schemaError{ptr: "", msg: "not valid JSON"}
@@ -172,9 +180,11 @@ func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 	switch kindOf(v) {
 	case kindBool:
 		if v[0] == 't' {
-			return &schema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}, nil
+			return unbounded(), nil
 		}
-		return &schema{never: true, minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}, nil
+		s := unbounded()
+		s.never = true
+		return s, nil
 	case kindObject:
 	default:
 		return nil, &schemaError{ptr: ptr, msg: "a schema must be an object or a boolean"}
@@ -182,7 +192,7 @@ func (c *compiler) node(v []byte, ptr string) (*schema, error) {
 	if name, dup := duplicateName(v); dup {
 		return nil, &schemaError{ptr: ptr, msg: fmt.Sprintf("keyword %q appears twice", name)}
 	}
-	s := &schema{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
+	s := unbounded()
 	var it decode.Members
 	for it.Reset(v); it.Next(); {
 		key := memberName(&it)

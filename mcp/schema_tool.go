@@ -11,7 +11,8 @@ import (
 
 // toolSchema is a tool's input or output schema, compiled: by the library
 // always (the schema is checked against its metaschema and its $refs
-// resolved at registration), and into the compiled subset when it fits.
+// resolved at registration), and into the compiled subset when it fits,
+// else read for the raw walk (schemaraw.go).
 type toolSchema struct {
 	fast *schema            // nil: raw or the library serves it
 	raw  *rawSchema         // nil: the library serves it (when fast is nil)

@@ -7,12 +7,13 @@ package mcp
 // against its dialect's metaschema and resolves every $ref, and, when it
 // stays inside the subset of schema.go, into the allocation-free tree that
 // serves calls. A schema outside the subset is judged by the raw walk
-// (schemaraw.go) over the library's compiled graph; only what the walk
-// leaves to it (dynamically resolved $dynamicRef and $recursiveRef) is
-// served by the library's own Validate: the arguments are turned into the
-// library's instance model (maps, slices, json.Number: exact numbers) by
-// one walk over the raw bytes, and the first failure the library reports
-// is answered -32602 naming the field, as the compiled path does.
+// (schemaraw.go) over the library's compiled graph. The library's own
+// Validate serves WithLibraryValidation and what the walk cannot read
+// (extensions, content assertions, unknown formats: none enabled here):
+// the arguments are turned into the library's instance model (maps,
+// slices, json.Number: exact numbers) by one walk over the raw bytes, and
+// the first failure the library reports is answered -32602 naming the
+// field, as the compiled path does.
 //
 // The library is configured so that nothing is read from outside the
 // process: its default loader (local files) is replaced by one that

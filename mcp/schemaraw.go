@@ -67,10 +67,12 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"math"
 	"math/big"
 	"math/bits"
@@ -280,7 +282,7 @@ func (c *rawCompiler) node(s *jsonschema.Schema) (*rawNode, error) {
 	}
 	if res, anchors, ok := libResource(s); ok {
 		n.resRecursive = res.RecursiveAnchor
-		for _, name := range sortedKeys(anchors) {
+		for _, name := range slices.Sorted(maps.Keys(anchors)) {
 			if n.resDynamic == nil {
 				n.resDynamic = make(map[string]*rawNode, len(anchors))
 			}
@@ -316,7 +318,7 @@ func (c *rawCompiler) node(s *jsonschema.Schema) (*rawNode, error) {
 	for _, r := range s.Required {
 		n.required = append(n.required, bit(r))
 	}
-	for _, key := range sortedKeys(s.Dependencies) {
+	for _, key := range slices.Sorted(maps.Keys(s.Dependencies)) {
 		d := rawDep{key: bit(key), name: key}
 		switch dep := s.Dependencies[key].(type) {
 		case []string:
@@ -328,12 +330,12 @@ func (c *rawCompiler) node(s *jsonschema.Schema) (*rawNode, error) {
 		}
 		n.deps = append(n.deps, d)
 	}
-	for _, key := range sortedKeys(s.DependentSchemas) {
+	for _, key := range slices.Sorted(maps.Keys(s.DependentSchemas)) {
 		d := rawDep{key: bit(key), name: key}
 		one(&d.s, s.DependentSchemas[key])
 		n.depSchemas = append(n.depSchemas, d)
 	}
-	for _, key := range sortedKeys(s.DependentRequired) {
+	for _, key := range slices.Sorted(maps.Keys(s.DependentRequired)) {
 		d := rawDep{key: bit(key), name: key}
 		for _, r := range s.DependentRequired[key] {
 			d.names = append(d.names, bit(r))
@@ -360,7 +362,7 @@ func (c *rawCompiler) node(s *jsonschema.Schema) (*rawNode, error) {
 		one(&p.s, sub)
 		n.patterns = append(n.patterns, p)
 	}
-	slices.SortFunc(n.patterns, func(a, b rawPattern) int { return cmpString(a.re.String(), b.re.String()) })
+	slices.SortFunc(n.patterns, func(a, b rawPattern) int { return cmp.Compare(a.re.String(), b.re.String()) })
 	switch a := s.AdditionalProperties.(type) {
 	case bool:
 		n.addlSet, n.addlFalse = true, !a
@@ -453,25 +455,6 @@ func (c *rawCompiler) node(s *jsonschema.Schema) (*rawNode, error) {
 		return nil, err
 	}
 	return n, nil
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // libResource returns the library's resource of s (the schema that holds
