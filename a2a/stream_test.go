@@ -567,7 +567,13 @@ func TestStreamKeepAliveAndDisconnect(t *testing.T) {
 // A client that does not read is cut once its queue of changes is full:
 // the server holds a bounded amount for it, whatever the task produces.
 func TestStreamSlowReaderCut(t *testing.T) {
-	s, fs, addr := streamServer(t, fastserver.Config{WriteTimeout: time.Minute}, func(c *Config) { c.StreamQueue, c.StreamWait = 4, 100*time.Millisecond })
+	s, fs, addr := streamServer(t, fastserver.Config{WriteTimeout: time.Minute}, func(c *Config) {
+		c.StreamQueue, c.StreamWait = 4, 100*time.Millisecond
+		// Room for the 200 changes of 64 KiB the test allows before the
+		// cut: the default owner share (6.4 MiB) refused the 101st once
+		// in CI, when the cut came late under load.
+		c.MaxTaskBytes = 256 << 20
+	})
 	id := holdTask(t, s)
 	c := post(t, addr, "1.0", streamReq(1, "SubscribeToTask", `{"id":"`+id+`"}`))
 	if tc, ok := c.conn.(*net.TCPConn); ok {
