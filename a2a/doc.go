@@ -105,8 +105,8 @@
 // connection. The stream ends after a final or interrupted state (0.3
 // marks that status-update "final": true), at Config.MaxStreamDuration and
 // when the server shuts down (then with the task's current status). Past
-// fastserver's Config.MaxStreams a stream is refused 503 / -32603 with
-// Retry-After; a client whose Accept does not allow text/event-stream, or
+// fastserver's Config.MaxStreams, or its client's MaxClientStreams, a
+// stream is refused 503 / -32603 with Retry-After; a client whose Accept does not allow text/event-stream, or
 // whose request is HTTP/1.0, gets 406 / -32600, its message saying which.
 // A client too slow to read is cut once Config.StreamQueue changes wait
 // for it; an idle stream sends an SSE comment every Config.KeepAlive. Changes reach the streams through a Broker

@@ -157,6 +157,17 @@ type Config struct {
 	// a connection; ServeEvents streams too). Past it a handler runs with
 	// a Stream that refuses to send (ErrStreamLimit). Default 1000.
 	MaxStreams int
+	// MaxClientStreams bounds the streams one client holds at once, so
+	// that one client cannot take all of MaxStreams: the client keyed as
+	// the rate limit keys it (the peer address, IPv6 grouped by /64; the
+	// forwarded address when the peer is one of TrustedProxies). Past it
+	// a stream is refused as past MaxStreams, with ErrClientStreamLimit
+	// (which errors.Is reports as ErrStreamLimit too): 503 with
+	// Retry-After for ServeEvents and the A2A streams. Counted by this
+	// Server (in a fleet, per instance). Default 0: no bound per client.
+	// Behind a proxy that is not in TrustedProxies, every client has the
+	// proxy's key, and so shares one bound.
+	MaxClientStreams int
 	// ClientResponseTimeout bounds how long Stream.Call waits for the
 	// client's response to a request of the server's own. Default 60 s.
 	ClientResponseTimeout time.Duration
@@ -276,6 +287,9 @@ func (c Config) withDefaults() (Config, error) {
 	setDur("DrainTimeout", &c.DrainTimeout, DefaultDrainTimeout)
 	setI64("DrainBytes", &c.DrainBytes, DefaultDrainBytes)
 	setInt("MaxStreams", &c.MaxStreams, DefaultMaxStreams)
+	if c.MaxClientStreams < 0 {
+		bad("MaxClientStreams", c.MaxClientStreams)
+	}
 	setDur("ClientResponseTimeout", &c.ClientResponseTimeout, DefaultClientResponse)
 	if t, err := serverTLS(c.TLS); err != nil {
 		errs = append(errs, err)

@@ -129,7 +129,7 @@
 // messages on its Stream. One that sends nothing is answered exactly as a
 // plain handler; the first Send makes the answer 200 text/event-stream
 // (when the request's Accept allows it, see AcceptsEventStream, and
-// Config.MaxStreams allows),
+// Config.MaxStreams and the client's Config.MaxClientStreams allow),
 // each message one "data:" event, the final response the last event.
 // Events are queued in two bounded buffers (StreamBuffer) that the
 // connection's goroutine writes as they fill, coalescing events a fast

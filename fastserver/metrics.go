@@ -28,6 +28,7 @@ import (
 //	rpcedge_streams_total                                 counter (answers that streamed)
 //	rpcedge_streams_cut_total                             counter (streams whose final event was not written)
 //	rpcedge_stream_events_total                           counter (writes of events)
+//	rpcedge_streams_client_refused_total                  counter (streams refused past Config.MaxClientStreams)
 //	rpcedge_slow_bodies_total                             counter (bodies cut off for their data rate)
 //	rpcedge_connection_timeouts_total{phase}              counter (connections cut off by ReadTimeout,
 //	                                                      WriteTimeout or IdleTimeout: phase read, write, idle)
@@ -53,6 +54,7 @@ type serverMetrics struct {
 	connsReclaimed *metrics.Counter
 
 	streamsStarted, streamsCut, streamEvents *metrics.Counter
+	streamsClientRefused                     *metrics.Counter
 	hists                                    []*requestHistograms // the endpoints', by path (histogram.go)
 	extra                                    func(w io.Writer)    // Config.MoreMetrics
 
@@ -217,21 +219,22 @@ type metricDesc struct{ typ, help string }
 
 // families describes every family the server exposes.
 var families = map[string]metricDesc{
-	"rpcedge_requests_total":              {"counter", "JSON-RPC requests answered, by endpoint, method (registered names, else other), HTTP status and JSON-RPC code (none for a result or a 202)."},
-	"rpcedge_request_duration_seconds":    {"histogram", "Time from the handler being entered to the answer, by endpoint."},
-	"rpcedge_request_body_bytes":          {"histogram", "Wire bytes of request bodies read, by endpoint."},
-	"rpcedge_requests_in_flight":          {"gauge", "JSON-RPC requests being served."},
-	"rpcedge_inflight_body_bytes":         {"gauge", "Bytes of the in-flight body budget held (row 6 of the contract)."},
-	"rpcedge_connections_open":            {"gauge", "Connections open, those draining after an early answer included."},
-	"rpcedge_panics_total":                {"counter", "Panics recovered, by the stage of the request they happened in."},
-	"rpcedge_handler_timeouts_total":      {"counter", "Handlers that passed their deadline."},
-	"rpcedge_slow_bodies_total":           {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
-	"rpcedge_streams_open":                {"gauge", "Stream slots held: answers that may stream, and event streams."},
-	"rpcedge_streams_total":               {"counter", "Answers that became event streams, and event streams opened."},
-	"rpcedge_streams_cut_total":           {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
-	"rpcedge_stream_events_total":         {"counter", "Events queued on streams (a stream's final response excluded)."},
-	"rpcedge_connection_timeouts_total":   {"counter", "Connections cut off by the read, write or idle timeout, by phase."},
-	"rpcedge_connections_reclaimed_total": {"counter", "Idle connections (between requests, or silent since accepted) closed to admit a new connection past the connection cap."},
+	"rpcedge_requests_total":               {"counter", "JSON-RPC requests answered, by endpoint, method (registered names, else other), HTTP status and JSON-RPC code (none for a result or a 202)."},
+	"rpcedge_request_duration_seconds":     {"histogram", "Time from the handler being entered to the answer, by endpoint."},
+	"rpcedge_request_body_bytes":           {"histogram", "Wire bytes of request bodies read, by endpoint."},
+	"rpcedge_requests_in_flight":           {"gauge", "JSON-RPC requests being served."},
+	"rpcedge_inflight_body_bytes":          {"gauge", "Bytes of the in-flight body budget held (row 6 of the contract)."},
+	"rpcedge_connections_open":             {"gauge", "Connections open, those draining after an early answer included."},
+	"rpcedge_panics_total":                 {"counter", "Panics recovered, by the stage of the request they happened in."},
+	"rpcedge_handler_timeouts_total":       {"counter", "Handlers that passed their deadline."},
+	"rpcedge_slow_bodies_total":            {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
+	"rpcedge_streams_open":                 {"gauge", "Stream slots held: answers that may stream, and event streams."},
+	"rpcedge_streams_total":                {"counter", "Answers that became event streams, and event streams opened."},
+	"rpcedge_streams_cut_total":            {"counter", "Streams whose final event was not written (the client left, a write timed out)."},
+	"rpcedge_stream_events_total":          {"counter", "Events queued on streams (a stream's final response excluded)."},
+	"rpcedge_streams_client_refused_total": {"counter", "Streams refused because their client held Config.MaxClientStreams."},
+	"rpcedge_connection_timeouts_total":    {"counter", "Connections cut off by the read, write or idle timeout, by phase."},
+	"rpcedge_connections_reclaimed_total":  {"counter", "Idle connections (between requests, or silent since accepted) closed to admit a new connection past the connection cap."},
 }
 
 // describe returns the family a series name belongs to and its

@@ -47,13 +47,16 @@ type Server struct {
 	answered atomic.Uint64  // of those, the ones answered
 	// decoded is the decoded size of the last compressed body read to its
 	// end: the size of the idle buffer the next one is lent (readBody).
-	decoded  atomic.Int64
-	serving  atomic.Bool
-	running  *watchdog    // handlers running: deadlines and Shutdown
-	streams  atomic.Int64 // stream slots held (stream.go)
-	pending  pendingCalls // requests to clients awaiting a response (stream.go)
-	shutdown chan struct{}
-	stopOnce sync.Once
+	decoded atomic.Int64
+	serving atomic.Bool
+	running *watchdog    // handlers running: deadlines and Shutdown
+	streams atomic.Int64 // stream slots held (stream.go)
+	// clientStreams counts each client's (Config.MaxClientStreams); nil
+	// without that bound.
+	clientStreams *clientStreams
+	pending       pendingCalls // requests to clients awaiting a response (stream.go)
+	shutdown      chan struct{}
+	stopOnce      sync.Once
 }
 
 type endpoint struct {
@@ -143,6 +146,13 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 		s.rate.limit = cfg.RateLimiter
 	} else if cfg.RateLimit > 0 {
 		s.rate = newRateLimiter(cfg.RateLimit, cfg.RateBurst, cfg.RateClients, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
+	}
+	if cfg.MaxClientStreams > 0 {
+		keys := s.rate
+		if keys == nil {
+			keys = newRateLimiter(1, 1, 1, cfg.TrustedProxies, cfg.ProxyHeader == ProxyHeaderForwarded)
+		}
+		s.clientStreams = newClientStreams(cfg.MaxClientStreams, keys)
 	}
 	s.bufs = newBodyBuffers(cfg.MaxBodyBytes)
 	s.budget.limit = cfg.InflightBodyBytes

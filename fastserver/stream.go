@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -89,6 +90,10 @@ var (
 	ErrStreamUnavailable = errors.New("fastserver: streamed answers are not available on this transport")
 	// ErrStreamLimit: Config.MaxStreams streams are open.
 	ErrStreamLimit = errors.New("fastserver: too many streams open")
+	// ErrClientStreamLimit: the request's client holds
+	// Config.MaxClientStreams streams. errors.Is reports it as
+	// ErrStreamLimit too.
+	ErrClientStreamLimit = fmt.Errorf("%w for this client", ErrStreamLimit)
 	// ErrStreamClosed: the stream's connection failed or timed out, the
 	// server stopped it, or the handler cut it (Stream.Cut); the client
 	// will not see what follows.
@@ -115,10 +120,12 @@ type Stream struct {
 	r       *Request
 	h       StreamHandler
 	dst     []byte
-	live    bool   // events may be sent
-	refusal error  // why not, when !live
-	started bool   // the answer is a stream (set by the connection's goroutine)
-	slot    bool   // holds one of Config.MaxStreams
+	live    bool  // events may be sent
+	refusal error // why not, when !live
+	started bool  // the answer is a stream (set by the connection's goroutine)
+	slot    bool  // holds one of Config.MaxStreams
+	cslot   bool  // holds one of its client's Config.MaxClientStreams
+	ckey    netip.Addr
 	msg     []byte // (handler's) a response being built by SendResult
 
 	// Shared between the handler and the writer, under mu.
@@ -400,7 +407,7 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 	}
 	c := st.c
 	st.reset(r)
-	st.refusal = c.s.streamRefusal(c)
+	st.refusal = c.s.streamRefusal(c, st)
 	if st.refusal != nil {
 		return h.ServeStream(st, dst)
 	}
@@ -426,7 +433,7 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 
 func (st *Stream) reset(r *Request) {
 	st.r, st.h, st.dst = r, nil, nil
-	st.live, st.refusal, st.started, st.slot = false, nil, false, false
+	st.live, st.refusal, st.started, st.slot, st.cslot = false, nil, false, false, false
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
 	st.forced, st.cut, st.msg = false, false, st.msg[:0]
@@ -445,6 +452,10 @@ func (st *Stream) release() {
 	if st.slot {
 		st.slot = false
 		st.c.s.streams.Add(-1)
+	}
+	if st.cslot {
+		st.cslot = false
+		st.c.s.clientStreams.give(st.ckey)
 	}
 	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg} {
 		if cap(*b) > keepEventBuffer {
@@ -477,8 +488,8 @@ func (st *Stream) run() {
 }
 
 // streamRefusal says why c's answer cannot stream, or reserves a stream
-// slot and returns nil.
-func (s *Server) streamRefusal(c *call) error {
+// slot (and its client's, noted in st) and returns nil.
+func (s *Server) streamRefusal(c *call, st *Stream) error {
 	if c.rctx == nil {
 		return ErrStreamUnavailable
 	}
@@ -492,6 +503,15 @@ func (s *Server) streamRefusal(c *call) error {
 	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
 		s.streams.Add(-1)
 		return ErrStreamLimit
+	}
+	if cs := s.clientStreams; cs != nil {
+		key := cs.key(c.rctx, &c.f)
+		if !cs.take(key) {
+			s.streams.Add(-1)
+			s.metrics.streamsClientRefused.Inc()
+			return ErrClientStreamLimit
+		}
+		st.cslot, st.ckey = true, key
 	}
 	return nil
 }
@@ -795,6 +815,7 @@ func (m *serverMetrics) streamMetrics(open func() float64) {
 	m.streamsStarted = m.set.NewCounter("rpcedge_streams_total")
 	m.streamsCut = m.set.NewCounter("rpcedge_streams_cut_total")
 	m.streamEvents = m.set.NewCounter("rpcedge_stream_events_total")
+	m.streamsClientRefused = m.set.NewCounter("rpcedge_streams_client_refused_total")
 }
 
 // pendingCalls holds the server's requests to clients that await a
@@ -957,17 +978,32 @@ func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, don
 	}
 	if s.streams.Add(1) > int64(s.cfg.MaxStreams) {
 		s.streams.Add(-1)
-		ctx.Response.Header.Set("Retry-After", "1")
+		// Retry-After after Error, which resets the response (it was
+		// lost so until 2026-12-06).
 		ctx.Error("too many streams open", fasthttp.StatusServiceUnavailable)
+		ctx.Response.Header.Set("Retry-After", "1")
 		done()
 		return
+	}
+	feed := &eventFeed{s: s, ctx: ctx, events: events, stop: s.shutdown, done: done}
+	if cs := s.clientStreams; cs != nil {
+		key := cs.key(ctx, nil)
+		if !cs.take(key) {
+			s.streams.Add(-1)
+			s.metrics.streamsClientRefused.Inc()
+			ctx.Error("too many streams open for this client", fasthttp.StatusServiceUnavailable)
+			ctx.Response.Header.Set("Retry-After", "1")
+			done()
+			return
+		}
+		feed.keyed, feed.key = true, key
 	}
 	s.metrics.streamsStarted.Inc()
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.Header.SetContentTypeBytes(ctEventStream)
 	ctx.Response.Header.SetBytesV("Cache-Control", noCache)
 	ctx.Response.Header.SetBytesV("X-Accel-Buffering", noBuffering)
-	ctx.Response.SetBodyStream(&eventFeed{s: s, ctx: ctx, events: events, stop: s.shutdown, done: done}, -1)
+	ctx.Response.SetBodyStream(feed, -1)
 }
 
 // eventFeed is the body of ServeEvents.
@@ -979,6 +1015,8 @@ type eventFeed struct {
 	done   func()
 	buf    []byte
 	ended  bool
+	keyed  bool       // holds one of its client's Config.MaxClientStreams
+	key    netip.Addr // that client
 }
 
 func (f *eventFeed) SupportsBodyWriteTo() bool { return true }
@@ -1020,6 +1058,9 @@ func (f *eventFeed) CloseWithError(error) error {
 	if !f.ended {
 		f.ended = true
 		f.s.streams.Add(-1)
+		if f.keyed {
+			f.s.clientStreams.give(f.key)
+		}
 		f.done()
 	}
 	return nil

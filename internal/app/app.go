@@ -624,7 +624,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.MaxDepth, "max-depth", fastserver.DefaultMaxDepth, "nesting limit; the top-level value is level 1")
 	fs.Float64Var(&c.RateLimit, "rate", 0, "requests per second allowed per client; 0 turns rate limiting off")
 	fs.IntVar(&c.RateBurst, "burst", 0, "token bucket size of the rate limit (default: the rate rounded up)")
-	fs.Func("trusted-proxies", "comma-separated IPs or CIDRs whose forwarding header (-proxy-header) keys the rate limit", func(v string) error {
+	fs.Func("trusted-proxies", "comma-separated IPs or CIDRs whose forwarding header (-proxy-header) keys the rate limit and -max-client-streams", func(v string) error {
 		for _, part := range strings.Split(v, ",") {
 			part = strings.TrimSpace(part)
 			if part == "" {
@@ -664,6 +664,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&c.MaxConns, "max-conns", fastserver.DefaultMaxConns, "concurrent connections; past it the connection idle longest (1 s between requests, or 5 s silent since accepted) is closed to admit a new one, else a plain 503")
 	fs.DurationVar(&c.ShutdownGrace, "grace", fastserver.DefaultShutdownGrace, "how long shutdown waits for requests in flight")
 	fs.IntVar(&c.MaxStreams, "max-streams", fastserver.DefaultMaxStreams, "event streams open at once (A2A SendStreamingMessage/SubscribeToTask, MCP); past it 503")
+	fs.IntVar(&c.MaxClientStreams, "max-client-streams", 0, "event streams one client (its address, IPv6 by /64; behind -trusted-proxies the forwarded one) may hold at once; past it 503; 0: no bound per client")
 	fs.StringVar(&c.HealthPath, "health-path", "/healthz", "path of the health check")
 	fs.StringVar(&c.MetricsPath, "metrics-path", "/metrics", "path of the Prometheus exposition")
 	fs.BoolVar(&c.NoMetrics, "no-metrics", false, "serve no metrics route")
@@ -816,6 +817,8 @@ func validateFlags(c *fastserver.Config) error {
 		return errors.New("-max-conns must be positive")
 	case c.MaxStreams <= 0:
 		return errors.New("-max-streams must be positive")
+	case c.MaxClientStreams < 0:
+		return errors.New("-max-client-streams must be 0 (no bound per client) or positive")
 	case c.MinBodyRate <= 0 || c.MinBodyRateGrace <= 0:
 		return errors.New("-min-body-rate and -min-body-rate-grace must be positive")
 	case c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.HandlerTimeout <= 0 || c.ShutdownGrace <= 0:
