@@ -1153,8 +1153,17 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	s.running.ensure()
 	c.req.ctx = s.running.arm(&c.dl) // linked already if it had a body
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
-	if err == errStreaming && c.st.started {
-		return fasthttp.StatusOK, 0 // the handler goes on as a stream (stream.go)
+	if c.st.started {
+		// The answer is a stream (stream.go): its StreamHandler goes on
+		// and gives the final event, whatever the handler returned. One
+		// that does not return Request.Stream's marker as it is (wraps
+		// it, or returns a result or an error of its own) is a misuse the
+		// stream survives: it once wrote its error's head into the final
+		// event, which was then not JSON.
+		if err != errStreaming && !panicked {
+			s.log.Warn("handler did not return Request.Stream's result as it is; the answer streams all the same", "method", string(c.msg.Method))
+		}
+		return fasthttp.StatusOK, 0
 	}
 	return s.afterHandler(c, out, err, panicked)
 }

@@ -386,8 +386,10 @@ func appendEvent(dst, msg []byte) []byte {
 // Stream runs h, whose answer may stream (see StreamHandler and Stream),
 // and returns what the handler must return: the result appended to dst
 // or h's error when h sends nothing, and an internal marker error, to be
-// returned as it is, once the answer has become a stream. A handler uses
-// it as its last statement:
+// returned as it is, once the answer has become a stream (a handler that
+// returns something else then, or panics, is logged, and the stream goes
+// on: h's result is the final event). A handler uses it as its last
+// statement:
 //
 //	func (x *X) ServeRPC(r *fastserver.Request, dst []byte) ([]byte, error) {
 //		// checks that refuse with plain JSON come first
