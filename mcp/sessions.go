@@ -64,10 +64,15 @@ package mcp
 // the lock in turn: the later owns the stream, the earlier ends at once.
 // DELETE and expiry end the session under the same lock: a takeover after
 // it finds the session gone (404), one before it is ended with it (its
-// stream, too, is cut if its writer is still busy after the grace). A GET
-// refused by fastserver's MaxStreams (503) has taken the stream over
-// nonetheless, which frees the slot its retry needs; the queue stays with
-// the session.
+// stream, too, is cut if its writer is still busy after the grace). The
+// new GET waits for the old stream's writer to finish (at most the grace
+// and a little more), which gives back the old stream's slots in
+// fastserver's MaxStreams and MaxClientStreams: a client at its bound
+// takes its own stream over (until 2026-12-06 the takeover was refused
+// 503 at the bound, for the slot the stream it replaced still held). A
+// GET refused by MaxStreams all the same (503: a writer still stuck, or
+// other clients' streams) has taken the stream over nonetheless, which
+// frees the slot its retry needs; the queue stays with the session.
 
 import (
 	"bytes"
@@ -197,8 +202,9 @@ type sessionStream struct {
 	conn net.Conn // ctx.Conn(), read by the handler: cut runs on a timer's goroutine
 
 	mu       sync.Mutex
-	finished bool        // the writer returned: the connection may serve another request
-	cutter   *time.Timer // set by end
+	finished bool          // the writer returned: the connection may serve another request
+	cutter   *time.Timer   // set by end
+	gone     chan struct{} // closed by finish; nil in tests that never serve st
 }
 
 // end follows the closing of st's queue, which ends the stream at its
@@ -242,11 +248,30 @@ func (st *sessionStream) cut() {
 // is not the stream's to cut.
 func (st *sessionStream) finish() {
 	st.mu.Lock()
+	if !st.finished && st.gone != nil {
+		close(st.gone)
+	}
 	st.finished = true
 	if st.cutter != nil {
 		st.cutter.Stop()
 	}
 	st.mu.Unlock()
+}
+
+// wait waits, at most d, for st's writer to finish (after end): then its
+// stream slots (fastserver's MaxStreams and the client's
+// MaxClientStreams) are given back, and a stream taking it over is not
+// refused for the slot st still held.
+func (st *sessionStream) wait(d time.Duration) {
+	if st.gone == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-st.gone:
+	case <-t.C:
+	}
 }
 
 // attach makes st the session's stream and returns the queue it reads,
@@ -661,14 +686,19 @@ func (s *Server) serveOther(srv *fastserver.Server, ctx *fasthttp.RequestCtx) bo
 		}
 		// Everything a GET is refused for has been checked: this one takes
 		// the session's stream over (see the note at the top).
-		st := &sessionStream{ctx: ctx, conn: ctx.Conn()}
+		st := &sessionStream{ctx: ctx, conn: ctx.Conn(), gone: make(chan struct{})}
 		events, old, ok := ss.attach(st)
 		if !ok { // ended since lookup (DELETE, expiry)
 			ctx.Error("session not found", fasthttp.StatusNotFound)
 			return true
 		}
 		if old != nil {
+			// Ended, the old stream gives its slots back when its writer
+			// returns, at its next turn, or when end cuts it after
+			// streamEndGrace: wait for that, so that a client at its
+			// bound (MaxClientStreams) may take its own stream over.
 			old.end()
+			old.wait(streamEndGrace + 100*time.Millisecond)
 		}
 		// An ended stream closes its connection: one whose client went
 		// away must not stay open, idle, for another request.
