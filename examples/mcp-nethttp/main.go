@@ -22,6 +22,8 @@ import (
 	"github.com/rpcedge/rpcedge/nethttp"
 )
 
+// AddIn is the add tool's arguments; its input schema is derived from
+// this type (the json tags name the members).
 type AddIn struct {
 	A int64 `json:"a"`
 	B int64 `json:"b"`

@@ -14,6 +14,7 @@ import (
 	"github.com/rpcedge/rpcedge/mcp"
 )
 
+// EchoIn is the echo tool's arguments.
 type EchoIn struct {
 	Text string `json:"text"`
 }
