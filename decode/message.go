@@ -574,11 +574,15 @@ func unescapeOne(dst, s []byte) ([]byte, int) {
 		return append(dst, '\t'), 2
 	case 'u':
 		r := hex4(s[2:6])
-		if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 {
-			r2 := hex4(s[8:12])
-			return utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00)), 12
+		if r >= 0xD800 && r < 0xDC00 && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			// A pair only when a low surrogate follows: in bytes that are
+			// not valid JSON (the callers' contract) a lone high one must
+			// not swallow the next six bytes.
+			if r2 := hex4(s[8:12]); r2 >= 0xDC00 && r2 < 0xE000 {
+				return utf8.AppendRune(dst, 0x10000+(r-0xD800)<<10+(r2-0xDC00)), 12
+			}
 		}
-		return utf8.AppendRune(dst, r), 6
+		return utf8.AppendRune(dst, r), 6 // a lone surrogate appends U+FFFD
 	}
 	return append(dst, s[1]), 2 // '"', '\\', '/'
 }
