@@ -122,16 +122,13 @@ type suiteTool struct {
 	raw   bool // served by the raw walk
 }
 
-// suiteServer registers every group of one draft as a tool.
-func suiteServer(t *testing.T, draft string, paths schemaPaths) (*Server, []suiteTool, []string) {
+// suiteRemotes calls add with each file of the suite's remotes/ (its
+// path there, slash-separated, and its bytes), which the suite's schemas
+// reach at http://localhost:1234/ + that path; an error fails the test.
+func suiteRemotes(t *testing.T, add func(rel string, b []byte) error) {
 	t.Helper()
-	s, err := New(Info{Name: "suite", Version: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.schemaPaths = paths
 	remotes := filepath.Join(suiteDir, "remotes")
-	err = filepath.WalkDir(remotes, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(remotes, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -140,15 +137,27 @@ func suiteServer(t *testing.T, draft string, paths schemaPaths) (*Server, []suit
 			return err
 		}
 		rel, _ := filepath.Rel(remotes, p)
-		rel = filepath.ToSlash(rel)
+		return add(filepath.ToSlash(rel), b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// suiteServer registers every group of one draft as a tool.
+func suiteServer(t *testing.T, draft string, paths schemaPaths) (*Server, []suiteTool, []string) {
+	t.Helper()
+	s, err := New(Info{Name: "suite", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.schemaPaths = paths
+	suiteRemotes(t, func(rel string, b []byte) error {
 		if strings.HasPrefix(rel, "draft7/") {
 			b = withDialect(b, draft7URI)
 		}
 		return s.AddSchemaDocument("http://localhost:1234/"+rel, string(b))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	files, err := filepath.Glob(filepath.Join(suiteDir, "tests", draft, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suite files for %s in %s (%v)", draft, suiteDir, err)

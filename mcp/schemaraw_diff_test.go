@@ -98,17 +98,7 @@ func rdLoadDraft(t *testing.T, dir, dialect string) *rdDraftSet {
 	// Remotes under a draft's folder get that draft's dialect, those at
 	// the top the dialect of the draft under test.
 	var docs []schemaDoc
-	remotes := filepath.Join(suiteDir, "remotes")
-	err := filepath.WalkDir(remotes, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(remotes, p)
-		rel = filepath.ToSlash(rel)
+	suiteRemotes(t, func(rel string, b []byte) error {
 		first, _, _ := strings.Cut(rel, "/")
 		switch {
 		case first == "v1" || first == "draft3":
@@ -128,9 +118,6 @@ func rdLoadDraft(t *testing.T, dir, dialect string) *rdDraftSet {
 		docs = append(docs, schemaDoc{"http://localhost:1234/" + rel, doc})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var files []string
 	for _, pat := range []string{"*.json", "optional/*.json", "optional/format/*.json"} {
 		m, _ := filepath.Glob(filepath.Join(root, pat))

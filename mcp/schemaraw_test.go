@@ -37,17 +37,7 @@ func rawSuiteCases(t *testing.T, draft, dialect string) ([]rawCase, int) {
 		t.Skipf("the suite is missing (../shared beside the repository): %v", err)
 	}
 	var docs []schemaDoc
-	remotes := filepath.Join(suiteDir, "remotes")
-	err := filepath.WalkDir(remotes, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(remotes, p)
-		rel = filepath.ToSlash(rel)
+	suiteRemotes(t, func(rel string, b []byte) error {
 		if strings.HasPrefix(rel, "draft7/") {
 			b = withDialect(b, draft7URI)
 		}
@@ -58,9 +48,6 @@ func rawSuiteCases(t *testing.T, draft, dialect string) ([]rawCase, int) {
 		docs = append(docs, schemaDoc{"http://localhost:1234/" + rel, doc})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	files, err := filepath.Glob(filepath.Join(suiteDir, "tests", draft, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suite files for %s: %v", draft, err)
