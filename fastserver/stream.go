@@ -120,11 +120,13 @@ type Stream struct {
 	r       *Request
 	h       StreamHandler
 	dst     []byte
-	live    bool  // events may be sent
-	refusal error // why not, when !live
-	started bool  // the answer is a stream (set by the connection's goroutine)
-	slot    bool  // holds one of Config.MaxStreams
-	cslot   bool  // holds one of its client's Config.MaxClientStreams
+	live    bool   // events may be sent
+	refusal error  // why not, when !live
+	started bool   // the answer is a stream (set by the connection's goroutine)
+	slot    bool   // holds one of Config.MaxStreams
+	gen     uint64 // (under mu) counts the Stream's uses: reset adds one
+	res     []byte // the array the next live stream's handler appends to
+	cslot   bool   // holds one of its client's Config.MaxClientStreams
 	ckey    netip.Addr
 	msg     []byte // (handler's) a response being built by SendResult
 
@@ -174,16 +176,26 @@ func (st *Stream) Live() bool { return st.Err() == nil }
 
 // Err returns why events cannot be sent, or nil when they can.
 func (st *Stream) Err() error {
+	if err := st.usable(); err != nil {
+		return err
+	}
+	return st.ended()
+}
+
+// usable returns why the stream takes no event, its context aside: the
+// refusal, or ErrStreamClosed once it closed or its handler returned.
+// Under mu, so that a sender the handler left behind (Stream's doc
+// forbids it) reads what reset and run wrote under mu.
+func (st *Stream) usable() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if !st.live {
 		return st.refusal
 	}
-	st.mu.Lock()
-	closed := st.closed
-	st.mu.Unlock()
-	if closed {
+	if st.closed || st.done {
 		return ErrStreamClosed
 	}
-	return st.ended()
+	return nil
 }
 
 // ended returns why the call's context ended (the handler deadline, the
@@ -212,8 +224,8 @@ func (st *Stream) Started() bool { return st.sentAny }
 // call's context has ended (the handler deadline, the end of Shutdown's
 // grace: the context's error). msg may be reused when Send returns.
 func (st *Stream) Send(msg []byte) error {
-	if !st.live {
-		return st.refusal
+	if err := st.usable(); err != nil {
+		return err
 	}
 	st.buf = appendEvent(st.buf[:0], msg)
 	return st.queue(st.buf)
@@ -223,8 +235,8 @@ func (st *Stream) Send(msg []byte) error {
 // keep-alive for proxies that close idle connections. It starts the
 // stream like Send. text must not contain line breaks.
 func (st *Stream) Comment(text string) error {
-	if !st.live {
-		return st.refusal
+	if err := st.usable(); err != nil {
+		return err
 	}
 	if bytesHasBreak(text) {
 		return errors.New("fastserver: a stream comment must not contain line breaks")
@@ -240,8 +252,8 @@ func (st *Stream) Comment(text string) error {
 // being the handler's own result. It starts the stream and waits like
 // Send; result may be reused when it returns.
 func (st *Stream) SendResult(result []byte) error {
-	if !st.live {
-		return st.refusal
+	if err := st.usable(); err != nil {
+		return err
 	}
 	st.msg = append(st.msg[:0], `{"jsonrpc":"2.0","id":`...)
 	st.msg = append(st.msg, st.r.Msg.ID...)
@@ -255,14 +267,14 @@ func (st *Stream) SendResult(result []byte) error {
 // an event, so that a handler whose whole answer is its result (a stream
 // of one event) still answers with a stream. It fails like Send.
 func (st *Stream) Start() error {
-	if !st.live {
-		return st.refusal
+	if err := st.usable(); err != nil {
+		return err
 	}
 	if err := st.ended(); err != nil {
 		return err
 	}
 	st.mu.Lock()
-	if st.closed {
+	if st.closed || st.done {
 		st.mu.Unlock()
 		return ErrStreamClosed
 	}
@@ -281,20 +293,23 @@ func (st *Stream) Start() error {
 // Sends fail and its context is cancelled (ErrStreamClosed). It is how a
 // handler drops a client too slow to read what it must be sent.
 func (st *Stream) Cut() {
-	if !st.live {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.live || st.cut || st.done {
+		// Once ServeStream has returned the stream ends on its own, and
+		// the pooled call may be serving the connection's next request:
+		// a late Cut (a timer never stopped) must not reach it (found by
+		// review on 2026-12-06). Under mu, with done set under mu after
+		// ServeStream returns, the request cannot be released meanwhile.
 		return
 	}
-	st.mu.Lock()
-	if !st.cut {
-		st.cut, st.closed = true, true
-		st.cond.Broadcast()
-		if ctx := st.c.rctx; ctx != nil {
-			if conn := ctx.Conn(); conn != nil {
-				conn.SetWriteDeadline(time.Now())
-			}
+	st.cut, st.closed = true, true
+	st.cond.Broadcast()
+	if ctx := st.c.rctx; ctx != nil {
+		if conn := ctx.Conn(); conn != nil {
+			conn.SetWriteDeadline(time.Now())
 		}
 	}
-	st.mu.Unlock()
 	st.c.dl.cancel(ErrStreamClosed)
 }
 
@@ -315,7 +330,7 @@ func (st *Stream) Stopping() <-chan struct{} {
 // the context is cancelled at t instead. It does nothing once the context
 // has ended, or when the answer cannot stream.
 func (st *Stream) SetDeadline(t time.Time) {
-	if !st.live || st.c == nil {
+	if st.c == nil || st.usable() != nil {
 		return
 	}
 	d := &st.c.dl
@@ -335,10 +350,15 @@ func (st *Stream) queue(ev []byte) error {
 		return err
 	}
 	st.mu.Lock()
-	for !st.closed && len(st.fill) > 0 && len(st.fill)+len(ev) > StreamBuffer {
+	gen := st.gen
+	for !st.closed && !st.done && st.gen == gen && len(st.fill) > 0 && len(st.fill)+len(ev) > StreamBuffer {
 		st.cond.Wait()
 	}
-	if st.closed {
+	if st.closed || st.done || st.gen != gen {
+		// Closed, or the handler has returned: a Send from a goroutine
+		// it left behind fails rather than queueing into an answer that
+		// is ending, or (the Stream being pooled) into another's (found
+		// by review on 2026-12-06).
 		st.mu.Unlock()
 		return ErrStreamClosed
 	}
@@ -408,21 +428,44 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 		return h.ServeStream(st, dst)
 	}
 	c := st.c
+	if st.started {
+		// Called again once the answer became a stream (a "retry"): the
+		// stream goes on. Resetting it under its running handler lost its
+		// slots and mixed two handlers' outcomes (found by review on
+		// 2026-12-06).
+		c.s.log.Warn("Request.Stream called again after the answer became a stream; the first stream goes on", "method", string(r.Msg.Method))
+		return dst[:len(dst):len(dst)], errStreaming
+	}
 	st.reset(r)
-	st.refusal = c.s.streamRefusal(c, st)
-	if st.refusal != nil {
+	refusal := c.s.streamRefusal(c, st)
+	st.mu.Lock()
+	st.refusal, st.live = refusal, refusal == nil
+	st.mu.Unlock()
+	if refusal != nil {
 		return h.ServeStream(st, dst)
 	}
-	st.live, st.slot = true, true
-	st.h, st.dst = h, dst
+	st.slot = true
+	// h appends its result to a copy of dst's prefix in an array of the
+	// Stream's own, not to dst: the handler holds dst, and one that
+	// appends to it once the answer streams (it must not) would write over
+	// h's result (found by review on 2026-12-06). The two arrays then
+	// trade places (complete, and the plain answer below): no allocation
+	// once warm.
+	if sameArray(st.res, dst) {
+		st.res = nil
+	}
+	st.h, st.dst = h, append(st.res[:0], dst...)
+	st.res = nil
 	go st.run()
 	<-st.first
 	st.mu.Lock()
 	plain := st.done && st.events == 0 && !st.forced
 	st.mu.Unlock()
 	if plain {
-		// Done without an event: a plain answer.
+		// Done without an event: a plain answer, h's result in the
+		// Stream's array; dst's becomes the Stream's for next time.
 		<-st.hdone
+		st.res = dst[:0]
 		st.release()
 		if st.panicked {
 			panic(st.pv)
@@ -430,14 +473,24 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 		return st.out, st.err
 	}
 	st.started = true
-	return dst, errStreaming
+	// dst's array holds, past len(dst), what h appends: capped, so that a
+	// handler appending to what it gets back (it must not) writes a copy
+	// of its own, not over h's result (found by review on 2026-12-06).
+	return dst[:len(dst):len(dst)], errStreaming
 }
 
 func (st *Stream) reset(r *Request) {
-	st.r, st.h, st.dst = r, nil, nil
-	st.live, st.refusal, st.started, st.slot, st.cslot = false, nil, false, false, false
+	st.h, st.dst = nil, nil
+	st.started, st.slot, st.cslot = false, false, false
+	// Under mu, with a new generation: a sender that a previous use's
+	// handler left behind waiting in queue (misuse: Stream's doc) wakes
+	// to ErrStreamClosed, not into this use's buffer.
+	st.mu.Lock()
+	st.gen++
+	st.r, st.live, st.refusal = r, false, nil
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
+	st.mu.Unlock()
 	st.forced, st.cut, st.msg = false, false, st.msg[:0]
 	st.out, st.err, st.panicked, st.pv, st.stack = nil, nil, false, nil, nil
 	st.status, st.code, st.finalOut, st.writeErr, st.finished = 0, 0, false, nil, false
@@ -459,7 +512,7 @@ func (st *Stream) release() {
 		st.cslot = false
 		st.c.s.clientStreams.give(st.ckey)
 	}
-	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg} {
+	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg, &st.res} {
 		if cap(*b) > keepEventBuffer {
 			*b = nil
 		}
@@ -675,7 +728,18 @@ func (st *Stream) complete() {
 		c.s.metrics.panics[stageHandler].Inc()
 		c.s.log.Error("panic serving a request", "where", stageHandler.String(), "panic", fmt.Sprint(st.pv), "stack", string(st.stack), "method", string(c.msg.Method))
 	}
+	prev := c.out // the handler's dst: its array is the Stream's next
 	st.status, st.code = c.s.afterHandler(c, st.out, st.err, st.panicked)
+	if sameArray(c.out, st.out) {
+		st.res = prev[:0] // the answer is in the Stream's array: trade
+	} else {
+		st.res = st.out[:0] // an error's answer was written in prev
+	}
+}
+
+// sameArray reports whether a and b are slices of one array.
+func sameArray(a, b []byte) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }
 
 // armWrite gives the next write a full write timeout, or fails once the
@@ -949,8 +1013,13 @@ func (s *Server) clientResponse(c *call, ep *endpoint, f *fields, m *decode.Mess
 }
 
 // SetResponseHeader sets a header of the answer to r (Mcp-Session-Id,
-// say). It does nothing on transports without headers.
+// say). It does nothing on transports without headers, nor from a
+// StreamHandler once its stream has sent an event (the head is being
+// written then, by another goroutine).
 func (r *Request) SetResponseHeader(name, value string) {
+	if st := r.st; st != nil && st.live && st.sentAny {
+		return
+	}
 	if r.st != nil && r.st.c != nil && r.st.c.rctx != nil {
 		r.st.c.rctx.Response.Header.Set(name, value)
 	}
