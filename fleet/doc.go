@@ -30,7 +30,10 @@
 // starts as spent, in proportion, as the client's budget in Redis was at
 // the last answer, and what it admits is charged to Redis when Redis
 // answers again, so the bound holds across an outage (a flapping Redis
-// grants no extra burst). Each instance is one member of the membership
+// grants no extra burst) — provided Redis keeps its data: a Redis
+// restarted without it (no RDB, no AOF) starts every client's budget
+// full, one burst more per client that the fleet cannot tell from a
+// quiet client. Each instance is one member of the membership
 // however it is named (its Instance and a random suffix). A client's
 // budget is kept under a key naming the limiter's Rate, Burst and
 // LimiterOptions.Name: limiters of other rates never share it.

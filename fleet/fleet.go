@@ -50,8 +50,9 @@ type Options struct {
 	ProbeInterval time.Duration
 	// Heartbeat is how often the instance announces itself, which is how
 	// every instance learns the fleet's size (for the per-instance
-	// fallback limit). Default 1 s; an instance silent for 5 heartbeats
-	// no longer counts.
+	// fallback limit). Default 1 s; an instance silent for 5 of its own
+	// heartbeats, and 5 of the counting instance's, no longer counts
+	// (instances may be configured apart: none drops another early).
 	Heartbeat time.Duration
 	// Instances is the fleet's size an instance assumes until a heartbeat
 	// has counted the instances: the fallback share of a limit is
@@ -187,7 +188,8 @@ func (f *Fleet) Instance() string { return f.opts.Instance }
 func (f *Fleet) Up() bool { return f.up.Load() }
 
 // Size returns the number of instances that announced themselves within
-// the last five heartbeats (this one included), as last seen; at least 1,
+// their last five heartbeats and this one's (this one included), as last
+// seen; at least 1,
 // and Options.Instances until a heartbeat has counted them.
 func (f *Fleet) Size() int { return int(f.size.Load()) }
 
@@ -315,6 +317,28 @@ func isDown(err error) bool {
 	}
 	msg := re.Error()
 	return re.IsLoading() || strings.HasPrefix(msg, "BUSY ") || strings.HasPrefix(msg, "MASTERDOWN")
+}
+
+// refusesWrites reports whether err is the reply of a Redis that is up
+// but refuses writes: READONLY (a replica: a failover demoted the host),
+// OOM (maxmemory reached under noeviction), MISCONF (snapshots failing
+// under stop-writes-on-bgsave-error), NOREPLICAS (min-replicas-to-write
+// not met). The fleet stays up (reads work, and the limiter backs off
+// from a failing lease script on its own); a task call that needed the
+// write answers as if Redis were down, 503 with Retry-After, not as a
+// failure of the server (found by review on 2026-12-06).
+func refusesWrites(err error) bool {
+	re, reply := rueidis.IsRedisErr(err)
+	if !reply {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range []string{"READONLY", "OOM ", "MISCONF", "NOREPLICAS"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Fleet) markUp() {

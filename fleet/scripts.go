@@ -75,18 +75,29 @@ end
 return {grant, 0, tat - now}
 `)
 
-// scriptHeartbeat records the instance and returns how many announced
-// themselves within the last ARGV[2] milliseconds.
+// scriptHeartbeat records the instance and returns how many instances
+// are alive. Each member is scored by its beat plus its own staleness
+// bound, and dropped once that score is a caller's bound in the past: an
+// instance counts for at least 5 of its own heartbeats, whatever the
+// caller's. Scored by the beat alone and judged by the caller's bound,
+// instances with different heartbeats (a change rolled out one instance
+// at a time) dropped each other between beats and counted a smaller
+// fleet, a larger share each with Redis down (found by review on
+// 2026-12-06). A dead instance may count up to both bounds: a smaller
+// share, the safe side. Members an older release scored by the beat
+// alone are judged as that release judged them.
 //
-// KEYS[1] sorted set: instance → last heartbeat (ms)
+// KEYS[1] sorted set: instance → its beat plus its bound (ms)
 // ARGV[1] the instance's member (its name and a random suffix)
-// ARGV[2] staleness bound, ms
+// ARGV[2] its staleness bound, ms (5 of its heartbeats)
 var scriptHeartbeat = rueidis.NewLuaScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], string.format('%.0f', now), ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now - tonumber(ARGV[2])))
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+local stale = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + stale), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('(%.0f', now - stale))
+local p = redis.call('PTTL', KEYS[1])
+if p < stale * 2 then redis.call('PEXPIRE', KEYS[1], stale * 2) end
 return redis.call('ZCARD', KEYS[1])
 `)
 
@@ -308,14 +319,23 @@ local function evictOwn(o, keep, n)
   evictIds(ids)
   return #ids
 end
+-- extend gives k at least secs to live, never less than it has: the
+-- indexes are shared by instances whose TTLs may differ, and a shorter
+-- one must not cut the life of a longer one's tasks (found by review on
+-- 2026-12-06). (PTTL and a comparison rather than EXPIRE's NX and GT
+-- options, which need Redis 7.)
+local function extend(k, secs)
+  local p = redis.call('PTTL', k)
+  if p ~= -2 and p < secs * 1000 then redis.call('EXPIRE', k, secs) end
+end
 -- keep a task's indexes TTL past its last change (an index key whose
 -- entries all expired then goes by itself)
 local function touch(c, o, s)
-  redis.call('EXPIRE', AGE, TTL + 60)
-  redis.call('EXPIRE', EXP, TTL + 60)
-  redis.call('EXPIRE', META, TTL + 60)
-  for _, z in ipairs(idxs(c, o, s)) do redis.call('EXPIRE', z, TTL + 60) end
-  if o and o ~= '' then redis.call('EXPIRE', oakey(o), TTL + 60) end
+  extend(AGE, TTL + 60)
+  extend(EXP, TTL + 60)
+  extend(META, TTL + 60)
+  for _, z in ipairs(idxs(c, o, s)) do extend(z, TTL + 60) end
+  if o and o ~= '' then extend(oakey(o), TTL + 60) end
 end
 local function final(s)
   return s == '3' or s == '4' or s == '5' or s == '7'
@@ -366,17 +386,21 @@ if prev then forget(known({id}), false) end
 redis.call('HSET', k, 'd', data, 's', st, 'c', c, 'v', 1, 'u', ms, 'o', o)
 redis.call('EXPIRE', k, TTL)
 for _, z in ipairs(idxs(c, o, st)) do redis.call('ZADD', z, ms, id) end
-redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
 local budget = tonumber(ARGV[10])
 if o ~= '' then
   redis.call('ZADD', oakey(o), string.format('%.0f', nowms()), id)
   local own = redis.call('ZCARD', oakey(o)) - tonumber(ARGV[12])
   if own > 0 then budget = budget - evictOwn(o, id, math.min(own, budget)) end
 end
+-- the oldest past max tasks go before the new task joins the creation
+-- order: a task created in the same millisecond as the oldest, its id
+-- sorting first, was the one ZPOPMIN took (found by review on
+-- 2026-12-06: a create reported success for the task it had evicted)
+local over = redis.call('ZCARD', AGE) + 1 - maxn
+if over > 0 then evict(math.min(over, budget)) end
+redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
 expires(id, c, o, st, TTL * 1000)
 touch(c, o, st)
-local over = redis.call('ZCARD', AGE) - maxn
-if over > 0 then evict(math.min(over, budget)) end
 reap(tonumber(ARGV[11]))
 return 1
 `)

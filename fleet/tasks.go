@@ -95,17 +95,20 @@ type TaskOptions struct {
 // While Redis is unreachable every method fails at once (no call is
 // tried until the Fleet's probe finds Redis again) with an error wrapping
 // a2a.ErrStoreUnavailable, which the a2a server answers 503 / -32603
-// with Retry-After.
+// with Retry-After; so does a write that a reachable Redis refuses
+// (READONLY, OOM, MISCONF, NOREPLICAS: refusesWrites).
 //
 // ListTasks reads the one index that holds exactly its matches (every
 // ListTasks with authorization on names its caller as the owner): its
 // total is a ZCOUNT and its page a range read, O(page + log n) whatever
 // the scope's size or filter, plus at most 256 entries of tasks that
 // expired and are not yet forgotten (past those the page ends early, with
-// a next page token). Tasks stored by a release without the state
-// indexes are missing from listings with a status filter, or with both a
-// context and an owner, until their next change (see the package
-// documentation).
+// a next page token). The indexes are in milliseconds: with an After
+// inside a millisecond, the page leaves out that millisecond's tasks
+// before it, but the total counts them. Tasks stored by a release
+// without the state indexes are missing from listings with a status
+// filter, or with both a context and an owner, until their next change
+// (see the package documentation).
 //
 // Each TaskStore runs a reaper, until the Fleet is closed: every second,
 // while Redis is up, it forgets the tasks whose TTL passed (from every
@@ -235,7 +238,7 @@ var errDownNow = errUnavailable{errors.New("redis is down")}
 
 // fail turns a Redis error into the store's error.
 func (s *TaskStore) fail(err error) error {
-	if isDown(err) {
+	if isDown(err) || refusesWrites(err) {
 		return errUnavailable{err}
 	}
 	return fmt.Errorf("fleet: task store: %w", err)
