@@ -36,7 +36,12 @@ import (
 //     allows that) before the handler could see it: behind a proxy that
 //     frames differently, prefer the fasthttp transport.
 //   - Over HTTP/2, net/http removes Expect before the handler runs: such
-//     a request is judged when it arrives, never answered 417.
+//     a request is judged when it arrives, never answered 417. The header
+//     bound (Config.MaxHeaderBytes) is the HTTP/2 header list size
+//     net/http advertises and enforces: a section past it gets 431, but
+//     one field longer than the whole bound is a connection error
+//     (COMPRESSION_ERROR: HPACK's string bound), which ends the other
+//     streams of that connection too.
 //   - The header section is http.Request.Header, whose lines of one name
 //     keep their order: a field's lines are combined as over fasthttp.
 //   - An early answer (rows 1 to 7 with the body still arriving) takes the
@@ -71,10 +76,8 @@ type netHandler Server
 // over all open connections. It returns nil after a clean shutdown.
 func (s *Server) ServeNetHTTP(ln net.Listener) error {
 	hs := &http.Server{
-		Handler: s.HTTPHandler(),
-		// net/http reads up to MaxHeaderBytes + 4096 before it answers
-		// 431: the Config's bound is the sum.
-		MaxHeaderBytes:    max(s.cfg.MaxHeaderBytes-4096, 1024),
+		Handler:           s.HTTPHandler(),
+		MaxHeaderBytes:    headerBound(s.cfg.MaxHeaderBytes),
 		ReadHeaderTimeout: s.cfg.ReadTimeout,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
@@ -177,6 +180,13 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := &b.ctx
 	ctx.Init2(&b.conn, s.flog, false)
 	ctx.Response.Header.SetNoDefaultContentType(true)
+	if r.ProtoMajor == 1 && headerSize(r) > s.cfg.MaxHeaderBytes {
+		// net/http reads 4 KiB past its own bound over HTTP/1.x, which
+		// ServeNetHTTP sets for HTTP/2 (headerBound): the Config's bound
+		// is held here, 431 as over fasthttp.
+		s.answerEarly(w, r, bareAnswer(fasthttp.StatusRequestHeaderFieldsTooLarge, nil), fasthttp.StatusRequestHeaderFieldsTooLarge)
+		return
+	}
 	copyRequest(&ctx.Request, r)
 
 	// Any method: a 404 or 405 decided before the body, as over fasthttp
@@ -261,6 +271,41 @@ func bareAnswer(status int, allow []byte) []byte {
 	return append(b, "Connection: close\r\n\r\n"...)
 }
 
+// headerBound is the http.Server.MaxHeaderBytes that holds a header
+// section to max bytes. Over HTTP/2 net/http advertises and enforces
+// MaxHeaderBytes + 320 as SETTINGS_MAX_HEADER_LIST_SIZE (and as the
+// bound of any one field, a connection error past it); over HTTP/1.x it
+// reads MaxHeaderBytes + 4096 before its 431, and ServeHTTP holds the
+// Config's bound itself (headerSize). (It was max - 4096 for both: over
+// HTTP/2 a 4.8 KiB section got 431, found by review on 2026-12-06.)
+func headerBound(limit int) int {
+	return max(limit-320, 1)
+}
+
+// headerSize is the size of r's request line and header section as an
+// HTTP/1.x client sent them (names and values, each line's ": " and
+// CRLF, Host included, the empty line).
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for name, values := range r.Header {
+		for _, v := range values {
+			n += len(name) + 2 + len(v) + 2
+		}
+	}
+	return n + 2
+}
+
+// servedPath reports whether r.URL's path is the one r.RequestURI names
+// (origin-form, or "*"), rather than one a handler in front rewrote.
+func servedPath(r *http.Request) bool {
+	p := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(r.RequestURI, p)
+	return ok && (rest == "" || rest[0] == '?')
+}
+
 // copyRequest carries r's request line, header section and body into req.
 // Each line of a field is added on its own, so that the snapshot
 // combines them; Content-Type, which fasthttp keeps in one field, is
@@ -268,9 +313,13 @@ func bareAnswer(status int, allow []byte) []byte {
 func copyRequest(req *fasthttp.Request, r *http.Request) {
 	h := &req.Header
 	h.SetMethod(r.Method)
-	if r.RequestURI != "" {
-		h.SetRequestURI(r.RequestURI)
+	if r.RequestURI != "" && servedPath(r) {
+		h.SetRequestURI(r.RequestURI) // the target as received
 	} else {
+		// No target (a request made in process), or a handler in front
+		// rewrote the path (http.StripPrefix, a mux's prefix): an
+		// http.Handler routes on r.URL (found by review on 2026-12-06:
+		// mounted under StripPrefix, every request was 404).
 		h.SetRequestURI(r.URL.RequestURI())
 	}
 	h.SetHost(r.Host)
