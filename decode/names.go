@@ -91,22 +91,40 @@ func (s *nameSet) add(off int) bool {
 // addGrowing is add for a set whose object is still being read: when
 // the table is half full it doubles, its names inserted again.
 func (s *nameSet) addGrowing(off int) bool {
-	if s.count*2 >= len(s.table) {
-		old := s.table
-		s.table = make([]uint32, 2*len(old))
-		s.mask = uint64(len(s.table) - 1)
-		for _, j := range old {
-			if j != 0 {
-				h, _ := s.find(int(j - 1))
-				s.table[h] = j
-			}
-		}
-	}
+	s.grow()
 	if s.add(off) {
 		return true
 	}
 	s.count++
 	return false
+}
+
+// setLastGrowing is setLast for a set whose object is still being read,
+// growing as addGrowing does: it holds each name once, whatever the
+// times it repeats.
+func (s *nameSet) setLastGrowing(off int) bool {
+	s.grow()
+	if s.setLast(off) {
+		return true
+	}
+	s.count++
+	return false
+}
+
+// grow doubles the table when it is half full, its names inserted again.
+func (s *nameSet) grow() {
+	if s.count*2 < len(s.table) {
+		return
+	}
+	old := s.table
+	s.table = make([]uint32, 2*len(old))
+	s.mask = uint64(len(s.table) - 1)
+	for _, j := range old {
+		if j != 0 {
+			h, _ := s.find(int(j - 1))
+			s.table[h] = j
+		}
+	}
 }
 
 // setLast records the name whose opening quote is at obj[off] as the

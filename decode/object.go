@@ -166,13 +166,14 @@ type Elements struct {
 	pos   int
 	value []byte
 	first bool
+	open  bool // NextStart stopped at the element, which starts at pos
 	end   int
 }
 
 // Reset starts an iteration over arr, a valid JSON array. Anything that
 // is not an array iterates over nothing.
 func (it *Elements) Reset(arr []byte) {
-	it.arr, it.pos, it.value, it.first, it.end = nil, 0, nil, true, 0
+	it.arr, it.pos, it.value, it.first, it.open, it.end = nil, 0, nil, true, false, 0
 	i := skipWS(arr, 0)
 	if i < len(arr) && arr[i] == '[' {
 		it.arr, it.pos = arr, i+1
@@ -181,6 +182,17 @@ func (it *Elements) Reset(arr []byte) {
 
 // Next advances to the next element and reports whether there is one.
 func (it *Elements) Next() bool {
+	return it.NextStart() && it.TakeValue(0)
+}
+
+// NextStart advances to the next element like Next, but stops where it
+// starts, as Members.NextName does: Rest returns the element and what
+// follows it, and Value is nil until TakeValue, Next or NextStart moves
+// past it. A caller that walks the element itself saves the skip.
+func (it *Elements) NextStart() bool {
+	if it.open && !it.TakeValue(0) {
+		return false
+	}
 	a := it.arr
 	i := skipWS(a, it.pos)
 	if !it.first {
@@ -198,12 +210,43 @@ func (it *Elements) Next() bool {
 		return false
 	}
 	it.first = false
-	end := SkipValue(a, i)
-	if i >= len(a) || end <= i || end > len(a) {
+	if i >= len(a) {
 		it.arr = nil // cut short: not valid JSON
 		return false
 	}
-	it.value, it.pos = a[i:end], end
+	it.value, it.pos, it.open = nil, i, true
+	return true
+}
+
+// Rest returns, after NextStart, the current element and the rest of the
+// array after it; nil otherwise.
+func (it *Elements) Rest() []byte {
+	if !it.open {
+		return nil
+	}
+	return it.arr[it.pos:]
+}
+
+// TakeValue ends the current element, after NextStart, n bytes into Rest
+// (a walk of the element found its length), or where SkipValue finds its
+// end when n <= 0. It reports false, ending the iteration, when the
+// element does not end inside the array. After Next it does nothing and
+// reports true.
+func (it *Elements) TakeValue(n int) bool {
+	if !it.open {
+		return it.arr != nil
+	}
+	it.open = false
+	i := it.pos
+	vend := i + n
+	if n <= 0 {
+		vend = SkipValue(it.arr, i)
+	}
+	if vend <= i || vend > len(it.arr) {
+		it.arr = nil // cut short: not valid JSON
+		return false
+	}
+	it.value, it.pos = it.arr[i:vend], vend
 	return true
 }
 
