@@ -37,6 +37,7 @@ type Call struct {
 	hasStructured bool
 	scratch       []byte   // unescaped argument strings
 	idx           argIndex // the declared arguments the schema check found
+	lastArg       []byte   // the value Arg found last without idx
 
 	// The walk over params of a tools/call (targetX), made by the
 	// endpoint's Check (checkHeaders) or by serveToolsCall.
@@ -102,7 +103,7 @@ func (c *Call) release() {
 	c.items, c.isError, c.hasStructured = 0, false, false
 	c.callExchange.reset()
 	c.tool = nil
-	c.idx = argIndex{}
+	c.idx, c.lastArg = argIndex{}, nil
 	c.walked, c.checked = false, nil
 	c.w = walked{}
 	c.structured = reuse(c.structured)
@@ -145,6 +146,7 @@ func (c *Call) Arg(name string) []byte {
 		return v
 	}
 	v, _ := decode.Lookup(c.args, name)
+	c.lastArg = v
 	return v
 }
 
@@ -284,7 +286,7 @@ func (c *Call) AddText(text string) {
 // Arg. A raw that is not one valid JSON string is refused with an error.
 func (c *Call) AddTextJSON(raw []byte) error {
 	raw = trimWS(raw)
-	if !isString(raw) || !c.borrowed(raw) && !decode.Valid(raw) {
+	if !isString(raw) || !c.isArg(raw) && !decode.Valid(raw) {
 		return errNotJSONString
 	}
 	c.sep()
@@ -308,8 +310,10 @@ func (c *Call) AddContentJSON(item []byte) error {
 }
 
 // SetStructuredContent sets the result's structuredContent to the raw
-// JSON value v (any JSON value; it is copied). A v that is not valid JSON
-// is refused with an error.
+// JSON value v (it is copied). A v that is not valid JSON is refused with
+// an error. Under 2025-06-18 and 2025-11-25 MCP types structuredContent
+// as an object: a result with another value is answered 500 / -32603
+// instead (2026-07-28 takes any value).
 func (c *Call) SetStructuredContent(v []byte) error {
 	v = trimWS(v)
 	if len(v) == 0 || !decode.Valid(v) {
@@ -337,15 +341,20 @@ func (c *Call) sep() {
 	c.items++
 }
 
-// borrowed reports whether b lies inside the request's params, which the
-// decoder validated, so that it needs no second validation.
-func (c *Call) borrowed(b []byte) bool {
-	p := c.m.Params
-	if len(b) == 0 || len(p) == 0 || cap(b) > cap(p) {
+// isArg reports whether v is exactly a value Arg returned (the same
+// bytes of the arguments, validated with them): no need to validate it
+// again. A slice of the arguments that is not one whole value (a string
+// cut short, a string and what follows it) is not (found by review on
+// 2026-12-06: AddTextJSON took any slice inside params, and
+// Arg("text")[:5] made an answer that was not JSON).
+func (c *Call) isArg(v []byte) bool {
+	if len(v) == 0 {
 		return false
 	}
-	off := cap(p) - cap(b)
-	return off+len(b) <= len(p) && &p[off] == &b[0]
+	if len(c.lastArg) == len(v) && &c.lastArg[0] == &v[0] {
+		return true
+	}
+	return c.idx.holds(v)
 }
 
 func appendTextItem(dst []byte, text string) []byte {

@@ -234,8 +234,11 @@ func (c *Call) Progress(progress, total float64, message string) error {
 	if !c.streaming {
 		return ErrNotStreaming
 	}
-	if c.progress == nil || !c.live() {
+	if c.progress == nil {
 		return nil
+	}
+	if send, err := c.streamState(); !send {
+		return err
 	}
 	if math.IsNaN(progress) || math.IsInf(progress, 0) || math.IsNaN(total) || math.IsInf(total, 0) {
 		return errors.New("mcp: progress and total must be finite numbers")
@@ -283,8 +286,11 @@ func (c *Call) Log(level LogLevel, logger string, data []byte) error {
 	if level >= numLogLevels {
 		return errors.New("mcp: unknown log level")
 	}
-	if !c.logs || level < c.logMin || !c.live() {
+	if !c.logs || level < c.logMin {
 		return nil
+	}
+	if send, err := c.streamState(); !send {
+		return err
 	}
 	b := append(c.note[:0], `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":`...)
 	b = decode.AppendString(b, level.String())
@@ -304,13 +310,37 @@ func (c *Call) LogText(level LogLevel, logger, text string) error {
 	if !c.streaming {
 		return ErrNotStreaming
 	}
-	if !c.logs || level < c.logMin || !c.live() {
+	if !c.logs || level < c.logMin {
 		return nil
+	}
+	if send, err := c.streamState(); !send {
+		return err
 	}
 	return c.Log(level, logger, decode.AppendString(nil, text))
 }
 
 func (x *callExchange) live() bool { return x.st != nil && x.st.Live() }
+
+// streamState says whether the call's stream takes events now (send), or
+// else what Progress and Log return: nil when the answer cannot stream at
+// all (no stream: the tool runs plain, or the stream was refused), the
+// stream's error once it has closed or the call's context has ended
+// (found by review on 2026-12-06: they returned nil for a client that had
+// gone, and the tool ran on to its end).
+func (x *callExchange) streamState() (send bool, err error) {
+	if x.st == nil {
+		return false, nil
+	}
+	switch err := x.st.Err(); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fastserver.ErrStreamNotAccepted), errors.Is(err, fastserver.ErrStreamLimit),
+		errors.Is(err, fastserver.ErrStreamUnavailable):
+		return false, nil
+	default:
+		return false, err
+	}
+}
 
 // capabilityOf names the client capability a request to the client needs.
 func capabilityOf(method string) string {

@@ -507,6 +507,20 @@ func (x *argIndex) lookup(name string) ([]byte, bool) {
 	return nil, false
 }
 
+// holds reports whether v is exactly (the same bytes) the value of one of
+// the indexed properties.
+func (x *argIndex) holds(v []byte) bool {
+	if !x.ok || len(v) == 0 {
+		return false
+	}
+	for i := range x.props[:min(len(x.props), maxIndexed)] {
+		if w := x.vals[i]; len(w) == len(v) && &w[0] == &v[0] {
+			return true
+		}
+	}
+	return false
+}
+
 // check is validate, finding repeated member names of an object v when
 // set is not nil.
 func (s *schema) check(v []byte, set *nameSet) *fieldError {

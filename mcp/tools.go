@@ -459,11 +459,20 @@ func (c *Call) runTool(dst []byte) ([]byte, error) {
 
 var emptyObject = []byte("{}")
 
-// checkOutput holds a successful result to the tool's output schema: a
-// result that is not an error must carry structuredContent that passes
-// it. A result that does not is the server's fault (500 / -32603), and
-// it is never sent.
+// checkOutput holds a result to the protocol's and the tool's output
+// schema: under 2025-xx structuredContent is an object; a result that is
+// not an error must carry structuredContent that passes the tool's
+// schema. A result that does not is the server's fault (500 / -32603),
+// and it is never sent.
 func (t *tool) checkOutput(c *Call) *fastserver.Error {
+	if c.hasStructured && !c.v.Stateless() && kindOf(c.structured) != kindObject {
+		// 2025-06-18 and 2025-11-25 type structuredContent as an object
+		// ({[key: string]: unknown}), and clients that check the result
+		// (the TypeScript SDK) fail the whole call on anything else
+		// (found by review on 2026-12-06: arrays, strings and null went
+		// out as set).
+		return outputError("structuredContent must be a JSON object under " + c.v.String())
+	}
 	if t.out == nil || c.isError {
 		return nil
 	}

@@ -23,11 +23,17 @@ package mcp
 
 import (
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
+	"math/big"
 	"reflect"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
@@ -102,7 +108,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 			// reads it as a string: no argument could pass both.
 			return s.fail(fmt.Errorf("mcp: tool %q: input field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an InputSchema", t.Name, f))
 		}
-		in, err := inferSchema[In]()
+		in, err := inferSchemaFor[In](true)
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: input type %v: %w", t.Name, reflect.TypeFor[In](), err))
 		}
@@ -116,7 +122,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		if f := stringOption(reflect.TypeFor[Out](), map[reflect.Type]bool{}); f != "" {
 			return s.fail(fmt.Errorf("mcp: tool %q: output field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an OutputSchema", t.Name, f))
 		}
-		out, err := inferSchema[Out]()
+		out, err := inferSchemaFor[Out](false)
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: output type %v: %w", t.Name, reflect.TypeFor[Out](), err))
 		}
@@ -215,13 +221,91 @@ var typeSchemas = map[reflect.Type]*jsonschema.Schema{
 // []byte and json.RawMessage described as they are encoded (typeSchemas),
 // and a map inside T allowed to be null, as a nil map is encoded (the
 // generator allows it for slices only).
-func inferSchema[T any]() ([]byte, error) {
-	js, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: typeSchemas})
+func inferSchema[T any]() ([]byte, error) { return inferSchemaFor[T](false) }
+
+// inferSchemaFor is inferSchema for an input type (decoded from the
+// arguments) or an output type (encoded into the result), with the types
+// under T that write or read their own JSON described as they do
+// (codecSchemas).
+func inferSchemaFor[T any](input bool) ([]byte, error) {
+	js, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: codecSchemas(reflect.TypeFor[T](), input)})
 	if err != nil {
 		return nil, err
 	}
 	nullableMaps(js, true)
 	return js.MarshalJSON()
+}
+
+// generatorTypes are the types with methods of their own whose schema
+// the generator knows (its initial map): left to it.
+var generatorTypes = map[reflect.Type]bool{
+	reflect.TypeFor[time.Time](): true, reflect.TypeFor[slog.Level](): true,
+	reflect.TypeFor[big.Int](): true, reflect.TypeFor[big.Rat](): true, reflect.TypeFor[big.Float](): true,
+}
+
+// codecSchemas returns typeSchemas and, for each type under t (not the
+// generator's own) whose JSON its methods write (an output) or read (an
+// input), the schema of that JSON: a json.Marshaler or Unmarshaler may
+// write or take any value ({}); an encoding.TextMarshaler or
+// TextUnmarshaler is a string. The generator describes such a type by its
+// kind (a struct as an object, an int-based enum as an integer), which
+// neither sonic nor encoding/json writes or reads: every call failed
+// (found by review on 2026-12-06: a netip.Addr field, an enum with
+// MarshalText).
+func codecSchemas(t reflect.Type, input bool) map[reflect.Type]*jsonschema.Schema {
+	m := maps.Clone(typeSchemas)
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		if _, ok := m[t]; ok || generatorTypes[t] {
+			return
+		}
+		if s := codecSchema(t, input); s != nil {
+			m[t] = s
+			return
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if f := t.Field(i); f.IsExported() || f.Anonymous {
+					walk(f.Type)
+				}
+			}
+		case reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+		}
+	}
+	walk(t)
+	return m
+}
+
+// codecSchema is the schema of t's own JSON (codecSchemas), or nil when t
+// has no such methods.
+func codecSchema(t reflect.Type, input bool) *jsonschema.Schema {
+	has := func(iface reflect.Type) bool { return t.Implements(iface) || reflect.PointerTo(t).Implements(iface) }
+	if input {
+		switch {
+		case has(reflect.TypeFor[json.Unmarshaler]()):
+			return &jsonschema.Schema{}
+		case has(reflect.TypeFor[encoding.TextUnmarshaler]()):
+			return &jsonschema.Schema{Type: "string"}
+		}
+		return nil
+	}
+	switch {
+	case has(reflect.TypeFor[json.Marshaler]()):
+		return &jsonschema.Schema{}
+	case has(reflect.TypeFor[encoding.TextMarshaler]()):
+		return &jsonschema.Schema{Type: "string"}
+	}
+	return nil
 }
 
 // nullableMaps lets the map schemas under js (an object with
@@ -313,7 +397,7 @@ func decodeArguments[In any](args []byte, in *In) error {
 	if err == nil {
 		return nil
 	}
-	if norm, changed := appendPlainIntegers(nil, args); changed {
+	if norm, changed := appendPlainIntegersFor(nil, args, reflect.TypeFor[In]()); changed {
 		var again In
 		if argsAPI.Unmarshal(norm, &again) == nil {
 			*in = again
@@ -415,65 +499,239 @@ func pathOf(v, text []byte, path string) (string, bool) {
 // plain digits, and reports whether it rewrote any. Numbers of more than
 // 40 digits are left as they are: no Go integer holds them.
 func appendPlainIntegers(dst, v []byte) ([]byte, bool) {
-	v = trimWS(v)
-	switch kindOf(v) {
-	case kindObject:
-		changed := false
+	dst, changed, _ := plainIntegers(dst, v, nil, false)
+	return dst, changed
+}
+
+// appendPlainIntegersFor is appendPlainIntegers for the numbers a Go
+// value of type t takes into integers only: a number whose target is a
+// float, an interface, a json.RawMessage, a type that decodes itself
+// (UnmarshalJSON, UnmarshalText) or no field at all is copied as it came
+// (found by review on 2026-12-06: 1.0 for one int field rewrote 2.0 and
+// -0.0 in a json.RawMessage beside it, and 3.0 in an any).
+func appendPlainIntegersFor(dst, v []byte, t reflect.Type) ([]byte, bool) {
+	dst, changed, _ := plainIntegers(dst, v, t, true)
+	return dst, changed
+}
+
+// plainIntegers appends the value at the start of v (which may go on past
+// it) as appendPlainIntegers and appendPlainIntegersFor (typed) do, and
+// returns how many bytes of v the value took (0 when v is cut short). It
+// reads each byte once: a container's end is where its walk ended, not
+// found by skipping it first (walking each member after skipping it read
+// a value nested d levels deep d times over, found by review on
+// 2026-12-06).
+func plainIntegers(dst, v []byte, t reflect.Type, typed bool) ([]byte, bool, int) {
+	i := skipWS(v, 0)
+	if i >= len(v) {
+		return dst, false, 0
+	}
+	if typed {
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() == reflect.Interface || decodesItself(t) {
+			end := decode.SkipValue(v, i)
+			if end <= i {
+				return dst, false, 0
+			}
+			return append(dst, v[i:end]...), false, end
+		}
+	}
+	changed := false
+	switch v[i] {
+	case '{':
+		var fields map[string]reflect.Type
+		var elem reflect.Type
+		if typed {
+			switch t.Kind() {
+			case reflect.Struct:
+				fields = jsonFields(t)
+			case reflect.Map:
+				elem = t.Elem()
+			}
+		}
 		dst = append(dst, '{')
 		var it decode.Members
 		n := 0
-		for it.Reset(v); it.Next(); n++ {
+		for it.Reset(v[i:]); it.NextName(); n++ {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			dst = append(append(append(dst, '"'), it.Name()...), '"', ':')
+			ft := elem
+			if fields != nil {
+				ft = fields[memberName(&it)]
+			}
 			var c bool
-			dst, c = appendPlainIntegers(dst, it.Value())
+			var k int
+			dst, c, k = plainIntegers(dst, it.Rest(), ft, typed)
 			changed = changed || c
+			if !it.TakeValue(k) {
+				break
+			}
 		}
-		return append(dst, '}'), changed
-	case kindArray:
-		changed := false
+		if e := it.End(); e > 0 {
+			return append(dst, '}'), changed, i + e
+		}
+		return append(dst, '}'), changed, 0
+	case '[':
+		var elem reflect.Type
+		if typed && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
 		dst = append(dst, '[')
 		var it decode.Elements
 		n := 0
-		for it.Reset(v); it.Next(); n++ {
+		for it.Reset(v[i:]); it.NextStart(); n++ {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
 			var c bool
-			dst, c = appendPlainIntegers(dst, it.Value())
+			var k int
+			dst, c, k = plainIntegers(dst, it.Rest(), elem, typed)
 			changed = changed || c
-		}
-		return append(dst, ']'), changed
-	case kindNumber:
-		d := parseDecimal(v)
-		plain := true
-		for _, c := range v {
-			if c == '.' || c == 'e' || c == 'E' {
-				plain = false
+			if !it.TakeValue(k) {
+				break
 			}
 		}
-		if d.zero && v[0] == '-' {
-			return append(dst, '0'), true // -0: an unsigned field takes 0
+		if e := it.End(); e > 0 {
+			return append(dst, ']'), changed, i + e
 		}
-		if plain || !d.isInteger() || d.point > 40 {
-			return append(dst, v...), false
-		}
-		if d.zero {
-			return append(dst, '0'), true
-		}
-		if d.neg {
-			dst = append(dst, '-')
-		}
-		for i := int64(0); i < d.point; i++ {
-			c := byte('0')
-			if k := d.start + int(i); k < d.end {
-				c = d.digit(k)
-			}
-			dst = append(dst, c)
-		}
-		return dst, true
+		return append(dst, ']'), changed, 0
 	}
-	return append(dst, v...), false
+	end := decode.SkipValue(v, i)
+	if end <= i {
+		return dst, false, 0
+	}
+	num := v[i:end]
+	if kindOf(num) != kindNumber || typed && !isIntKind(t.Kind()) {
+		return append(dst, num...), false, end
+	}
+	dst, changed = appendPlainInteger(dst, num)
+	return dst, changed, end
+}
+
+// appendPlainInteger appends the JSON number v, rewritten as plain digits
+// when it is an integer written otherwise.
+func appendPlainInteger(dst, v []byte) ([]byte, bool) {
+	d := parseDecimal(v)
+	plain := true
+	for _, c := range v {
+		if c == '.' || c == 'e' || c == 'E' {
+			plain = false
+		}
+	}
+	if d.zero && v[0] == '-' {
+		return append(dst, '0'), true // -0: an unsigned field takes 0
+	}
+	if plain || !d.isInteger() || d.point > 40 {
+		return append(dst, v...), false
+	}
+	if d.zero {
+		return append(dst, '0'), true
+	}
+	if d.neg {
+		dst = append(dst, '-')
+	}
+	for i := int64(0); i < d.point; i++ {
+		c := byte('0')
+		if k := d.start + int(i); k < d.end {
+			c = d.digit(k)
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// isIntKind reports whether k is a Go integer kind.
+func isIntKind(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Uintptr
+}
+
+// decodesItself reports whether a value of type t (or *t) decodes its own
+// JSON (json.Unmarshaler, encoding.TextUnmarshaler).
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(jsonUnmarshaler) || p.Implements(jsonUnmarshaler) ||
+		t.Implements(textUnmarshaler) || p.Implements(textUnmarshaler)
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// fieldsOf caches jsonFields.
+var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
+
+// jsonFields maps the JSON member names a struct type t takes to the
+// types of their fields, as encoding/json (and sonic, case-sensitive here)
+// names them: the tag's name or the field's, "-" left out, the fields of
+// an embedded struct without a tag name promoted, a shallower field
+// hiding a deeper one of the same name, and two of one name at one depth
+// left out unless exactly one is tagged.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldsOf.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	type cand struct {
+		t      reflect.Type
+		depth  int
+		tagged bool
+		count  int // candidates of the best kind at this depth
+	}
+	best := map[string]*cand{}
+	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
+	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			if f.Anonymous && name == "" {
+				et := ft
+				if et.Kind() == reflect.Pointer {
+					et = et.Elem()
+				}
+				if et.Kind() == reflect.Struct {
+					walk(et, depth+1, seen)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			tagged := name != ""
+			if !tagged {
+				name = f.Name
+			}
+			c := best[name]
+			switch {
+			case c == nil || depth < c.depth:
+				best[name] = &cand{t: ft, depth: depth, tagged: tagged, count: 1}
+			case depth == c.depth && tagged == c.tagged:
+				c.count++
+			case depth == c.depth && tagged && !c.tagged:
+				*c = cand{t: ft, depth: depth, tagged: true, count: 1}
+			}
+		}
+	}
+	walk(t, 0, map[reflect.Type]bool{})
+	m := make(map[string]reflect.Type, len(best))
+	for name, c := range best {
+		if c.count == 1 {
+			m[name] = c.t
+		}
+	}
+	fieldsOf.Store(t, m)
+	return m
 }
