@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -44,8 +45,9 @@ import (
 // from one goroutine: a local stream whose queue is full holds it up for
 // at most a2a.Config.StreamWait before that stream is cut. That goroutine
 // is not the Redis client's reader: the subscription's callback only
-// queues a message (up to eventQueue; past it a message is dropped and
-// counted, rpcedge_fleet_events_dropped_total), since the instance's
+// queues a message (up to eventQueue messages and eventQueueBytes; past
+// either a message is dropped and counted,
+// rpcedge_fleet_events_dropped_total), since the instance's
 // every call shares the client's one connection, and a reader held up by
 // a slow stream would stall them all and take the instance "down" with
 // Redis fine (found by review on 2026-12-05).
@@ -62,14 +64,20 @@ type Broker struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	once    sync.Once
-	queue   chan []byte // remote messages, for deliver
+	queue   chan []byte  // remote messages, for deliver
+	queued  atomic.Int64 // their bytes
 	dropped *metrics.Counter
 	wg      sync.WaitGroup // deliver
 }
 
 // eventQueue is how many remote messages wait for the delivering
-// goroutine.
-const eventQueue = 4096
+// goroutine, and eventQueueBytes how many bytes: a change carries its
+// task (up to a2a's MaxTaskBytes, 1 MiB by default), so a count alone let
+// a stalled delivery hold some 4 GiB (found by review on 2026-12-06).
+const (
+	eventQueue      = 4096
+	eventQueueBytes = 64 << 20
+)
 
 var _ a2a.Broker = (*Broker)(nil)
 
@@ -103,6 +111,7 @@ func (b *Broker) deliver(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case msg := <-b.queue:
+			b.queued.Add(-int64(len(msg)))
 			b.receive(msg)
 		}
 	}
@@ -159,11 +168,7 @@ func (b *Broker) listen(ctx context.Context) {
 	cl := b.f.client
 	for ctx.Err() == nil {
 		err := cl.Receive(ctx, cl.B().Subscribe().Channel(b.channel).Build(), func(m rueidis.PubSubMessage) {
-			select { // never wait here: this is the connection's reader
-			case b.queue <- []byte(m.Message):
-			default:
-				b.dropped.Inc()
-			}
+			b.enqueue(m.Message)
 		})
 		if ctx.Err() != nil {
 			return
@@ -178,6 +183,24 @@ func (b *Broker) listen(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// enqueue queues a message for deliver, or drops and counts it when the
+// queue holds eventQueue messages or eventQueueBytes. It never waits: it
+// runs on the connection's reader.
+func (b *Broker) enqueue(msg string) {
+	n := int64(len(msg))
+	if b.queued.Add(n) > eventQueueBytes {
+		b.queued.Add(-n)
+		b.dropped.Inc()
+		return
+	}
+	select {
+	case b.queue <- []byte(msg):
+	default:
+		b.queued.Add(-n)
+		b.dropped.Inc()
 	}
 }
 

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/rpcedge/rpcedge/a2a"
 	"github.com/rpcedge/rpcedge/internal/services"
 )
@@ -164,5 +166,33 @@ func TestPublishReachesOthersFirst(t *testing.T) {
 		}
 	case <-time.After(3 * time.Second):
 		t.Errorf("the change published on A never reached B's stream (A up %v, errors %d)", fa.Up(), fa.errs.Get())
+	}
+}
+
+// TestEventQueueBytes: the queue of remote changes waiting for delivery
+// holds at most eventQueueBytes, whatever their count (a change carries
+// its task: 4,096 of 1 MiB each were some 4 GiB while delivery stalled);
+// past it a change is dropped and counted, and room comes back as
+// delivery takes them.
+func TestEventQueueBytes(t *testing.T) {
+	b := &Broker{queue: make(chan []byte, eventQueue), dropped: metrics.NewSet().NewCounter("dropped")}
+	big := strings.Repeat("x", 1<<20)
+	for range 100 {
+		b.enqueue(big)
+	}
+	if n, q := len(b.queue), b.queued.Load(); n != eventQueueBytes>>20 || q != eventQueueBytes || b.dropped.Get() != uint64(100-n) {
+		t.Fatalf("100 changes of 1 MiB: %d queued (%d bytes), %d dropped; want %d, %d bytes", n, q, b.dropped.Get(), eventQueueBytes>>20, eventQueueBytes)
+	}
+	msg := <-b.queue
+	b.queued.Add(-int64(len(msg))) // as deliver does
+	b.enqueue(big)
+	if len(b.queue) != eventQueueBytes>>20 {
+		t.Errorf("after one delivery: %d queued", len(b.queue))
+	}
+	for range eventQueue + 10 {
+		b.enqueue("m")
+	}
+	if len(b.queue) > eventQueue {
+		t.Errorf("%d queued, past eventQueue", len(b.queue))
 	}
 }
