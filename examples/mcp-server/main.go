@@ -14,14 +14,11 @@ import (
 	"github.com/rpcedge/rpcedge/mcp"
 )
 
-// AddIn is the add tool's arguments; its input schema is derived from
-// this type (the json tags name the members).
 type AddIn struct {
 	A int64 `json:"a"`
 	B int64 `json:"b"`
 }
 
-// LookupIn is the lookup tool's arguments.
 type LookupIn struct {
 	Key string `json:"key"`
 }
