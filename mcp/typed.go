@@ -397,7 +397,7 @@ func decodeArguments[In any](args []byte, in *In) error {
 	if err == nil {
 		return nil
 	}
-	if norm, changed := appendPlainIntegersFor(nil, args, reflect.TypeFor[In]()); changed {
+	if norm, changed := appendPlainIntegersFor(make([]byte, 0, len(args)), args, reflect.TypeFor[In]()); changed {
 		var again In
 		if argsAPI.Unmarshal(norm, &again) == nil {
 			*in = again
@@ -560,8 +560,12 @@ func plainIntegers(dst, v []byte, t reflect.Type, typed bool) ([]byte, bool, int
 			}
 			dst = append(append(append(dst, '"'), it.Name()...), '"', ':')
 			ft := elem
-			if fields != nil {
+			switch {
+			case fields == nil:
+			case it.NameEscaped():
 				ft = fields[memberName(&it)]
+			default:
+				ft = fields[string(it.Name())] // no copy of the name
 			}
 			var c bool
 			var k int
