@@ -289,24 +289,31 @@ func codecSchemas(t reflect.Type, input bool) map[reflect.Type]*jsonschema.Schem
 // codecSchema is the schema of t's own JSON (codecSchemas), or nil when t
 // has no such methods.
 func codecSchema(t reflect.Type, input bool) *jsonschema.Schema {
-	has := func(iface reflect.Type) bool { return t.Implements(iface) || reflect.PointerTo(t).Implements(iface) }
+	jsonIface, textIface := jsonMarshaler, textMarshaler
 	if input {
-		switch {
-		case has(reflect.TypeFor[json.Unmarshaler]()):
-			return &jsonschema.Schema{}
-		case has(reflect.TypeFor[encoding.TextUnmarshaler]()):
-			return &jsonschema.Schema{Type: "string"}
-		}
-		return nil
+		jsonIface, textIface = jsonUnmarshaler, textUnmarshaler
 	}
 	switch {
-	case has(reflect.TypeFor[json.Marshaler]()):
+	case implements(t, jsonIface):
 		return &jsonschema.Schema{}
-	case has(reflect.TypeFor[encoding.TextMarshaler]()):
+	case implements(t, textIface):
 		return &jsonschema.Schema{Type: "string"}
 	}
 	return nil
 }
+
+// implements reports whether t or *t implements iface (encoding/json
+// calls a pointer method of an addressable value).
+func implements(t, iface reflect.Type) bool {
+	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
+}
+
+var (
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
+	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // nullableMaps lets the map schemas under js (an object with
 // additionalProperties and no properties: what the generator writes for
@@ -656,15 +663,8 @@ func isIntKind(k reflect.Kind) bool {
 // decodesItself reports whether a value of type t (or *t) decodes its own
 // JSON (json.Unmarshaler, encoding.TextUnmarshaler).
 func decodesItself(t reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t.Implements(jsonUnmarshaler) || p.Implements(jsonUnmarshaler) ||
-		t.Implements(textUnmarshaler) || p.Implements(textUnmarshaler)
+	return implements(t, jsonUnmarshaler) || implements(t, textUnmarshaler)
 }
-
-var (
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
 
 // fieldsOf caches jsonFields.
 var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
