@@ -403,6 +403,10 @@ func TestTakeoverNeverReads(t *testing.T) {
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("the old writer took %v to end", d)
 	}
+	// The new stream's writer drains the 16 moved to its queue before 10
+	// more come: the takeover waits for the old writer now (its slots),
+	// so no half second of the old stream's grace lets it drain first.
+	waitFor(t, 5*time.Second, "the new stream got the queued notifications", func() bool { return len(cur.got()) >= len(inQueue) })
 	queued = append(queued, notifySeq(s, n, n+10)...)
 	last := n + 9
 	waitFor(t, 10*time.Second, "the new stream got the last notification", func() bool {
