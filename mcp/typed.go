@@ -89,11 +89,15 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 //
 // Each call costs sonic's decoding of In and encoding of Out (a few
 // allocations, more for strings and slices); the argument check itself
-// is that of any tool. The memory of a decoded In is In's: the server
-// bounds its own decoded form of a request (contract §3: 8× the body),
-// but a []float64 field costs 8 bytes for each "0," a client sends, more
-// while it grows; bound such fields in the input schema (maxItems) when
-// that matters. Mistakes are recorded as Server.AddTool records
+// is that of any tool. A Go value can take far more memory than its JSON
+// (a []int ~10 bytes for each byte of "0,0,…", an any ~20-100 for "[]" or
+// "{}"), and contract §3 bounds a request's decoded form: when In holds a
+// slice, a map or an interface, the arguments are first walked as In
+// directs and refused -32602 ("would take more than … KiB") when
+// decoding them would allocate more than 6× their size + 64 KiB, within
+// 8× the body from 32 KiB of arguments on. The walk allocates nothing and
+// costs about a quarter of sonic's decoding; a struct of strings and
+// numbers is not walked. Mistakes are recorded as Server.AddTool records
 // them.
 func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	if h == nil {
@@ -139,7 +143,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		structured = true
 	}
 	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String,
-		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{})}
+		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{}), cost: typedModel(reflect.TypeFor[In]())}
 	return s.AddTool(t)
 }
 
@@ -341,16 +345,17 @@ func isObjectSchema(js []byte) bool {
 
 type typedTool[In, Out any] struct {
 	h          ToolHandlerFor[In, Out]
-	structured bool // Out is answered as structuredContent
-	text       bool // Out is a string: answered as the text itself
-	check      bool // Out may be encoded with bytes of its own (holdsRawJSON)
+	structured bool      // Out is answered as structuredContent
+	text       bool      // Out is a string: answered as the text itself
+	check      bool      // Out may be encoded with bytes of its own (holdsRawJSON)
+	cost       *costNode // In's cost model; nil when In is not walked (typedcost.go)
 }
 
 // CallTool decodes the call's arguments into In, runs the handler and
 // answers its Out as the tool's result.
 func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 	var in In
-	if err := decodeArguments(c.args, &in); err != nil {
+	if err := decodeArguments(c.args, &in, tt.cost); err != nil {
 		return err
 	}
 	out, err := tt.h(c.Context(), c, in)
@@ -390,25 +395,52 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 
 // decodeArguments decodes the checked arguments into *in with sonic. JSON
 // Schema's integers written with a fraction or an exponent (1.0, 1e2) are
-// rewritten as plain integers and decoded again when the first attempt
-// fails; a failure names the member at fault (-32602).
-func decodeArguments[In any](args []byte, in *In) error {
+// rewritten as plain integers: before decoding when In's cost model (nil:
+// In is not walked) found one for an integer field, else, for a type not
+// walked, and decoded again, when the first attempt fails. Arguments
+// whose decoded form, by the model, would pass typedBudget are refused
+// -32602 before any is decoded; a failure names the member at fault
+// (-32602).
+func decodeArguments[In any](args []byte, in *In, model *costNode) error {
+	budget := typedBudget(len(args))
 	if decode.HasDuplicateNameDeep(args) {
 		// A name repeated below the arguments' own level (the check
 		// refuses it there): the last occurrence is the one the schema
 		// judged and the one the handler gets, whereas sonic would merge
 		// the two into one struct, slice or map.
+		budget -= uint64(len(args)) // the copy
 		args = decode.AppendLastWins(make([]byte, 0, len(args)), args)
+	}
+	var cost uint64
+	if model != nil {
+		c, grow, rewrite := typedCost(model, args, budget)
+		if cost = c; rewrite {
+			cost += uint64(len(args)) + 2*uint64(grow) // the rewritten copy, and sonic's of it
+		}
+		if cost > budget {
+			return tooLarge(reflect.TypeFor[In](), cost, len(args))
+		}
+		if rewrite {
+			// Rewritten before the one decoding: trying first and
+			// rewriting on failure would decode many values twice.
+			if norm, changed := appendPlainIntegersFor(make([]byte, 0, len(args)+grow), args, reflect.TypeFor[In]()); changed {
+				args = norm
+			}
+		}
 	}
 	err := argsAPI.Unmarshal(args, in)
 	if err == nil {
 		return nil
 	}
-	if norm, changed := appendPlainIntegersFor(make([]byte, 0, len(args)), args, reflect.TypeFor[In]()); changed {
-		var again In
-		if argsAPI.Unmarshal(norm, &again) == nil {
-			*in = again
-			return nil
+	// The retry decodes a second time; the walked types had their
+	// integers rewritten already, and get it only within the budget.
+	if model == nil || 2*cost+2*uint64(len(args)) <= budget {
+		if norm, changed := appendPlainIntegersFor(make([]byte, 0, len(args)), args, reflect.TypeFor[In]()); changed {
+			var zero In
+			*in = zero // the first attempt's values are garbage before the second's
+			if argsAPI.Unmarshal(norm, in) == nil {
+				return nil
+			}
 		}
 	}
 	field := "arguments"
