@@ -3,10 +3,12 @@ package fastserver
 import (
 	"errors"
 	"reflect"
+	"strconv"
 
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/internal/sonicmem"
 )
 
 // paramsAPI decodes typed params: strings are copied (they outlive the
@@ -34,16 +36,36 @@ type Validator interface {
 // Validator its Validate runs before fn. The result is encoded with
 // sonic's default options (map keys unsorted, HTML not escaped).
 //
+// A Go value can take far more memory than its JSON (a []int ~10 bytes
+// for each byte of "0,0,…", an any ~20-100 for "[]" or "{}"), and contract
+// §3 bounds a request's decoded form: when P holds a slice, a map or an
+// interface, params are first walked as P directs and refused -32602
+// (field "params", "would take more than … KiB") when decoding them would
+// allocate more than 6× their size + 64 KiB, within 8× the body from 32
+// KiB of params on. The walk allocates nothing and costs about a quarter
+// of sonic's decoding; a struct of strings and numbers is not walked.
+//
 // Typed handlers cost allocations that raw handlers do not (sonic's
 // decoding and the boxing of R); use a HandlerFunc on the hot path.
 func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
+	model := sonicmem.For(reflect.TypeFor[P]())
 	return HandlerFunc(func(r *Request, dst []byte) ([]byte, error) {
 		var p P
 		if params := r.Msg.Params; len(params) > 0 && r.Msg.ParamsType == decode.ParamsObject {
+			budget := sonicmem.Budget(len(params))
 			if decode.HasDuplicateNameDeep(params) {
 				// Below params' own level the last occurrence of a name
 				// wins (contract §2), where sonic would merge the two.
+				budget -= uint64(len(params)) // the copy
 				params = decode.AppendLastWins(make([]byte, 0, len(params)), params)
+			}
+			if model != nil {
+				if cost, _, _ := model.Cost(params, budget, nil); cost > budget {
+					return dst, InvalidParams("params", "invalid params: would take more than "+
+						strconv.FormatUint(cost>>10, 10)+" KiB as "+reflect.TypeFor[P]().String()+
+						", over its bound of 6× their "+strconv.Itoa(len(params))+
+						" bytes + 64 KiB (contract §3 bounds a request's decoded form): send fewer values")
+				}
 			}
 			if err := paramsAPI.Unmarshal(params, &p); err != nil {
 				return dst, paramsError(params, err)

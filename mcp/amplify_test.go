@@ -156,7 +156,7 @@ func amplifyShapes(r *rand.Rand) []struct {
 
 // decodedCost serves body as the fastserver server does (decode, Check,
 // Route, the params rows, the handler) and returns the bytes one request
-// allocates once the pools are warm (steadyAlloc: a pool refilled after a
+// allocates once the pools are warm (memtest.Steady: a pool refilled after a
 // collection is the next request's too, ~100 KiB of sonic's alone, which
 // measured from cold pools made a 64 KiB body look 1.6× dearer), and the
 // answer's error, if any.
@@ -182,7 +182,7 @@ func decodedCost(t *testing.T, ep *fastserver.Endpoint, body []byte) (uint64, *f
 		t.Fatalf("%.60s…: %v", body, err)
 	}
 	dst := make([]byte, 0, len(out)+64)
-	return steadyAlloc(func() { _, _ = run(dst) }), fe
+	return memtest.Steady(func() { _, _ = run(dst) }), fe
 }
 
 // TestDecodedFormBound sends the worst shapes found for tool arguments,

@@ -32,7 +32,6 @@ import (
 	"math/big"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bytedance/sonic"
@@ -40,6 +39,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/internal/sonicmem"
 )
 
 // ToolHandlerFor is the handler of a typed tool (see AddTool): it gets the
@@ -143,7 +143,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		structured = true
 	}
 	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String,
-		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{}), cost: typedModel(reflect.TypeFor[In]())}
+		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{}), cost: sonicmem.For(reflect.TypeFor[In]())}
 	return s.AddTool(t)
 }
 
@@ -295,28 +295,20 @@ func codecSchemas(t reflect.Type, input bool) map[reflect.Type]*jsonschema.Schem
 func codecSchema(t reflect.Type, input bool) *jsonschema.Schema {
 	jsonIface, textIface := jsonMarshaler, textMarshaler
 	if input {
-		jsonIface, textIface = jsonUnmarshaler, textUnmarshaler
+		jsonIface, textIface = reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler]()
 	}
 	switch {
-	case implements(t, jsonIface):
+	case sonicmem.Implements(t, jsonIface):
 		return &jsonschema.Schema{}
-	case implements(t, textIface):
+	case sonicmem.Implements(t, textIface):
 		return &jsonschema.Schema{Type: "string"}
 	}
 	return nil
 }
 
-// implements reports whether t or *t implements iface (encoding/json
-// calls a pointer method of an addressable value).
-func implements(t, iface reflect.Type) bool {
-	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
-}
-
 var (
-	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
-	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
+	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
 // nullableMaps lets the map schemas under js (an object with
@@ -345,10 +337,10 @@ func isObjectSchema(js []byte) bool {
 
 type typedTool[In, Out any] struct {
 	h          ToolHandlerFor[In, Out]
-	structured bool      // Out is answered as structuredContent
-	text       bool      // Out is a string: answered as the text itself
-	check      bool      // Out may be encoded with bytes of its own (holdsRawJSON)
-	cost       *costNode // In's cost model; nil when In is not walked (typedcost.go)
+	structured bool            // Out is answered as structuredContent
+	text       bool            // Out is a string: answered as the text itself
+	check      bool            // Out may be encoded with bytes of its own (holdsRawJSON)
+	cost       *sonicmem.Model // In's cost model; nil when In is not walked (typedcost.go)
 }
 
 // CallTool decodes the call's arguments into In, runs the handler and
@@ -401,8 +393,8 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 // whose decoded form, by the model, would pass typedBudget are refused
 // -32602 before any is decoded; a failure names the member at fault
 // (-32602).
-func decodeArguments[In any](args []byte, in *In, model *costNode) error {
-	budget := typedBudget(len(args))
+func decodeArguments[In any](args []byte, in *In, model *sonicmem.Model) error {
+	budget := sonicmem.Budget(len(args))
 	if decode.HasDuplicateNameDeep(args) {
 		// A name repeated below the arguments' own level (the check
 		// refuses it there): the last occurrence is the one the schema
@@ -413,7 +405,7 @@ func decodeArguments[In any](args []byte, in *In, model *costNode) error {
 	}
 	var cost uint64
 	if model != nil {
-		c, grow, rewrite := typedCost(model, args, budget)
+		c, grow, rewrite := model.Cost(args, budget, plainIntegerGrowth)
 		if cost = c; rewrite {
 			cost += uint64(len(args)) + 2*uint64(grow) // the rewritten copy, and sonic's of it
 		}
@@ -569,7 +561,7 @@ func plainIntegers(dst, v []byte, t reflect.Type, typed bool) ([]byte, bool, int
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if t == nil || t.Kind() == reflect.Interface || decodesItself(t) {
+		if t == nil || t.Kind() == reflect.Interface || sonicmem.DecodesItself(t) {
 			end := decode.SkipValue(v, i)
 			if end <= i {
 				return dst, false, 0
@@ -585,7 +577,7 @@ func plainIntegers(dst, v []byte, t reflect.Type, typed bool) ([]byte, bool, int
 		if typed {
 			switch t.Kind() {
 			case reflect.Struct:
-				fields = jsonFields(t)
+				fields = sonicmem.Fields(t)
 			case reflect.Map:
 				elem = t.Elem()
 			}
@@ -648,11 +640,19 @@ func plainIntegers(dst, v []byte, t reflect.Type, typed bool) ([]byte, bool, int
 		return dst, false, 0
 	}
 	num := v[i:end]
-	if kindOf(num) != kindNumber || typed && !isIntKind(t.Kind()) {
+	if kindOf(num) != kindNumber || typed && !sonicmem.IntKind(t.Kind()) {
 		return append(dst, num...), false, end
 	}
 	dst, changed = appendPlainInteger(dst, num)
 	return dst, changed, end
+}
+
+// plainIntegerGrowth is the sonicmem.IntRewrite of typed tools: the bytes
+// appendPlainInteger adds to num, and whether it rewrites it.
+func plainIntegerGrowth(num []byte) (int, bool) {
+	var tmp [48]byte
+	out, changed := appendPlainInteger(tmp[:0], num)
+	return len(out) - len(num), changed
 }
 
 // appendPlainInteger appends the JSON number v, rewritten as plain digits
@@ -685,89 +685,4 @@ func appendPlainInteger(dst, v []byte) ([]byte, bool) {
 		dst = append(dst, c)
 	}
 	return dst, true
-}
-
-// isIntKind reports whether k is a Go integer kind.
-func isIntKind(k reflect.Kind) bool {
-	return k >= reflect.Int && k <= reflect.Uintptr
-}
-
-// decodesItself reports whether a value of type t (or *t) decodes its own
-// JSON (json.Unmarshaler, encoding.TextUnmarshaler).
-func decodesItself(t reflect.Type) bool {
-	return implements(t, jsonUnmarshaler) || implements(t, textUnmarshaler)
-}
-
-// fieldsOf caches jsonFields.
-var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
-
-// jsonFields maps the JSON member names a struct type t takes to the
-// types of their fields, as encoding/json (and sonic, case-sensitive here)
-// names them: the tag's name or the field's, "-" left out, the fields of
-// an embedded struct without a tag name promoted, a shallower field
-// hiding a deeper one of the same name, and two of one name at one depth
-// left out unless exactly one is tagged.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldsOf.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	type cand struct {
-		t      reflect.Type
-		depth  int
-		tagged bool
-		count  int // candidates of the best kind at this depth
-	}
-	best := map[string]*cand{}
-	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
-	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		defer delete(seen, t)
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			ft := f.Type
-			if f.Anonymous && name == "" {
-				et := ft
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct {
-					walk(et, depth+1, seen)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			tagged := name != ""
-			if !tagged {
-				name = f.Name
-			}
-			c := best[name]
-			switch {
-			case c == nil || depth < c.depth:
-				best[name] = &cand{t: ft, depth: depth, tagged: tagged, count: 1}
-			case depth == c.depth && tagged == c.tagged:
-				c.count++
-			case depth == c.depth && tagged && !c.tagged:
-				*c = cand{t: ft, depth: depth, tagged: true, count: 1}
-			}
-		}
-	}
-	walk(t, 0, map[reflect.Type]bool{})
-	m := make(map[string]reflect.Type, len(best))
-	for name, c := range best {
-		if c.count == 1 {
-			m[name] = c.t
-		}
-	}
-	fieldsOf.Store(t, m)
-	return m
 }
