@@ -198,26 +198,52 @@ local function nowms()
   end
   return now_
 end
--- a task's entry in meta, and back (nil for a malformed one)
-local function menc(c, o, s)
+-- a task's entry in meta, and back (nil for a malformed one): its
+-- context, owner, state and the bytes of its data counted in TB and OB
+-- (an entry without them, "s:#o:oc", an older release's: none counted)
+local function menc(c, o, s, b)
   c, o, s = c or '', o or '', s or '0'
-  return s .. ':' .. #o .. ':' .. o .. c
+  local m = s .. ':' .. #o .. ':' .. o .. c
+  if b and b > 0 then return '=' .. b .. ':' .. m end
+  return m
 end
 local function mdec(m)
+  local b = 0
+  if string.sub(m, 1, 1) == '=' then
+    local k = string.find(m, ':', 2, true)
+    if not k then return nil end
+    b = tonumber(string.sub(m, 2, k - 1)) or 0
+    m = string.sub(m, k + 1)
+  end
   local i = string.find(m, ':', 1, true)
   if not i then return nil end
   local j = string.find(m, ':', i + 1, true)
   if not j then return nil end
   local n = tonumber(string.sub(m, i + 1, j - 1))
   if not n then return nil end
-  return string.sub(m, j + n + 1), string.sub(m, j + 1, j + n), string.sub(m, 1, i - 1)
+  return string.sub(m, j + n + 1), string.sub(m, j + 1, j + n), string.sub(m, 1, i - 1), b
 end
--- forget tasks: items are {id, context, owner, state} (unknown
--- attributes nil: then only ALL); one ZREM per index for all of them.
--- del: delete their hashes too.
+-- the bytes of task data stored: TB in all, OB per owner (a field
+-- dropped when it reaches 0); count adds d to owner o's and the total,
+-- and returns the two new sums
+local TB, OB = P .. 'tb', P .. 'ob'
+local function count(o, d)
+  if d == 0 then return nil, nil end
+  local t = redis.call('INCRBY', TB, d)
+  if t < 0 then redis.call('SET', TB, 0); t = 0 end
+  local ob = 0
+  if o and o ~= '' then
+    ob = redis.call('HINCRBY', OB, o, d)
+    if ob <= 0 then redis.call('HDEL', OB, o); ob = 0 end
+  end
+  return t, ob
+end
+-- forget tasks: items are {id, context, owner, state, bytes} (unknown
+-- attributes nil: then only ALL); one ZREM per index for all of them,
+-- and their bytes taken off the sums. del: delete their hashes too.
 local function forget(items, del)
   if #items == 0 then return end
-  local byk, order, ids = {}, {}, {}
+  local byk, order, ids, byo = {}, {}, {}, {}
   for _, it in ipairs(items) do
     ids[#ids + 1] = it[1]
     local zs = idxs(it[2], it[3], it[4])
@@ -231,6 +257,10 @@ local function forget(items, del)
       end
       l[#l + 1] = it[1]
     end
+    if it[5] and it[5] > 0 then
+      local o = it[3] or ''
+      byo[o] = (byo[o] or 0) + it[5]
+    end
   end
   for _, z in ipairs(order) do redis.call('ZREM', z, unpack(byk[z])) end
   redis.call('ZREM', AGE, unpack(ids))
@@ -241,6 +271,7 @@ local function forget(items, del)
     for i, id in ipairs(ids) do keys[i] = tkey(id) end
     redis.call('DEL', unpack(keys))
   end
+  for o, b in pairs(byo) do count(o, -b) end
 end
 -- the attributes meta holds for each of ids ({id} when it holds none)
 local function known(ids)
@@ -249,8 +280,8 @@ local function known(ids)
   local ms = redis.call('HMGET', META, unpack(ids))
   for i, id in ipairs(ids) do
     if ms[i] then
-      local c, o, s = mdec(ms[i])
-      items[i] = {id, c, o, s}
+      local c, o, s, b = mdec(ms[i])
+      items[i] = {id, c, o, s, b}
     else
       items[i] = {id}
     end
@@ -258,9 +289,10 @@ local function known(ids)
   return items
 end
 -- a task's hash expires TTL after this change: say so in exp and meta
-local function expires(id, c, o, s, ttlms)
+-- (b: the bytes of its data counted in the sums)
+local function expires(id, c, o, s, ttlms, b)
   redis.call('ZADD', EXP, string.format('%.0f', nowms() + ttlms), id)
-  redis.call('HSET', META, id, menc(c, o, s))
+  redis.call('HSET', META, id, menc(c, o, s, b))
 end
 -- forget up to limit tasks whose hash expired; true when more may be due
 local function reap(limit)
@@ -282,18 +314,17 @@ local function reap(limit)
   forget(known(gone), false)
   return #due == limit
 end
--- evict tasks by id, from every index
+-- evict tasks by id, from every index: their attributes and bytes as
+-- meta holds them (a task an older release wrote, missing from meta: as
+-- its hash holds them, no bytes counted)
 local function evictIds(ids)
-  local items, lost = {}, {}
-  for _, id in ipairs(ids) do
-    local h = redis.call('HMGET', tkey(id), 'c', 'o', 's')
-    if h[3] then
-      items[#items + 1] = {id, h[1], h[2], h[3]}
-    else
-      lost[#lost + 1] = id -- expired, not yet reaped
+  local items = known(ids)
+  for i, it in ipairs(items) do
+    if it[2] == nil then
+      local h = redis.call('HMGET', tkey(it[1]), 'c', 'o', 's')
+      if h[3] then items[i] = {it[1], h[1], h[2], h[3]} end
     end
   end
-  for _, it in ipairs(known(lost)) do items[#items + 1] = it end
   forget(items, true)
 end
 -- evict the n oldest tasks by creation
@@ -318,6 +349,36 @@ local function evictOwn(o, keep, n)
   redis.call('ZREM', oakey(o), unpack(ids))
   evictIds(ids)
   return #ids
+end
+-- evict the oldest task by creation but keep; returns how many (0 or 1)
+local function evictOldest(keep)
+  local ids = {}
+  for _, id in ipairs(redis.call('ZRANGE', AGE, 0, 1)) do
+    if id ~= keep and #ids == 0 then ids[1] = id end
+  end
+  if #ids == 0 then return 0 end
+  redis.call('ZREM', AGE, ids[1])
+  evictIds(ids)
+  return 1
+end
+-- evict past the byte bounds after task id (owner o) was written: owner
+-- o's oldest while o is over maxo, then the oldest of all while the
+-- total is over maxt, never id, at most budget tasks; returns how many
+-- are left of the budget
+local function evictBytes(id, o, t, ob, maxt, maxo, budget)
+  local own = 0
+  while o ~= '' and ob and ob > maxo and budget > 0 do
+    if evictOwn(o, id, 1) == 0 then break end
+    budget, own = budget - 1, own + 1
+    ob = tonumber(redis.call('HGET', OB, o) or '0')
+  end
+  if own > 0 then t = tonumber(redis.call('GET', TB) or '0') end
+  while t and t > maxt and budget > 0 do
+    if evictOldest(id) == 0 then break end
+    budget = budget - 1
+    t = tonumber(redis.call('GET', TB) or '0')
+  end
+  return budget
 end
 -- extend gives k at least secs to live, never less than it has: the
 -- indexes are shared by instances whose TTLs may differ, and a shorter
@@ -368,12 +429,13 @@ const (
 
 // scriptCreate stores a new task, evicting past the bounds (at most
 // evictPerCreate in all: first the oldest of its owner past the owner's
-// share, then the oldest of all past max tasks) and forgetting expired
-// ones (at most reapPerWrite).
+// share, then the oldest of all past max tasks, then the owner's oldest
+// past its bytes and the oldest of all past the total bytes) and
+// forgetting expired ones (at most reapPerWrite).
 //
 // ARGV: prefix, ttl (s), id, context (keyPart), state, status ms, data,
 // max tasks, owner (keyPart; "" for none), evictions, reaps, max tasks
-// of an owner
+// of an owner, max bytes in all, max bytes of an owner
 // Returns 1, or 0 when the id exists.
 var scriptCreate = rueidis.NewLuaScript(taskLua + `
 local id, c, st, ms, data, maxn, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
@@ -397,9 +459,15 @@ end
 -- sorting first, was the one ZPOPMIN took (found by review on
 -- 2026-12-06: a create reported success for the task it had evicted)
 local over = redis.call('ZCARD', AGE) + 1 - maxn
-if over > 0 then evict(math.min(over, budget)) end
+if over > 0 then
+  local n = math.min(over, budget)
+  evict(n)
+  budget = budget - n
+end
 redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
-expires(id, c, o, st, TTL * 1000)
+expires(id, c, o, st, TTL * 1000, #data)
+local t, ob = count(o, #data)
+evictBytes(id, o, t, ob, tonumber(ARGV[13]), tonumber(ARGV[14]), budget)
 touch(c, o, st)
 reap(tonumber(ARGV[11]))
 return 1
@@ -411,8 +479,13 @@ return 1
 // its keyPart's; one an older release created, into its owner's
 // creation order).
 //
+// A change of the task's size is counted in the byte sums, and past the
+// byte bounds evicts the owner's oldest tasks and then the oldest of all,
+// never this one (at most evictPerCreate).
+//
 // ARGV: prefix, ttl (s), id, expected version, state, status ms, data,
-// context (keyPart), owner (keyPart), reaps
+// context (keyPart), owner (keyPart), reaps, max bytes in all, max bytes
+// of an owner, evictions
 // Returns 1 (stored), 0 (the version moved: read again), -1 (no such
 // task), -2 (the stored task is final).
 var scriptUpdate = rueidis.NewLuaScript(taskLua + `
@@ -435,7 +508,17 @@ end
 -- a task an older release created is counted in its owner's share from
 -- its first change on, as if created then (a no-op for the others)
 if o ~= '' then redis.call('ZADD', oakey(o), 'NX', string.format('%.0f', nowms()), id) end
-expires(id, c, o, st, TTL * 1000)
+-- the bytes counted for it so far (none for a task an older release
+-- wrote, whose size was never added)
+local was = 0
+local m = redis.call('HGET', META, id)
+if m then
+  local _, _, _, b = mdec(m)
+  was = b or 0
+end
+expires(id, c, o, st, TTL * 1000, #data)
+local t, ob = count(o, #data - was)
+if #data > was then evictBytes(id, o, t, ob, tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])) end
 touch(c, o, st)
 reap(tonumber(ARGV[10]))
 return 1

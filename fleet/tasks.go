@@ -19,6 +19,9 @@ const (
 	DefaultTaskTTL      = 24 * time.Hour
 	DefaultMaxTasks     = 100000
 	DefaultMaxTaskBytes = 1 << 20
+	// DefaultMaxBytes bounds the task data kept, fleet-wide
+	// (TaskOptions.MaxBytes): 1 GiB.
+	DefaultMaxBytes = 1 << 30
 	// DefaultOwnerShare: an owner keeps at most 1/DefaultOwnerShare of
 	// MaxTasks by default (TaskOptions.MaxOwnerTasks).
 	DefaultOwnerShare = 10
@@ -68,6 +71,21 @@ type TaskOptions struct {
 	// 135 bytes of Redis), its create 3 more commands and its updates 2.
 	// Default MaxTasks / DefaultOwnerShare (10,000), at least 1.
 	MaxOwnerTasks int
+	// MaxBytes bounds the bytes of task data kept (tasks' JSON, as
+	// MaxTaskBytes counts them), fleet-wide: past it the oldest tasks (by
+	// creation) are evicted, as past MaxTasks, never the task being
+	// written; with MaxTasks, at most 64 by one write. Redis spends some
+	// 600-900 bytes more a task on its indexes, which MaxTasks bounds.
+	// Default DefaultMaxBytes (1 GiB); at least MaxTaskBytes.
+	MaxBytes int64
+	// MaxOwnerBytes bounds the bytes of task data of one owner,
+	// fleet-wide: an owner past it (by a create, or an update that grows
+	// a task) evicts its own oldest tasks, never another owner's nor the
+	// task being written, so that one client cannot fill Redis with
+	// MaxOwnerTasks tasks of MaxTaskBytes each (10 GiB by default before
+	// 2026-12-07). Default MaxBytes / DefaultOwnerShare (~102 MiB), at
+	// least MaxTaskBytes; at most MaxBytes.
+	MaxOwnerBytes int64
 }
 
 // TaskStore is an a2a.TaskStore in Redis, shared by every instance of the
@@ -120,6 +138,8 @@ type TaskStore struct {
 	maxN   string
 	maxO   string
 	maxB   int
+	maxT   string // MaxBytes
+	maxOB  string // MaxOwnerBytes
 }
 
 var _ a2a.TaskStore = (*TaskStore)(nil)
@@ -127,8 +147,8 @@ var _ a2a.TaskStore = (*TaskStore)(nil)
 // TaskStore returns the fleet's A2A task store (set it as
 // a2a.Config.Tasks).
 func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
-	if o.TTL < 0 || o.MaxTasks < 0 || o.MaxTaskBytes < 0 || o.MaxOwnerTasks < 0 {
-		return nil, errors.New("fleet: TaskOptions: negative TTL, MaxTasks, MaxTaskBytes or MaxOwnerTasks")
+	if o.TTL < 0 || o.MaxTasks < 0 || o.MaxTaskBytes < 0 || o.MaxOwnerTasks < 0 || o.MaxBytes < 0 || o.MaxOwnerBytes < 0 {
+		return nil, errors.New("fleet: TaskOptions: negative TTL, MaxTasks, MaxTaskBytes, MaxOwnerTasks, MaxBytes or MaxOwnerBytes")
 	}
 	if o.TTL == 0 {
 		o.TTL = DefaultTaskTTL
@@ -148,6 +168,20 @@ func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
 	if o.MaxOwnerTasks > o.MaxTasks {
 		return nil, fmt.Errorf("fleet: TaskOptions.MaxOwnerTasks %d is above MaxTasks %d", o.MaxOwnerTasks, o.MaxTasks)
 	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = max(DefaultMaxBytes, int64(o.MaxTaskBytes))
+	}
+	if o.MaxOwnerBytes == 0 {
+		o.MaxOwnerBytes = max(int64(o.MaxTaskBytes), o.MaxBytes/DefaultOwnerShare)
+	}
+	switch {
+	case o.MaxBytes < int64(o.MaxTaskBytes):
+		return nil, fmt.Errorf("fleet: TaskOptions.MaxBytes %d is below MaxTaskBytes %d: no task could be kept", o.MaxBytes, o.MaxTaskBytes)
+	case o.MaxOwnerBytes < int64(o.MaxTaskBytes):
+		return nil, fmt.Errorf("fleet: TaskOptions.MaxOwnerBytes %d is below MaxTaskBytes %d: an owner's task could not be kept", o.MaxOwnerBytes, o.MaxTaskBytes)
+	case o.MaxOwnerBytes > o.MaxBytes:
+		return nil, fmt.Errorf("fleet: TaskOptions.MaxOwnerBytes %d is above MaxBytes %d", o.MaxOwnerBytes, o.MaxBytes)
+	}
 	s := &TaskStore{
 		f:      f,
 		prefix: f.keyPre + "{a2a}:",
@@ -155,6 +189,8 @@ func (f *Fleet) TaskStore(o TaskOptions) (*TaskStore, error) {
 		maxN:   strconv.Itoa(o.MaxTasks),
 		maxO:   strconv.Itoa(o.MaxOwnerTasks),
 		maxB:   o.MaxTaskBytes,
+		maxT:   strconv.FormatInt(o.MaxBytes, 10),
+		maxOB:  strconv.FormatInt(o.MaxOwnerBytes, 10),
 	}
 	select {
 	case <-f.closed:
@@ -319,7 +355,7 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 // createArgs are scriptCreate's arguments for t, encoded as data.
 func (s *TaskStore) createArgs(t *a2a.Task, data []byte) []string {
 	return []string{s.prefix, s.ttl, t.ID, keyPart(t.ContextID), strconv.Itoa(int(t.Status.State)), millis(t), string(data), s.maxN,
-		keyPart(t.Owner), strconv.Itoa(evictPerCreate), strconv.Itoa(reapPerWrite), s.maxO}
+		keyPart(t.Owner), strconv.Itoa(evictPerCreate), strconv.Itoa(reapPerWrite), s.maxO, s.maxT, s.maxOB}
 }
 
 // Update is the check-and-set of a2a.TaskStore.Update. f may not change
@@ -361,7 +397,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 		cctx, cancel := s.f.ctx(ctx)
 		r, err := scriptUpdate.Exec(cctx, s.f.client, []string{s.prefix + "t:" + id}, []string{
 			s.prefix, s.ttl, id, ver, strconv.Itoa(int(nt.Status.State)), millis(nt), string(data),
-			keyPart(nt.ContextID), keyPart(nt.Owner), strconv.Itoa(reapPerWrite),
+			keyPart(nt.ContextID), keyPart(nt.Owner), strconv.Itoa(reapPerWrite), s.maxT, s.maxOB, strconv.Itoa(evictPerCreate),
 		}).AsInt64()
 		cancel()
 		if s.f.checkFor(ctx, err) != nil {

@@ -126,9 +126,9 @@ type App struct {
 // TaskLimits bounds the A2A tasks kept: a2a.Config's MaxTasks,
 // MaxTaskBytes, MaxOwnerTasks and MaxOwnerTaskBytes, 0 for their
 // defaults (10,000 tasks and 64 MiB, an owner a tenth of each). With
-// Redis the fleet's store applies MaxTasks and MaxOwnerTasks
-// (fleet.TaskOptions) and the byte bounds are refused: its own bound is
-// per task.
+// Redis the fleet's store applies them as fleet.TaskOptions' MaxTasks,
+// MaxBytes, MaxOwnerTasks and MaxOwnerBytes, whose defaults are its own
+// (100,000 tasks and 1 GiB, an owner a tenth of each).
 type TaskLimits struct {
 	MaxTasks          int
 	MaxTaskBytes      int64
@@ -348,7 +348,9 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 		a.limiter = l
 		c.RateLimiter = l
 	}
-	ts, err := f.TaskStore(fleet.TaskOptions{MaxTasks: a.opts.Tasks.MaxTasks, MaxOwnerTasks: a.opts.Tasks.MaxOwnerTasks})
+	tl := a.opts.Tasks
+	ts, err := f.TaskStore(fleet.TaskOptions{MaxTasks: tl.MaxTasks, MaxOwnerTasks: tl.MaxOwnerTasks,
+		MaxBytes: tl.MaxTaskBytes, MaxOwnerBytes: tl.MaxOwnerTaskBytes})
 	if err != nil {
 		a.closeFleet()
 		return err
@@ -706,12 +708,12 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	tl := &o.Tasks
 	fs.IntVar(&tl.MaxTasks, "a2a-max-tasks", 0, "A2A tasks kept, the oldest evicted past it (default 10000; with -redis, fleet-wide)")
 	fs.IntVar(&tl.MaxOwnerTasks, "a2a-owner-tasks", 0, "A2A tasks kept for one client (with -auth-issuer: one token subject), its own oldest evicted past it (default a tenth of -a2a-max-tasks)")
-	fs.Func("a2a-max-task-bytes", "A2A task store budget in bytes or with a K/M/KiB/MiB suffix (default 64MiB; not with -redis)", func(v string) (err error) {
+	fs.Func("a2a-max-task-bytes", "A2A task store budget in bytes or with a K/M/KiB/MiB suffix (default 64MiB; with -redis, fleet-wide, default 1GiB)", func(v string) (err error) {
 		n, err := parseSize(v)
 		tl.MaxTaskBytes = int64(n)
 		return err
 	})
-	fs.Func("a2a-owner-task-bytes", "one client's share of -a2a-max-task-bytes (default a tenth; not with -redis)", func(v string) (err error) {
+	fs.Func("a2a-owner-task-bytes", "one client's share of -a2a-max-task-bytes (default a tenth; with -redis, fleet-wide, at least the fleet's 1MiB bound on one task)", func(v string) (err error) {
 		n, err := parseSize(v)
 		tl.MaxOwnerTaskBytes = int64(n)
 		return err
@@ -766,11 +768,6 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if tl.MaxTasks < 0 || tl.MaxOwnerTasks < 0 {
 		err := errors.New("-a2a-max-tasks and -a2a-owner-tasks are counts: 0 (the default) or more")
-		fmt.Fprintln(stderr, "rpcedge:", err)
-		return o, err
-	}
-	if o.Redis != "" && (tl.MaxTaskBytes != 0 || tl.MaxOwnerTaskBytes != 0) {
-		err := errors.New("-a2a-max-task-bytes and -a2a-owner-task-bytes bound the in-memory task store: not with -redis")
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}

@@ -23,7 +23,6 @@ func TestTaskLimitFlags(t *testing.T) {
 		{"-a2a-owner-tasks", "-2"},
 		{"-a2a-max-task-bytes", "lots"},
 		{"-a2a-owner-task-bytes", "0"},
-		{"-redis", "redis://127.0.0.1:1/0", "-a2a-max-task-bytes", "1MiB"},
 	} {
 		if _, err := ParseFlags(args, io.Discard); err == nil {
 			t.Errorf("%q: accepted", args)
