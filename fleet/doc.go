@@ -56,11 +56,13 @@
 // past it evicts its own oldest, by a sorted set of its tasks by
 // creation, never another owner's), in bytes of task data in all and per
 // owner (TaskOptions.MaxBytes, default 1 GiB, and MaxOwnerBytes, a tenth
-// of it: past them a create or an update that grows a task evicts the
-// owner's oldest, then the oldest of all, never the task written; the
-// sums are kept in Redis, "tb" and the hash "ob", and each task's meta
-// entry holds the size counted for it) and per-task size, kept TTL after
-// the last change. An expiry index (a sorted set by
+// of it: a create, or an update that grows a task, that would pass them
+// first forgets expired tasks not yet reaped, then evicts the owner's
+// oldest, then the oldest of all, never the task written, and is refused
+// 503 when the 64 evictions of one write do not make room, the next
+// write going on; the sums are kept in Redis, "tb" and the hash "ob",
+// as long as the indexes, and each task's meta entry holds the size
+// counted for it) and per-task size, kept TTL after the last change. An expiry index (a sorted set by
 // the time each task's hash expires, and a hash of each task's context,
 // owner and state) lets the scripts forget an expired task in every
 // index it was in: each create, update and listing forgets a few, and
@@ -175,11 +177,12 @@
 // creation order (about 135 bytes with the server's ids, at 2,000 tasks
 // an owner), its create 3 commands (32 in all), its updates 2 (28
 // without a change of state); a create at the share also evicts the
-// owner's oldest, 16 more (TestOwnerShareCost). The byte sums cost a
-// create 1 command (2 owned), an update 3 (its meta entry read, two
-// sums) and an eviction 2; measured on 2026-12-07 with all of these, an
-// owner-less create is 22.5 commands, an owned one 35.3, one at the
-// share 53.9, an update 30.4 (extending the keys a PTTL each). The share bounds one
+// owner's oldest, 16 more (TestOwnerShareCost). The byte bounds cost a
+// create 4 commands (6 owned: the sums read and counted, their keys'
+// PTTL), an update 6 (its meta entry read too) and an eviction 2;
+// measured on 2026-12-07 with all of these, an owner-less create is 26.4
+// commands, an owned one 40.5, one at the share 58.2, an update 33.0
+// (extending the keys a PTTL each). The share bounds one
 // owner, not one client: an issuer that hands out token subjects freely
 // hands out shares. A listing's total counts a task that expired within about the
 // last second, while the reapers keep up (their rate above: some 2,000

@@ -361,24 +361,39 @@ local function evictOldest(keep)
   evictIds(ids)
   return 1
 end
--- evict past the byte bounds after task id (owner o) was written: owner
--- o's oldest while o is over maxo, then the oldest of all while the
--- total is over maxt, never id, at most budget tasks; returns how many
--- are left of the budget
-local function evictBytes(id, o, t, ob, maxt, maxo, budget)
-  local own = 0
-  while o ~= '' and ob and ob > maxo and budget > 0 do
-    if evictOwn(o, id, 1) == 0 then break end
-    budget, own = budget - 1, own + 1
-    ob = tonumber(redis.call('HGET', OB, o) or '0')
+-- make room for need more bytes of owner o before a write of task keep
+-- (nil for a new task): past a byte bound, first forget expired tasks
+-- not yet reaped (their bytes still count), then evict the owner's
+-- oldest while o would be over maxo, then the oldest of all while the
+-- total would be over maxt, never keep, at most budget tasks in all.
+-- Returns what is left of the budget and whether the write fits; when it
+-- does not, the write is refused and the next one goes on from there (a
+-- create evicting 64 tasks of 100 bytes to store one of 1 MiB went past
+-- its owner's bound, found by review on 2026-12-07).
+local function room(keep, o, need, maxt, maxo, budget)
+  if need <= 0 then return budget, true end
+  local function sums()
+    local ob = 0
+    if o ~= '' then ob = tonumber(redis.call('HGET', OB, o) or '0') end
+    return tonumber(redis.call('GET', TB) or '0'), ob
   end
-  if own > 0 then t = tonumber(redis.call('GET', TB) or '0') end
-  while t and t > maxt and budget > 0 do
-    if evictOldest(id) == 0 then break end
+  local t, ob = sums()
+  if t + need <= maxt and (o == '' or ob + need <= maxo) then return budget, true end
+  -- expired tasks first: a write must not evict a live task for the
+  -- bytes of one that is gone (found by review on 2026-12-07)
+  reap(budget)
+  t, ob = sums()
+  while o ~= '' and ob + need > maxo and budget > 0 do
+    if evictOwn(o, keep, 1) == 0 then break end
     budget = budget - 1
-    t = tonumber(redis.call('GET', TB) or '0')
+    t, ob = sums()
   end
-  return budget
+  while t + need > maxt and budget > 0 do
+    if evictOldest(keep) == 0 then break end
+    budget = budget - 1
+    t, ob = sums()
+  end
+  return budget, t + need <= maxt and (o == '' or ob + need <= maxo)
 end
 -- extend gives k at least secs to live, never less than it has: the
 -- indexes are shared by instances whose TTLs may differ, and a shorter
@@ -395,6 +410,11 @@ local function touch(c, o, s)
   extend(AGE, TTL + 60)
   extend(EXP, TTL + 60)
   extend(META, TTL + 60)
+  -- the sums live as long as the entries that take bytes off them (they
+  -- outlived an outage of a minute with bytes of tasks long gone: found
+  -- by review on 2026-12-07)
+  extend(TB, TTL + 60)
+  extend(OB, TTL + 60)
   for _, z in ipairs(idxs(c, o, s)) do extend(z, TTL + 60) end
   if o and o ~= '' then extend(oakey(o), TTL + 60) end
 end
@@ -428,15 +448,17 @@ const (
 )
 
 // scriptCreate stores a new task, evicting past the bounds (at most
-// evictPerCreate in all: first the oldest of its owner past the owner's
-// share, then the oldest of all past max tasks, then the owner's oldest
-// past its bytes and the oldest of all past the total bytes) and
-// forgetting expired ones (at most reapPerWrite).
+// evictPerCreate in all: first, to make room for its bytes, expired
+// tasks and the owner's oldest past the owner's bytes and the oldest of
+// all past the total bytes, then the oldest of its owner past the
+// owner's share, then the oldest of all past max tasks) and forgetting
+// expired ones (at most reapPerWrite).
 //
 // ARGV: prefix, ttl (s), id, context (keyPart), state, status ms, data,
 // max tasks, owner (keyPart; "" for none), evictions, reaps, max tasks
 // of an owner, max bytes in all, max bytes of an owner
-// Returns 1, or 0 when the id exists.
+// Returns 1, 0 when the id exists, or -3 when the evictions allowed did
+// not make room for its bytes (nothing written; the next write goes on).
 var scriptCreate = rueidis.NewLuaScript(taskLua + `
 local id, c, st, ms, data, maxn, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], tonumber(ARGV[8]), ARGV[9]
 local k = tkey(id)
@@ -445,10 +467,11 @@ if redis.call('EXISTS', k) == 1 then return 0 end
 -- forgotten before it is used again
 local prev = redis.call('HGET', META, id)
 if prev then forget(known({id}), false) end
+local budget, fits = room(nil, o, #data, tonumber(ARGV[13]), tonumber(ARGV[14]), tonumber(ARGV[10]))
+if not fits then return -3 end
 redis.call('HSET', k, 'd', data, 's', st, 'c', c, 'v', 1, 'u', ms, 'o', o)
 redis.call('EXPIRE', k, TTL)
 for _, z in ipairs(idxs(c, o, st)) do redis.call('ZADD', z, ms, id) end
-local budget = tonumber(ARGV[10])
 if o ~= '' then
   redis.call('ZADD', oakey(o), string.format('%.0f', nowms()), id)
   local own = redis.call('ZCARD', oakey(o)) - tonumber(ARGV[12])
@@ -459,15 +482,10 @@ end
 -- sorting first, was the one ZPOPMIN took (found by review on
 -- 2026-12-06: a create reported success for the task it had evicted)
 local over = redis.call('ZCARD', AGE) + 1 - maxn
-if over > 0 then
-  local n = math.min(over, budget)
-  evict(n)
-  budget = budget - n
-end
+if over > 0 then evict(math.min(over, budget)) end
 redis.call('ZADD', AGE, string.format('%.0f', nowms()), id)
 expires(id, c, o, st, TTL * 1000, #data)
-local t, ob = count(o, #data)
-evictBytes(id, o, t, ob, tonumber(ARGV[13]), tonumber(ARGV[14]), budget)
+count(o, #data)
 touch(c, o, st)
 reap(tonumber(ARGV[11]))
 return 1
@@ -479,15 +497,15 @@ return 1
 // its keyPart's; one an older release created, into its owner's
 // creation order).
 //
-// A change of the task's size is counted in the byte sums, and past the
-// byte bounds evicts the owner's oldest tasks and then the oldest of all,
-// never this one (at most evictPerCreate).
+// A change of the task's size is counted in the byte sums; one that
+// grows it past the byte bounds first makes room as a create does (never
+// evicting this task), and is refused when it cannot.
 //
 // ARGV: prefix, ttl (s), id, expected version, state, status ms, data,
 // context (keyPart), owner (keyPart), reaps, max bytes in all, max bytes
 // of an owner, evictions
 // Returns 1 (stored), 0 (the version moved: read again), -1 (no such
-// task), -2 (the stored task is final).
+// task), -2 (the stored task is final), -3 (no room for its bytes).
 var scriptUpdate = rueidis.NewLuaScript(taskLua + `
 local id, ver, st, ms, data, c, o = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local k = tkey(id)
@@ -495,6 +513,16 @@ local cur = redis.call('HMGET', k, 'v', 's', 'c', 'o')
 if not cur[1] then return -1 end
 if final(cur[2]) then return -2 end
 if cur[1] ~= ver then return 0 end
+-- the bytes counted for it so far (none for a task an older release
+-- wrote, whose size was never added); room for what it grows by
+local was = 0
+local m = redis.call('HGET', META, id)
+if m then
+  local _, _, _, b = mdec(m)
+  was = b or 0
+end
+local _, fits = room(id, o, #data - was, tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]))
+if not fits then return -3 end
 redis.call('HSET', k, 'd', data, 's', st, 'v', tonumber(ver) + 1, 'u', ms, 'c', c, 'o', o)
 redis.call('EXPIRE', k, TTL)
 local now = {}
@@ -508,17 +536,8 @@ end
 -- a task an older release created is counted in its owner's share from
 -- its first change on, as if created then (a no-op for the others)
 if o ~= '' then redis.call('ZADD', oakey(o), 'NX', string.format('%.0f', nowms()), id) end
--- the bytes counted for it so far (none for a task an older release
--- wrote, whose size was never added)
-local was = 0
-local m = redis.call('HGET', META, id)
-if m then
-  local _, _, _, b = mdec(m)
-  was = b or 0
-end
 expires(id, c, o, st, TTL * 1000, #data)
-local t, ob = count(o, #data - was)
-if #data > was then evictBytes(id, o, t, ob, tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])) end
+count(o, #data - was)
 touch(c, o, st)
 reap(tonumber(ARGV[10]))
 return 1

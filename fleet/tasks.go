@@ -72,16 +72,21 @@ type TaskOptions struct {
 	// Default MaxTasks / DefaultOwnerShare (10,000), at least 1.
 	MaxOwnerTasks int
 	// MaxBytes bounds the bytes of task data kept (tasks' JSON, as
-	// MaxTaskBytes counts them), fleet-wide: past it the oldest tasks (by
-	// creation) are evicted, as past MaxTasks, never the task being
-	// written; with MaxTasks, at most 64 by one write. Redis spends some
-	// 600-900 bytes more a task on its indexes, which MaxTasks bounds.
+	// MaxTaskBytes counts them), fleet-wide: a write that would pass it
+	// first forgets expired tasks, then evicts the oldest (by creation),
+	// never the task being written, at most 64 with MaxTasks' and the
+	// owner's evictions; when that does not make room the write is
+	// refused (wrapping a2a.ErrStoreUnavailable: 503 with Retry-After)
+	// and the next goes on. Redis spends some 600-900 bytes more a task
+	// on its indexes, which MaxTasks bounds.
 	// Default DefaultMaxBytes (1 GiB); at least MaxTaskBytes.
 	MaxBytes int64
 	// MaxOwnerBytes bounds the bytes of task data of one owner,
-	// fleet-wide: an owner past it (by a create, or an update that grows
-	// a task) evicts its own oldest tasks, never another owner's nor the
-	// task being written, so that one client cannot fill Redis with
+	// fleet-wide: a write of an owner that would pass it (a create, or an
+	// update that grows a task) first evicts its own oldest tasks, never
+	// another owner's nor the task being written (and is refused as
+	// MaxBytes says when that does not make room), so that one client
+	// cannot fill Redis with
 	// MaxOwnerTasks tasks of MaxTaskBytes each (10 GiB by default before
 	// 2026-12-07). Default MaxBytes / DefaultOwnerShare (~102 MiB), at
 	// least MaxTaskBytes; at most MaxBytes.
@@ -346,11 +351,20 @@ func (s *TaskStore) Create(ctx context.Context, t *a2a.Task) error {
 	if s.f.checkFor(ctx, err) != nil {
 		return s.fail(err)
 	}
-	if n != 1 {
-		return fmt.Errorf("fleet: task %s exists", t.ID)
+	switch n {
+	case 1:
+		return nil
+	case -3:
+		return errNoRoom
 	}
-	return nil
+	return fmt.Errorf("fleet: task %s exists", t.ID)
 }
+
+// errNoRoom is a write refused because the evictions one write may make
+// (evictPerCreate) did not make room for its bytes under MaxBytes or
+// MaxOwnerBytes: the next write goes on evicting, so the client is told
+// to retry (503 with Retry-After).
+var errNoRoom = fmt.Errorf("fleet: the task store is making room for the task's bytes (%d evictions a write): retry: %w", evictPerCreate, a2a.ErrStoreUnavailable)
 
 // createArgs are scriptCreate's arguments for t, encoded as data.
 func (s *TaskStore) createArgs(t *a2a.Task, data []byte) []string {
@@ -408,6 +422,8 @@ func (s *TaskStore) Update(ctx context.Context, id string, f func(*a2a.Task) (*a
 			return nt, nil
 		case -1:
 			return nil, a2a.ErrTaskNotFound
+		case -3:
+			return nil, errNoRoom
 		case -2, 0:
 			// Changed meanwhile (to a final state, or not): read again,
 			// so that f sees the task that won and says why it refuses.
