@@ -37,7 +37,7 @@ type Validator interface {
 // sonic's default options (map keys unsorted, HTML not escaped).
 //
 // A Go value can take far more memory than its JSON (a []int ~10 bytes
-// for each byte of "0,0,…", an any ~20-100 for "[]" or "{}"), and contract
+// for each byte of "0,0,…", an any 17-109 for "{}" or "[]"), and contract
 // §3 bounds a request's decoded form: when P holds a slice, a map or an
 // interface, params are first walked as P directs and refused -32602
 // (field "params", "would take more than … KiB") when decoding them would

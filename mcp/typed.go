@@ -90,8 +90,8 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 // Each call costs sonic's decoding of In and encoding of Out (a few
 // allocations, more for strings and slices); the argument check itself
 // is that of any tool. A Go value can take far more memory than its JSON
-// (a []int ~10 bytes for each byte of "0,0,…", an any ~20-100 for "[]" or
-// "{}"), and contract §3 bounds a request's decoded form: when In holds a
+// (a []int ~10 bytes for each byte of "0,0,…", an any 17-109 for "{}" or
+// "[]"), and contract §3 bounds a request's decoded form: when In holds a
 // slice, a map or an interface, the arguments are first walked as In
 // directs and refused -32602 ("would take more than … KiB") when
 // decoding them would allocate more than 6× their size + 64 KiB, within
