@@ -44,11 +44,19 @@ type Validator interface {
 // allocate more than 6× their size + 64 KiB, within 8× the body from 32
 // KiB of params on. The walk allocates nothing and costs about a quarter
 // of sonic's decoding; a struct of strings and numbers is not walked.
+// Typed panics for a P whose decoding no bound of its JSON bounds (one
+// holding a big.Rat or a regexp.Regexp, whose text sonic hands to their
+// own parsers: take those as strings; or a pointer type to itself).
 //
 // Typed handlers cost allocations that raw handlers do not (sonic's
 // decoding and the boxing of R); use a HandlerFunc on the hot path.
 func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
-	model := sonicmem.For(reflect.TypeFor[P]())
+	model, err := sonicmem.For(reflect.TypeFor[P]())
+	if err != nil {
+		// A registration mistake, as http.Handle's bad pattern: no
+		// request could be served within contract §3.
+		panic("fastserver: Typed: params type " + reflect.TypeFor[P]().String() + ": " + err.Error())
+	}
 	return HandlerFunc(func(r *Request, dst []byte) ([]byte, error) {
 		var p P
 		if params := r.Msg.Params; len(params) > 0 && r.Msg.ParamsType == decode.ParamsObject {

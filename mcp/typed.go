@@ -97,8 +97,9 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 // decoding them would allocate more than 6× their size + 64 KiB, within
 // 8× the body from 32 KiB of arguments on. The walk allocates nothing and
 // costs about a quarter of sonic's decoding; a struct of strings and
-// numbers is not walked. Mistakes are recorded as Server.AddTool records
-// them.
+// numbers is not walked. An In whose decoding no bound of its JSON bounds
+// (one holding a big.Rat or a regexp.Regexp: take those as strings) is a
+// mistake. Mistakes are recorded as Server.AddTool records them.
 func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	if h == nil {
 		return s.fail(fmt.Errorf("mcp: tool %q registered with a nil handler", t.Name))
@@ -142,8 +143,12 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		}
 		structured = true
 	}
+	cost, err := sonicmem.For(reflect.TypeFor[In]())
+	if err != nil {
+		return s.fail(fmt.Errorf("mcp: tool %q: input type %v: %w", t.Name, reflect.TypeFor[In](), err))
+	}
 	t.Handler = &typedTool[In, Out]{h: h, structured: structured, text: reflect.TypeFor[Out]().Kind() == reflect.String,
-		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{}), cost: sonicmem.For(reflect.TypeFor[In]())}
+		check: holdsRawJSON(reflect.TypeFor[Out](), map[reflect.Type]bool{}), cost: cost}
 	return s.AddTool(t)
 }
 

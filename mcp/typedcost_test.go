@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -175,5 +176,23 @@ func TestTypedArgumentsBound(t *testing.T) {
 	t.Logf("%d calls served, %d refused as too large", served, refused)
 	if refused == 0 || served == 0 {
 		t.Errorf("%d served, %d refused: the shapes must reach both sides of the bound", served, refused)
+	}
+}
+
+// TestTypedUnboundedInput: a typed tool whose input holds a type whose
+// decoding its JSON does not bound (a regexp sonic would compile) is a
+// registration mistake, not a tool every call of which could cost MBs.
+func TestTypedUnboundedInput(t *testing.T) {
+	s, err := New(Info{Name: "test", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type in struct {
+		Pattern *regexp.Regexp `json:"pattern"`
+	}
+	if err := AddTool(s, Tool{Name: "grep"}, func(_ context.Context, c *Call, in in) (struct{}, error) {
+		return struct{}{}, nil
+	}); err == nil || !strings.Contains(err.Error(), "regexp") {
+		t.Errorf("AddTool: %v", err)
 	}
 }

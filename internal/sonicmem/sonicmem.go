@@ -38,11 +38,16 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"math/big"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"time"
+	"unicode"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -76,18 +81,18 @@ const (
 
 // The model's constants (calibrated by TestCostCoversSonic).
 const (
-	unmarshalFixed = 64 // per call, beyond the copy of the input
-	selfWord       = 16 // per value decoding itself, beyond the copy of its JSON
-	sliceEmpty     = 16 // per array decoded into a slice, beyond its growth (sliceCost)
-	sliceFirst     = 2  // the capacity sonic gives a typed slice's first element
-	anyFirst       = 16 // and a []any's, allocated for an empty array too
-	sliceBox       = 24 // a []any's header boxed into an interface
-	pointerWord    = 16 // per pointer beyond its pointee's size (size classes)
-	mapGrowth      = 6  // per byte of an entry's key and value
-	mapEntry       = 8  // per entry beyond its key and value (control bytes)
-	mapHeader      = 64 // a map's header, for an empty map too
-	anySlot        = 16 // an interface value, the element of []any and map[string]any
-	anyBox         = 16 // a string or json.Number's header boxed into an interface
+	unmarshalFixed = 64  // per call, beyond the copy of the input
+	selfWord       = 16  // per value decoding itself, beyond the copy of its JSON
+	sliceEmpty     = 16  // per array decoded into a slice, beyond its growth (sliceCost)
+	sliceFirst     = 2   // the capacity sonic gives a typed slice's first element
+	anyFirst       = 16  // and a []any's, allocated for an empty array too
+	sliceBox       = 24  // a []any's header boxed into an interface
+	timeLocation   = 256 // a time.Time with an offset: its FixedZone
+	mapGrowth      = 6   // per byte of an entry's key and value
+	mapEntry       = 8   // per entry beyond its key and value (control bytes)
+	mapHeader      = 64  // a map's header, for an empty map too
+	anySlot        = 16  // an interface value, the element of []any and map[string]any
+	anyBox         = 16  // a string or json.Number's header boxed into an interface
 )
 
 // costField is a struct field's JSON name and model.
@@ -103,47 +108,99 @@ const smallStruct = 8
 // Model is the cost model of one Go type, built by For.
 type Model struct {
 	kind   costKind
-	size   uint64 // slice: element size; pointer: pointee size; map: a slot's size (key and value)
-	strKey bool   // map: string keys, one copy each
-	noscan bool   // slice: elements without pointers (no malloc header)
+	self   selfKind // costSelf: how the type decodes itself
+	size   uint64   // slice: element size; pointer: the pointee's block; map: a slot's size (key and value)
+	strKey bool     // map: string keys, one copy each
+	noscan bool     // slice: elements without pointers (no malloc header)
+	bytes  bool     // costCopy: a []byte, which takes an array of numbers too
 	elem   *Model
+	key    *Model            // map: keys that decode themselves (TextUnmarshaler), else nil
 	fields []costField       // struct: by JSON name, as Fields names them
 	byName map[string]*Model // and by a map for more than smallStruct fields
-	// embedded is the size of the structs a struct reaches through
+	// embedded is the blocks of the structs a struct reaches through
 	// embedded pointers, which sonic allocates for promoted fields.
 	embedded uint64
 }
 
+// selfKind is how a type that decodes itself costs.
+type selfKind uint8
+
+const (
+	selfCopy selfKind = iota // one copy of its JSON (json.RawMessage; assumed of the caller's own types)
+	selfTime                 // time.Time: and a time.Location for an offset other than Z
+	selfBig                  // big.Int, big.Float: their decimal scan grows quadratically
+)
+
+// Types that decode themselves at a cost their JSON does not bound:
+// big.Rat computes 10^exp exactly ("1e1000000", 17 bytes, took 3.2 MB)
+// and regexp compiles its program ("[a-z]{1000}", 19 bytes, 108 KB).
+// For refuses types that hold them (found by review on 2026-12-07).
+var unboundedTypes = []reflect.Type{reflect.TypeFor[big.Rat](), reflect.TypeFor[regexp.Regexp]()}
+
 // For returns the cost model of t, or nil when a value of t is bounded by
-// its own size plus one copy of its strings (no slice, map or interface
-// below it): JSON for such a type need not be walked. A Model is
-// immutable and safe for concurrent use.
-func For(t reflect.Type) *Model {
+// its own size plus one copy of its strings (no slice, map, interface or
+// big number below it): JSON for such a type need not be walked. It
+// refuses a type whose decoding no bound of its JSON bounds: one holding
+// a big.Rat or a regexp.Regexp (take those as strings and parse them with
+// limits of your own), or a pointer to itself (type P *P, on which sonic
+// does not return). A Model is immutable and safe for concurrent use.
+func For(t reflect.Type) (*Model, error) {
 	memo := map[reflect.Type]*Model{}
-	n := buildCost(t, memo)
+	n, err := buildCost(t, memo, nil)
+	if err != nil {
+		return nil, err
+	}
 	for _, m := range memo {
-		switch m.kind {
-		case costSlice, costMap, costAny:
-			return n
+		switch {
+		case m.kind == costSlice, m.kind == costMap, m.kind == costAny, m.kind == costSelf && m.self == selfBig:
+			return n, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 var anyNode = &Model{kind: costAny}
 
 // buildCost builds t's cost model, memo breaking the cycles of recursive
-// types.
-func buildCost(t reflect.Type, memo map[reflect.Type]*Model) *Model {
+// types; ptrs holds the pointer types of the chain being built (a chain
+// back to one of them is a pointer to itself).
+func buildCost(t reflect.Type, memo map[reflect.Type]*Model, ptrs []reflect.Type) (*Model, error) {
+	if t.Kind() == reflect.Pointer && slices.Contains(ptrs, t) {
+		return nil, fmt.Errorf("sonicmem: %v is a pointer to itself", t)
+	}
 	if n, ok := memo[t]; ok {
-		return n
+		return n, nil
+	}
+	if slices.Contains(unboundedTypes, t) {
+		return nil, fmt.Errorf("sonicmem: %v decodes itself at a cost its JSON does not bound: take it as a string and parse it with limits of your own", t)
 	}
 	n := &Model{}
 	memo[t] = n
+	var err error
+	build := func(t reflect.Type) *Model {
+		var m *Model
+		if err == nil {
+			m, err = buildCost(t, memo, nil)
+		}
+		return m
+	}
 	switch {
+	case t.Kind() == reflect.Pointer:
+		// before DecodesItself: a *json.RawMessage allocates its pointee
+		// too (found by review on 2026-12-07)
+		block, _ := allocBlock(uint64(t.Elem().Size()), !hasPointers(t.Elem(), map[reflect.Type]bool{}), 1)
+		n.kind, n.size = costPointer, block
+		n.elem, err = buildCost(t.Elem(), memo, append(ptrs, t))
+		return n, err
 	case DecodesItself(t):
 		n.kind = costSelf
-		return n
+		switch t {
+		case reflect.TypeFor[time.Time]():
+			n.self = selfTime
+		case reflect.TypeFor[big.Int](), reflect.TypeFor[big.Float]():
+			n.self = selfBig
+		}
+		return n, nil
 	}
 	switch k := t.Kind(); {
 	case IntKind(k):
@@ -154,19 +211,20 @@ func buildCost(t reflect.Type, memo map[reflect.Type]*Model) *Model {
 		n.kind = costCopy
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !DecodesItself(t.Elem()) {
-			n.kind = costCopy // base64: fewer bytes than its JSON
+			n.kind, n.bytes = costCopy, true // base64: fewer bytes than its JSON
 			break
 		}
-		n.kind, n.size, n.elem = costSlice, uint64(t.Elem().Size()), buildCost(t.Elem(), memo)
+		n.kind, n.size, n.elem = costSlice, uint64(t.Elem().Size()), build(t.Elem())
 		n.noscan = !hasPointers(t.Elem(), map[reflect.Type]bool{})
 	case reflect.Array:
-		n.kind, n.elem = costArray, buildCost(t.Elem(), memo)
-	case reflect.Pointer:
-		n.kind, n.size, n.elem = costPointer, uint64(t.Elem().Size()), buildCost(t.Elem(), memo)
+		n.kind, n.elem = costArray, build(t.Elem())
 	case reflect.Map:
 		slot := reflect.StructOf([]reflect.StructField{{Name: "K", Type: t.Key()}, {Name: "V", Type: t.Elem()}})
-		n.kind, n.size, n.elem = costMap, uint64(slot.Size()), buildCost(t.Elem(), memo)
+		n.kind, n.size, n.elem = costMap, uint64(slot.Size()), build(t.Elem())
 		n.strKey = t.Key().Kind() == reflect.String
+		if DecodesItself(t.Key()) || t.Key().Kind() == reflect.Pointer {
+			n.key = build(t.Key()) // an encoding.TextUnmarshaler: its text, and more
+		}
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
 			n.kind = costAny
@@ -175,7 +233,7 @@ func buildCost(t reflect.Type, memo map[reflect.Type]*Model) *Model {
 		n.kind = costStruct
 		fs := Fields(t)
 		for _, name := range slices.Sorted(maps.Keys(fs)) {
-			n.fields = append(n.fields, costField{name, buildCost(fs[name], memo)})
+			n.fields = append(n.fields, costField{name, build(fs[name])})
 		}
 		if len(n.fields) > smallStruct {
 			n.byName = make(map[string]*Model, len(n.fields))
@@ -185,8 +243,7 @@ func buildCost(t reflect.Type, memo map[reflect.Type]*Model) *Model {
 		}
 		n.embedded = embeddedPointers(t, map[reflect.Type]bool{})
 	}
-	memo[t] = n
-	return n
+	return n, err
 }
 
 // hasPointers reports whether a value of type t holds pointers the
@@ -214,7 +271,7 @@ func hasPointers(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return true
 }
 
-// embeddedPointers adds up the sizes of the structs t embeds through
+// embeddedPointers adds up the blocks of the structs t embeds through
 // pointers, at any depth.
 func embeddedPointers(t reflect.Type, seen map[reflect.Type]bool) uint64 {
 	if seen[t] {
@@ -229,7 +286,8 @@ func embeddedPointers(t reflect.Type, seen map[reflect.Type]bool) uint64 {
 		}
 		ft := f.Type
 		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
-			sum += uint64(ft.Elem().Size()) + embeddedPointers(ft.Elem(), seen)
+			block, _ := allocBlock(uint64(ft.Elem().Size()), !hasPointers(ft.Elem(), map[reflect.Type]bool{}), 1)
+			sum += block + embeddedPointers(ft.Elem(), seen)
 		} else if ft.Kind() == reflect.Struct {
 			sum += embeddedPointers(ft, seen)
 		}
@@ -292,7 +350,12 @@ func (w *costWalk) value(n *Model, v []byte) int {
 	}
 	c := v[i]
 	if c == 'n' {
-		return i + 4 // null: nothing allocated, whatever the type
+		// null: nothing allocated, but a value decoding itself is given
+		// it (json.RawMessage copies it: found by review on 2026-12-07)
+		if n.kind == costSelf {
+			w.total += CopyCost(4) + selfWord
+		}
+		return i + 4
 	}
 	switch n.kind {
 	case costStruct:
@@ -309,8 +372,14 @@ func (w *costWalk) value(n *Model, v []byte) int {
 		if c == '[' {
 			return w.array(v, i, n)
 		}
+	case costCopy:
+		if c == '[' && n.bytes {
+			// a []byte takes an array of numbers too, grown as any
+			// slice (found by review on 2026-12-07)
+			return w.array(v, i, byteSlice)
+		}
 	case costPointer:
-		w.total += n.size + pointerWord
+		w.total += n.size
 		k := w.value(n.elem, v[i:])
 		if k == 0 {
 			return 0
@@ -339,7 +408,7 @@ func (w *costWalk) value(n *Model, v []byte) int {
 	case n.kind == costCopy:
 		w.total += CopyCost(end - i)
 	case n.kind == costSelf:
-		w.total += CopyCost(end-i) + selfWord
+		w.total += selfCost(n.self, end-i, end-i >= 2 && v[end-2] == 'Z')
 	case n.kind == costInt && c != '"' && w.ints != nil:
 		if num := v[i:end]; bytes.ContainsAny(num, ".eE") {
 			if grow, ok := w.ints(num); ok {
@@ -351,11 +420,32 @@ func (w *costWalk) value(n *Model, v []byte) int {
 	return end
 }
 
+// selfCost is the bound of what a value of a type decoding itself takes
+// to decode js: a copy of its JSON and a word; for time.Time a
+// time.Location when its offset is not Z; for big.Int and big.Float the
+// quadratic growth of their decimal scan (20 KB of digits took 950 KB;
+// found by review on 2026-12-07).
+// js is n bytes long, its last byte but one a Z when zulu is set.
+func selfCost(k selfKind, length int, zulu bool) uint64 {
+	n := uint64(length)
+	cost := CopyCost(length) + selfWord
+	switch k {
+	case selfTime:
+		if !zulu {
+			cost += timeLocation
+		}
+	case selfBig:
+		cost += n*n/256 + 256
+	}
+	return cost
+}
+
 // The models of what sonic builds for an interface: map[string]any and
-// []any.
+// []any; and of a []byte given an array of numbers.
 var (
-	anyMap   = &Model{kind: costMap, size: 16 + anySlot, strKey: true, elem: anyNode}
-	anySlice = &Model{kind: costSlice, size: anySlot, elem: anyNode}
+	anyMap    = &Model{kind: costMap, size: 16 + anySlot, strKey: true, elem: anyNode}
+	anySlice  = &Model{kind: costSlice, size: anySlot, elem: anyNode}
+	byteSlice = &Model{kind: costSlice, size: 1, noscan: true, elem: &Model{kind: costInt}}
 	// anySlice's first capacity is anyFirst: array() tells it by this node.
 )
 
@@ -369,11 +459,30 @@ func (w *costWalk) object(v []byte, i int, st, mp *Model) int {
 		if mp != nil {
 			entries++
 			w.total += mp.size*mapGrowth + mapEntry
-			if mp.strKey {
-				w.total += CopyCost(len(it.Name()))
+			name := it.Name()
+			switch key := mp.key; {
+			case key != nil:
+				// a key that decodes itself is given its text (found
+				// by review on 2026-12-07)
+				if key.kind == costPointer {
+					w.total += key.size
+					key = key.elem
+				}
+				if key.kind == costSelf {
+					// sonic's copy of the key and the []byte it hands
+					// UnmarshalText, then the key's own
+					w.total += 2*CopyCost(len(name)) + selfCost(key.self, len(name)+2, len(name) > 0 && name[len(name)-1] == 'Z')
+				}
+			case mp.strKey:
+				w.total += CopyCost(len(name))
 			}
 			f = mp.elem
 		} else {
+			if it.NameEscaped() {
+				// sonic unescapes a struct member's name into a copy,
+				// known or not (found by review on 2026-12-07)
+				w.total += CopyCost(len(it.Name()))
+			}
 			f = st.field(&it)
 		}
 		k := 0
@@ -428,7 +537,11 @@ func sliceCost(n, size, first uint64, noscan bool) uint64 {
 	if n == 0 || size == 0 {
 		return 0
 	}
-	total, c := allocBlock(first*size, noscan, size)
+	// makeslice keeps the capacity asked for, whatever its block holds
+	// (starting from the block's capacity skipped steps: found by review
+	// on 2026-12-07); growslice takes the block's.
+	total, _ := allocBlock(first*size, noscan, size)
+	c := first
 	for c < n {
 		want, next := 2*c, c
 		if c < 256 {
@@ -530,6 +643,24 @@ func DecodesItself(t reflect.Type) bool {
 	return Implements(t, jsonUnmarshaler) || Implements(t, textUnmarshaler)
 }
 
+// validTag reports whether name may be a member name in a json tag, as
+// encoding/json judges it: letters, digits and the punctuation it allows
+// (no quote, backslash or comma); an invalid one names the field by its
+// Go name.
+func validTag(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
+
 // fieldsOf caches Fields.
 var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
 
@@ -564,18 +695,21 @@ func Fields(t reflect.Type) map[string]reflect.Type {
 				continue
 			}
 			name, _, _ := strings.Cut(tag, ",")
-			ft := f.Type
-			if f.Anonymous && name == "" {
-				et := ft
-				if et.Kind() == reflect.Pointer {
-					et = et.Elem()
-				}
-				if et.Kind() == reflect.Struct {
-					walk(et, depth+1, seen)
-					continue
-				}
+			if !validTag(name) {
+				name = "" // the field's own name, as encoding/json and sonic do
 			}
-			if !f.IsExported() {
+			ft := f.Type
+			et := ft
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if f.Anonymous && name == "" && et.Kind() == reflect.Struct {
+				walk(et, depth+1, seen)
+				continue
+			}
+			// an embedded unexported struct with a tag name is a member
+			// of that name (found by review on 2026-12-07)
+			if !f.IsExported() && !(f.Anonymous && et.Kind() == reflect.Struct) {
 				continue
 			}
 			tagged := name != ""

@@ -5,13 +5,16 @@ package sonicmem_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bytedance/sonic"
 
@@ -207,7 +210,10 @@ func costShapes() []costShape {
 func TestCostCoversSonic(t *testing.T) {
 	r := rand.New(rand.NewPCG(rand.Uint64(), 21))
 	for _, sh := range costShapes() {
-		model := sonicmem.For(sh.t)
+		model, err := sonicmem.For(sh.t)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if model == nil {
 			t.Fatalf("%s: no cost model; a type with a slice, map or interface is walked", sh.name)
 		}
@@ -247,7 +253,10 @@ func TestCostAllocatesNothing(t *testing.T) {
 		Tags []string       `json:"tags"`
 		M    map[string]any `json:"m"`
 	}
-	model := sonicmem.For(reflect.TypeFor[in]())
+	model, err := sonicmem.For(reflect.TypeFor[in]())
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := []byte(`{"n\u0061me":"x","t\u0061gs":["a","b"],"m":{"k\u00e9y":[1,{"a":null}],"z":"s"},"other\u0020":1}`)
 	other := []byte(`{"n\u0061mX":"x","t\u0061gX":["a","b"],"X":{"k\u00e9y":[1,{"a":null}],"z":"s"},"other\u0020":1}`)
 	if got := testing.AllocsPerRun(100, func() { model.Cost(args, ^uint64(0), nil) }); got != 0 {
@@ -268,7 +277,10 @@ func BenchmarkCost(b *testing.B) {
 		Opts  map[string]string `json:"opts"`
 		Limit int               `json:"limit"`
 	}
-	model := sonicmem.For(reflect.TypeFor[in]())
+	model, err := sonicmem.For(reflect.TypeFor[in]())
+	if err != nil {
+		b.Fatal(err)
+	}
 	small := []byte(`{"query":"weather in Lisbon","tags":["city","forecast","metric"],"opts":{"units":"c","lang":"en"},"limit":5}`)
 	large := jsonList(5000, func(i int) string { return strconv.Quote("tag" + strconv.Itoa(i)) })
 	large = append([]byte(`{"query":"q","tags":`), large[len(`{"v":`):]...)
@@ -318,13 +330,49 @@ func TestCostAnyInput(t *testing.T) {
 			continue
 		}
 		for _, sh := range shapes {
-			model := sonicmem.For(sh.t)
+			model, err := sonicmem.For(sh.t)
+		if err != nil {
+			t.Fatal(err)
+		}
 			if c, _, _ := model.Cost(args, ^uint64(0), nil); c < sonicmem.CopyCost(len(args)) {
 				t.Errorf("%s, %s: cost %d under the copy", filepath.Base(f), sh.name, c)
 			}
 			for cut := range len(args) {
 				model.Cost(args[:cut], ^uint64(0), nil)
 			}
+		}
+	}
+}
+
+// selfPointer is a pointer to itself, on which sonic does not return.
+type selfPointer *selfPointer
+
+// TestForRefuses: types whose decoding no bound of their JSON bounds are
+// refused, wherever they sit; their neighbours are not.
+func TestForRefuses(t *testing.T) {
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[struct {
+			R *regexp.Regexp `json:"r"`
+		}](),
+		reflect.TypeFor[map[string]big.Rat](),
+		reflect.TypeFor[[]map[string]*big.Rat](),
+		reflect.TypeFor[selfPointer](),
+		reflect.TypeFor[struct{ P []selfPointer }](),
+	} {
+		if _, err := sonicmem.For(typ); err == nil {
+			t.Errorf("%v: accepted", typ)
+		}
+	}
+	for _, typ := range []reflect.Type{
+		reflect.TypeFor[struct {
+			N *big.Int   `json:"n"`
+			F *big.Float `json:"f"`
+			T time.Time  `json:"t"`
+		}](),
+		reflect.TypeFor[struct{ Next *struct{ V []int } }](),
+	} {
+		if m, err := sonicmem.For(typ); err != nil || m == nil {
+			t.Errorf("%v: model %v, %v: want one (big numbers are walked)", typ, m, err)
 		}
 	}
 }
