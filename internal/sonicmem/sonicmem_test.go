@@ -331,9 +331,9 @@ func TestCostAnyInput(t *testing.T) {
 		}
 		for _, sh := range shapes {
 			model, err := sonicmem.For(sh.t)
-		if err != nil {
-			t.Fatal(err)
-		}
+			if err != nil {
+				t.Fatal(err)
+			}
 			if c, _, _ := model.Cost(args, ^uint64(0), nil); c < sonicmem.CopyCost(len(args)) {
 				t.Errorf("%s, %s: cost %d under the copy", filepath.Base(f), sh.name, c)
 			}
