@@ -116,7 +116,9 @@
 // A Handler appends its JSON result to the answer buffer (no copy, no
 // allocation); Typed wraps a function of typed params and result, decoded
 // and encoded with github.com/bytedance/sonic (case-sensitive names, exact
-// numbers, copied strings). An *Error returned by a handler is answered
+// numbers, copied strings), params whose decoded form would pass 6× their
+// size + 64 KiB refused -32602 before sonic runs (contract §3; see Typed).
+// An *Error returned by a handler is answered
 // with its code; any other error, a panic or a handler past the deadline
 // is answered 500 / -32603 and the server keeps serving. Handlers get a
 // context with the deadline (Request.Context), cancelled also when
