@@ -180,7 +180,7 @@
 // owner's oldest, 16 more (TestOwnerShareCost). The byte bounds cost a
 // create 4 commands (6 owned: the sums read and counted, their keys'
 // PTTL), an update 6 (its meta entry read too) and an eviction 2;
-// measured on 2026-12-07 with all of these, an owner-less create is 26.4
+// measured on 2026-12-06 with all of these, an owner-less create is 26.4
 // commands, an owned one 40.5, one at the share 58.2, an update 33.0
 // (extending the keys a PTTL each). The share bounds one
 // owner, not one client: an issuer that hands out token subjects freely

@@ -1,6 +1,6 @@
 package fleet
 
-// Third hostile review (2026-12-07), of the byte bounds (TaskOptions.
+// Third hostile review (2026-12-06), of the byte bounds (TaskOptions.
 // MaxBytes and MaxOwnerBytes; tb and ob in Redis, each task's size in
 // meta). Each test asserts what doc.go and TaskOptions promise; a failing
 // test shows a bug. Tried and held (no test kept): two Fleets on one

@@ -369,7 +369,7 @@ end
 -- Returns what is left of the budget and whether the write fits; when it
 -- does not, the write is refused and the next one goes on from there (a
 -- create evicting 64 tasks of 100 bytes to store one of 1 MiB went past
--- its owner's bound, found by review on 2026-12-07).
+-- its owner's bound, found by review on 2026-12-06).
 local function room(keep, o, need, maxt, maxo, budget)
   if need <= 0 then return budget, true end
   local function sums()
@@ -380,7 +380,7 @@ local function room(keep, o, need, maxt, maxo, budget)
   local t, ob = sums()
   if t + need <= maxt and (o == '' or ob + need <= maxo) then return budget, true end
   -- expired tasks first: a write must not evict a live task for the
-  -- bytes of one that is gone (found by review on 2026-12-07)
+  -- bytes of one that is gone (found by review on 2026-12-06)
   reap(budget)
   t, ob = sums()
   while o ~= '' and ob + need > maxo and budget > 0 do
@@ -412,7 +412,7 @@ local function touch(c, o, s)
   extend(META, TTL + 60)
   -- the sums live as long as the entries that take bytes off them (they
   -- outlived an outage of a minute with bytes of tasks long gone: found
-  -- by review on 2026-12-07)
+  -- by review on 2026-12-06)
   extend(TB, TTL + 60)
   extend(OB, TTL + 60)
   for _, z in ipairs(idxs(c, o, s)) do extend(z, TTL + 60) end

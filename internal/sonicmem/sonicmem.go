@@ -13,7 +13,7 @@ package sonicmem
 // it, and a Go value can take far more than its JSON: measured with sonic
 // (steady state, 1 MiB of arguments), []int of one-digit numbers took ~10
 // bytes a byte of JSON, []string of "" ~16, map[string]int ~15, []any of 0
-// ~38, and empty arrays into an any 109 (found on 2026-12-07;
+// ~38, and empty arrays into an any 109 (found on 2026-12-06;
 // the untyped paths read the raw bytes and take nothing).
 //
 // So before sonic runs, Model.Cost walks the JSON as the type directs
@@ -134,7 +134,7 @@ const (
 // Types that decode themselves at a cost their JSON does not bound:
 // big.Rat computes 10^exp exactly ("1e1000000", 17 bytes, took 3.2 MB)
 // and regexp compiles its program ("[a-z]{1000}", 19 bytes, 108 KB).
-// For refuses types that hold them (found by review on 2026-12-07).
+// For refuses types that hold them (found by review on 2026-12-06).
 var unboundedTypes = []reflect.Type{reflect.TypeFor[big.Rat](), reflect.TypeFor[regexp.Regexp]()}
 
 // For returns the cost model of t, or nil when a value of t is bounded by
@@ -187,7 +187,7 @@ func buildCost(t reflect.Type, memo map[reflect.Type]*Model, ptrs []reflect.Type
 	switch {
 	case t.Kind() == reflect.Pointer:
 		// before DecodesItself: a *json.RawMessage allocates its pointee
-		// too (found by review on 2026-12-07)
+		// too (found by review on 2026-12-06)
 		block, _ := allocBlock(uint64(t.Elem().Size()), !hasPointers(t.Elem(), map[reflect.Type]bool{}), 1)
 		n.kind, n.size = costPointer, block
 		n.elem, err = buildCost(t.Elem(), memo, append(ptrs, t))
@@ -351,7 +351,7 @@ func (w *costWalk) value(n *Model, v []byte) int {
 	c := v[i]
 	if c == 'n' {
 		// null: nothing allocated, but a value decoding itself is given
-		// it (json.RawMessage copies it: found by review on 2026-12-07)
+		// it (json.RawMessage copies it: found by review on 2026-12-06)
 		if n.kind == costSelf {
 			w.total += CopyCost(4) + selfWord
 		}
@@ -375,7 +375,7 @@ func (w *costWalk) value(n *Model, v []byte) int {
 	case costCopy:
 		if c == '[' && n.bytes {
 			// a []byte takes an array of numbers too, grown as any
-			// slice (found by review on 2026-12-07)
+			// slice (found by review on 2026-12-06)
 			return w.array(v, i, byteSlice)
 		}
 	case costPointer:
@@ -424,7 +424,7 @@ func (w *costWalk) value(n *Model, v []byte) int {
 // to decode js: a copy of its JSON and a word; for time.Time a
 // time.Location when its offset is not Z; for big.Int and big.Float the
 // quadratic growth of their decimal scan (20 KB of digits took 950 KB;
-// found by review on 2026-12-07).
+// found by review on 2026-12-06).
 // js is n bytes long, its last byte but one a Z when zulu is set.
 func selfCost(k selfKind, length int, zulu bool) uint64 {
 	n := uint64(length)
@@ -463,7 +463,7 @@ func (w *costWalk) object(v []byte, i int, st, mp *Model) int {
 			switch key := mp.key; {
 			case key != nil:
 				// a key that decodes itself is given its text (found
-				// by review on 2026-12-07)
+				// by review on 2026-12-06)
 				if key.kind == costPointer {
 					w.total += key.size
 					key = key.elem
@@ -480,7 +480,7 @@ func (w *costWalk) object(v []byte, i int, st, mp *Model) int {
 		} else {
 			if it.NameEscaped() {
 				// sonic unescapes a struct member's name into a copy,
-				// known or not (found by review on 2026-12-07)
+				// known or not (found by review on 2026-12-06)
 				w.total += CopyCost(len(it.Name()))
 			}
 			f = st.field(&it)
@@ -539,7 +539,7 @@ func sliceCost(n, size, first uint64, noscan bool) uint64 {
 	}
 	// makeslice keeps the capacity asked for, whatever its block holds
 	// (starting from the block's capacity skipped steps: found by review
-	// on 2026-12-07); growslice takes the block's.
+	// on 2026-12-06); growslice takes the block's.
 	total, _ := allocBlock(first*size, noscan, size)
 	c := first
 	for c < n {
@@ -708,7 +708,7 @@ func Fields(t reflect.Type) map[string]reflect.Type {
 				continue
 			}
 			// an embedded unexported struct with a tag name is a member
-			// of that name (found by review on 2026-12-07)
+			// of that name (found by review on 2026-12-06)
 			if !f.IsExported() && !(f.Anonymous && et.Kind() == reflect.Struct) {
 				continue
 			}
