@@ -100,7 +100,7 @@ func TestReviewSonicmemTimeOddOffset(t *testing.T) {
 }
 
 type rvHuge struct {
-	a [33000]int8 // unexported: sonic compiles no code for it
+	_ [33000]int8 // blank: sonic compiles no code for it
 	B int         `json:"b"`
 }
 
@@ -110,10 +110,10 @@ type rvEmbedsHuge struct {
 }
 
 type rvBig struct {
-	a [1025]int8
+	_ [1025]int8
 }
 
-// A pointer costs its pointee's size plus pointerWord (16), and an
+// A pointer cost its pointee's size plus 16, and an
 // embedded pointer its size alone, but the allocator rounds to a size
 // class (1025 → 1152) or to whole pages past 32 KiB (33 008 → 40 960).
 func TestReviewSonicmemPointerSizeClass(t *testing.T) {
@@ -200,6 +200,7 @@ func TestReviewSonicmemEscapedMemberNames(t *testing.T) {
 }
 
 type rvBadTag struct {
+	//lint:ignore SA5008 the invalid tag name is the case under test
 	V []int `json:"a\\b"`
 }
 
