@@ -311,7 +311,7 @@ func BenchmarkCost(b *testing.B) {
 // model: the walk is only given valid arguments, but a cut one must
 // neither panic nor loop, and a valid one must cost at least the copy.
 func TestCostAnyInput(t *testing.T) {
-	dir := "../../shared/testdata/jsontestsuite"
+	dir := "../../../shared/testdata/jsontestsuite"
 	files, err := filepath.Glob(filepath.Join(dir, "y_*.json"))
 	if err != nil || len(files) == 0 {
 		if os.Getenv("CI") == "true" {
