@@ -5,7 +5,10 @@ package fastserver
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -342,5 +345,32 @@ func TestTypedLastOccurrenceWins(t *testing.T) {
 	}
 	if got.Inner.A != 0 || got.Inner.B != "x" || len(got.M) != 1 || got.M["j"] != 2 {
 		t.Errorf("the handler got %+v, want the last occurrences: inner {b:x}, m {j:2}", got)
+	}
+}
+
+// TestTypedUnboundedParams: a params type whose decoding no bound of its
+// JSON bounds (a regexp sonic would compile, a big.Rat it would expand)
+// is a registration mistake: Typed panics, naming the type.
+func TestTypedUnboundedParams(t *testing.T) {
+	for name, mk := range map[string]func(){
+		"regexp": func() {
+			Typed(func(r *Request, p *struct {
+				R *regexp.Regexp `json:"r"`
+			}) (int, error) {
+				return 0, nil
+			})
+		},
+		"big.Rat": func() {
+			Typed(func(r *Request, p *map[string]big.Rat) (int, error) { return 0, nil })
+		},
+	} {
+		func() {
+			defer func() {
+				if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "params type") {
+					t.Errorf("%s: Typed did not panic naming the type: %v", name, v)
+				}
+			}()
+			mk()
+		}()
 	}
 }
