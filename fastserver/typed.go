@@ -3,7 +3,6 @@ package fastserver
 import (
 	"errors"
 	"reflect"
-	"strconv"
 
 	"github.com/bytedance/sonic"
 	"github.com/bytedance/sonic/encoder"
@@ -69,10 +68,7 @@ func Typed[P, R any](fn func(r *Request, p *P) (R, error)) Handler {
 			}
 			if model != nil {
 				if cost, _, _ := model.Cost(params, budget, nil); cost > budget {
-					return dst, InvalidParams("params", "invalid params: would take more than "+
-						strconv.FormatUint(cost>>10, 10)+" KiB as "+reflect.TypeFor[P]().String()+
-						", over its bound of 6× their "+strconv.Itoa(len(params))+
-						" bytes + 64 KiB (contract §3 bounds a request's decoded form): send fewer values")
+					return dst, InvalidParams("params", "invalid params: "+"params "+sonicmem.TooLarge(reflect.TypeFor[P](), cost, len(params)))
 				}
 			}
 			if err := paramsAPI.Unmarshal(params, &p); err != nil {

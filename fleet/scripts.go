@@ -224,19 +224,12 @@ local function mdec(m)
   return string.sub(m, j + n + 1), string.sub(m, j + 1, j + n), string.sub(m, 1, i - 1), b
 end
 -- the bytes of task data stored: TB in all, OB per owner (a field
--- dropped when it reaches 0); count adds d to owner o's and the total,
--- and returns the two new sums
+-- dropped when it reaches 0); count adds d to owner o's and the total
 local TB, OB = P .. 'tb', P .. 'ob'
 local function count(o, d)
-  if d == 0 then return nil, nil end
-  local t = redis.call('INCRBY', TB, d)
-  if t < 0 then redis.call('SET', TB, 0); t = 0 end
-  local ob = 0
-  if o and o ~= '' then
-    ob = redis.call('HINCRBY', OB, o, d)
-    if ob <= 0 then redis.call('HDEL', OB, o); ob = 0 end
-  end
-  return t, ob
+  if d == 0 then return end
+  if redis.call('INCRBY', TB, d) < 0 then redis.call('SET', TB, 0) end
+  if o and o ~= '' and redis.call('HINCRBY', OB, o, d) <= 0 then redis.call('HDEL', OB, o) end
 end
 -- forget tasks: items are {id, context, owner, state, bytes} (unknown
 -- attributes nil: then only ALL); one ZREM per index for all of them,

@@ -345,7 +345,7 @@ type typedTool[In, Out any] struct {
 	structured bool            // Out is answered as structuredContent
 	text       bool            // Out is a string: answered as the text itself
 	check      bool            // Out may be encoded with bytes of its own (holdsRawJSON)
-	cost       *sonicmem.Model // In's cost model; nil when In is not walked (typedcost.go)
+	cost       *sonicmem.Model // In's cost model; nil when In is not walked
 }
 
 // CallTool decodes the call's arguments into In, runs the handler and
@@ -393,11 +393,11 @@ func (tt *typedTool[In, Out]) CallTool(c *Call) error {
 // decodeArguments decodes the checked arguments into *in with sonic. JSON
 // Schema's integers written with a fraction or an exponent (1.0, 1e2) are
 // rewritten as plain integers: before decoding when In's cost model (nil:
-// In is not walked) found one for an integer field, else, for a type not
+// In is not walked) found one for an integer field; for a type not
 // walked, and decoded again, when the first attempt fails. Arguments
-// whose decoded form, by the model, would pass typedBudget are refused
-// -32602 before any is decoded; a failure names the member at fault
-// (-32602).
+// whose decoded form, by the model, would pass sonicmem.Budget are
+// refused -32602 before any is decoded; a failure names the member at
+// fault (-32602).
 func decodeArguments[In any](args []byte, in *In, model *sonicmem.Model) error {
 	budget := sonicmem.Budget(len(args))
 	if decode.HasDuplicateNameDeep(args) {
@@ -408,14 +408,13 @@ func decodeArguments[In any](args []byte, in *In, model *sonicmem.Model) error {
 		budget -= uint64(len(args)) // the copy
 		args = decode.AppendLastWins(make([]byte, 0, len(args)), args)
 	}
-	var cost uint64
 	if model != nil {
-		c, grow, rewrite := model.Cost(args, budget, plainIntegerGrowth)
-		if cost = c; rewrite {
+		cost, grow, rewrite := model.Cost(args, budget, plainIntegerGrowth)
+		if rewrite {
 			cost += uint64(len(args)) + 2*uint64(grow) // the rewritten copy, and sonic's of it
 		}
 		if cost > budget {
-			return tooLarge(reflect.TypeFor[In](), cost, len(args))
+			return invalidArguments("arguments", sonicmem.TooLarge(reflect.TypeFor[In](), cost, len(args)))
 		}
 		if rewrite {
 			// Rewritten before the one decoding: trying first and
@@ -429,9 +428,9 @@ func decodeArguments[In any](args []byte, in *In, model *sonicmem.Model) error {
 	if err == nil {
 		return nil
 	}
-	// The retry decodes a second time; the walked types had their
-	// integers rewritten already, and get it only within the budget.
-	if model == nil || 2*cost+2*uint64(len(args)) <= budget {
+	// A type not walked gets the rewrite as a retry (a walked one had
+	// it before: the walk follows the rewrite's own type rules).
+	if model == nil {
 		if norm, changed := appendPlainIntegersFor(make([]byte, 0, len(args)), args, reflect.TypeFor[In]()); changed {
 			var zero In
 			*in = zero // the first attempt's values are garbage before the second's

@@ -44,6 +44,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,14 @@ import (
 // integers into a []int, ~20 bytes each; 500 bytes of the costliest
 // item, [] into an interface, ~290 bytes for its 3).
 func Budget(n int) uint64 { return 6*uint64(n) + Allowance }
+
+// TooLarge is the end of the message of a caller's -32602 refusing n
+// bytes of JSON that a value of type t would take more than cost bytes
+// (over Budget) to hold: "would take more than …".
+func TooLarge(t reflect.Type, cost uint64, n int) string {
+	return "would take more than " + strconv.FormatUint(cost>>10, 10) + " KiB as " + t.String() +
+		", over its bound of 6× their " + strconv.Itoa(n) + " bytes + 64 KiB (contract §3 bounds a request's decoded form): send fewer values"
+}
 
 // Allowance is the part of Budget that does not grow with the JSON.
 const Allowance = 64 << 10
