@@ -165,6 +165,10 @@ type fields struct {
 	raw     []byte // the header section as received, or nil
 	hdr     *fasthttp.RequestHeader
 	buf     []byte // combined values of repeated fields
+	// starts are the offsets in raw of the section's lines, then of the
+	// line that ends it (or len(raw)), found by the first combine that
+	// needed them; nil until then.
+	starts []int32
 }
 
 // reset forgets the previous request's fields.
@@ -176,6 +180,7 @@ func (f *fields) reset() {
 	f.raw = nil
 	f.hdr = nil
 	f.buf = f.buf[:0]
+	f.starts = f.starts[:0]
 }
 
 // snapshot takes the fields of h, before any byte of the body is read.
@@ -292,17 +297,40 @@ func (f *fields) fromHeader(h *fasthttp.RequestHeader) {
 // order, copied into f.buf. Earlier values in f.buf stay valid: buf only
 // grows by appending within its capacity or by moving to a new array,
 // leaving the old one to the slices that point into it.
+//
+// A line is the field's when the name, in any case, is followed at once
+// by its colon: a line that is not a field line (folded, or white space
+// before its colon) never matches a token. The section's line starts are
+// found once, by the first call, so that a handler looking up several
+// fields outside the table does not search for every line's end again.
 func (f *fields) combine(name string) []byte {
+	if len(f.starts) == 0 {
+		f.indexLines()
+	}
 	start := len(f.buf)
 	first := true
-	for rest := f.raw; len(rest) > 0; {
-		n, v, next, ok := nextLine(rest)
-		rest = next
-		if ok && n == nil {
-			break // the empty line that ends the section: no field named ""
+	raw, starts := f.raw, f.starts
+	for i := 0; i+1 < len(starts); i++ {
+		p, next := int(starts[i]), int(starts[i+1])
+		// The line is raw[p:next] less its LF (the last line of a section
+		// without the ending one may have none).
+		end := next
+		if end > p && raw[end-1] == '\n' {
+			end--
 		}
-		if !ok || !equalFoldASCII(n, name) {
+		colon := p + len(name)
+		if colon >= end || raw[colon] != ':' || !equalFoldASCII(raw[p:colon], name) {
 			continue
+		}
+		v := raw[colon+1 : end]
+		if n := len(v); n > 0 && v[n-1] == '\r' {
+			v = v[:n-1]
+		}
+		for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+			v = v[1:]
+		}
+		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+			v = v[:len(v)-1]
 		}
 		if !first {
 			f.buf = append(f.buf, ", "...)
@@ -317,6 +345,26 @@ func (f *fields) combine(name string) []byte {
 		return empty
 	}
 	return f.buf[start:len(f.buf):len(f.buf)]
+}
+
+// indexLines records in f.starts where each line of the section begins,
+// up to the empty line that ends it, then where that line (or raw) ends.
+func (f *fields) indexLines() {
+	raw := f.raw
+	p := 0
+	for p < len(raw) {
+		if raw[p] == '\n' || raw[p] == '\r' && (p+1 == len(raw) || raw[p+1] == '\n') {
+			break // the empty line that ends the section
+		}
+		f.starts = append(f.starts, int32(p))
+		e := bytes.IndexByte(raw[p:], '\n')
+		if e < 0 {
+			p = len(raw)
+			break
+		}
+		p += e + 1
+	}
+	f.starts = append(f.starts, int32(p))
 }
 
 // get returns the combined value of field i: nil when absent, a non-nil
