@@ -65,6 +65,21 @@ func (c *Call) walk(m *decode.Message, s *Server) {
 	c.walked = true
 }
 
+// headerTool returns the tool of s the walked tools/call names when its
+// input schema marks arguments with x-mcp-header, else nil. The tool the
+// walk's schema check found is taken as it is; a call whose arguments it
+// did not check (they failed, or came before the name) looks the name up.
+func (c *Call) headerTool(s *Server) *tool {
+	t := c.checked
+	if t == nil && c.w.err == nil {
+		t, _ = c.findTool(s, c.w.name)
+	}
+	if t == nil || len(t.headers) == 0 {
+		return nil
+	}
+	return t
+}
+
 var calls = sync.Pool{New: func() any { return new(Call) }}
 
 // getCall returns a Call for a request of r: the one kept with r's pooled

@@ -26,6 +26,8 @@ package mcp
 //   - Mcp-Method and Mcp-Name values of the form =?base64?…?= (markers in
 //     lower case, standard alphabet, padding required) are decoded first;
 //     a value that does not decode disagrees. Comparison is exact.
+//   - For a tools/call, the Mcp-Param headers of the arguments the tool's
+//     input schema marks with x-mcp-header (paramheaders.go).
 
 import (
 	"bytes"
@@ -183,6 +185,16 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 		c.walk(m, s)
 		if strict || nh != nil {
 			if e := judgeParams(strict, src, hv, nh, &c.w.xp.seen); e != nil {
+				c.release()
+				return e
+			}
+		}
+		if t := c.headerTool(s); t != nil {
+			var idx *argIndex
+			if t == c.checked {
+				idx = &c.idx // filled by t's schema check in the walk
+			}
+			if e := checkParamHeaders(r, t, c.w.args, idx, strict); e != nil {
 				c.release()
 				return e
 			}

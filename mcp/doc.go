@@ -113,6 +113,26 @@
 //     ("TOOLS/CALL" is not "tools/call"). HTTP surrounding whitespace is
 //     already trimmed by the HTTP layer.
 //
+//   - A tool's input schema may mark arguments with "x-mcp-header":
+//     "Name" (SEP-2243): clients then mirror each into an Mcp-Param-Name
+//     header, for gateways that route on it. AddTool refuses an
+//     annotation that breaks a constraint of MCP 2026-07-28 (empty, not
+//     an HTTP token, given twice in any case, on a property whose type
+//     is not "string", "integer" or "boolean", or not reached from the
+//     root through "properties" alone), since clients drop such a tool.
+//     On a tools/call, a present Mcp-Param header must carry the value
+//     at its property's path — a string's text, a number's value ("42"
+//     carries 42.0), "true" or "false" — after base64 decoding as for
+//     Mcp-Name; it disagrees with an absent, null, ambiguous (a member
+//     given twice on the way) or non-primitive value, and a header value
+//     holding a byte outside visible ASCII, space and tab is refused.
+//     Under 2026-07-28 a value present (not null) needs its header,
+//     except an integer beyond ±(2^53−1), which clients cannot mirror;
+//     under earlier versions the headers are optional. All are 400 /
+//     -32020, before rows 15 to 17; Mcp-Param headers that name no
+//     annotation are ignored. The check costs ~0.5 µs for three headers
+//     and allocates nothing (BenchmarkParamHeaders, TestParamHeaderAllocs).
+//
 // The -32020 answers carry data {"header":"<the header at fault>"}.
 //
 // # Streamed answers and requests to the client

@@ -18,8 +18,10 @@ package mcp
 //
 // Accepted as annotations, asserting nothing: title, description, default,
 // examples, deprecated, readOnly, writeOnly, $comment, $schema (JSON Schema
-// 2020-12, 2019-09 or draft-07) and format (an annotation in 2020-12, not
-// an assertion).
+// 2020-12, 2019-09 or draft-07), format (an annotation in 2020-12, not
+// an assertion) and x-mcp-header (which names the Mcp-Param header the
+// argument is mirrored into: checked at registration and enforced on the
+// headers, paramheaders.go).
 //
 // Any other keyword is a registration error, never silently ignored: a
 // schema that says more than this package checks must not pass calls the
@@ -27,8 +29,8 @@ package mcp
 // allOf/anyOf/oneOf/not, if/then/else, const, multipleOf,
 // exclusiveMinimum/exclusiveMaximum, minItems/maxItems, uniqueItems,
 // prefixItems, contains, patternProperties, propertyNames,
-// dependentRequired, min/maxProperties, unevaluated*, x-mcp-header (its
-// Mcp-Param-* headers are not validated) and any other x-* extension.
+// dependentRequired, min/maxProperties, unevaluated* and x-* extensions
+// other than x-mcp-header.
 
 import (
 	"bytes"
@@ -148,6 +150,9 @@ func compileSchema(text []byte) (*schema, error) {
 var annotations = map[string]bool{
 	"title": true, "description": true, "default": true, "examples": true,
 	"deprecated": true, "readOnly": true, "writeOnly": true, "$comment": true,
+	// Checked at registration and enforced on the Mcp-Param headers
+	// (paramheaders.go), not on the arguments.
+	"x-mcp-header": true,
 }
 
 // dialects are the $schema values of the compiled subset: their

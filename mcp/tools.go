@@ -86,14 +86,20 @@ type tool struct {
 	// plain says the name holds no quote or backslash: a request's raw
 	// JSON string whose content equals it names this tool, unescaped.
 	plain bool
+
+	// headers are the input schema's x-mcp-header annotations, whose
+	// Mcp-Param headers a call's arguments are checked against (row 12).
+	headers []paramHeader
 }
 
 // AddTool registers a tool. It fails (and records the mistake for Err and
 // the Endpoint) for an empty or duplicate name, a nil handler, an input
 // or output schema that is not a valid JSON Schema (for its dialect's
 // metaschema), whose root is not "type": "object", that repeats a member
-// name, or whose $ref names a document not supplied (ErrRemoteRef), or
-// after Endpoint was called.
+// name, or whose $ref names a document not supplied (ErrRemoteRef), for
+// an input schema whose "x-mcp-header" annotations break a constraint of
+// MCP 2026-07-28 (see the package doc's header rules), or after Endpoint
+// was called.
 func (s *Server) AddTool(t Tool) error {
 	if err := s.register("tool", t.Name); err != nil {
 		return s.fail(err)
@@ -112,6 +118,9 @@ func (s *Server) AddTool(t Tool) error {
 		return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))
 	}
 	rt := &tool{Tool: t, in: in, plain: !strings.ContainsAny(t.Name, `"\\`)}
+	if rt.headers, err = scanParamHeaders(in.json); err != nil {
+		return s.fail(fmt.Errorf("mcp: tool %q: input schema: %w", t.Name, err))
+	}
 	if len(trimWS([]byte(t.OutputSchema))) > 0 {
 		if rt.out, err = compileToolSchema(t.OutputSchema, t.Name, "output", s.schemaDocs, s.schemaPaths); err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: %w", t.Name, err))

@@ -125,6 +125,15 @@ func Conformance(opts ...mcp.Option) (*mcp.Server, error) {
 				`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
 				`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},` +
 				`"additionalProperties":false}`},
+		// Arguments mirrored into Mcp-Param headers (SEP-2243): the suite's
+		// http-custom-header-server-validation scenario calls it.
+		{Name: "regional_query", Description: "Runs a query in a region: region, priority and dryRun travel in Mcp-Param headers too, for gateways that route on them.",
+			InputSchema: `{"type":"object","properties":{` +
+				`"region":{"type":"string","description":"Where the query runs.","x-mcp-header":"Region"},` +
+				`"priority":{"type":"integer","minimum":0,"x-mcp-header":"Priority"},` +
+				`"dryRun":{"type":"boolean","x-mcp-header":"DryRun"},` +
+				`"query":{"type":"string"}},"required":["region","query"]}`,
+			Handler: mcp.ToolFunc(regionalQuery)},
 		// Not a suite fixture: the streamed tool of the load matrix.
 		{Name: "stream_events", Description: "Sends count progress notifications (delayMs apart), then its result: the streamed tool of rpcedge's load matrix.",
 			InputSchema: `{"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":10000},"delayMs":{"type":"integer","minimum":0,"maximum":1000}},"required":["count"]}`,
@@ -186,6 +195,12 @@ func Conformance(opts ...mcp.Option) (*mcp.Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// regionalQuery answers with the arguments it was called with, as text.
+func regionalQuery(c *mcp.Call) error {
+	c.AddText(string(c.Arguments()))
+	return nil
 }
 
 func text(t string) mcp.ToolFunc {
