@@ -83,9 +83,13 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 // the official MCP Go SDK's generator (github.com/google/jsonschema-go):
 // exported fields by their json names, fields without omitempty or
 // omitzero required, other members refused (additionalProperties:
-// false), a `jsonschema:"…"` tag as the description. Out's schema is
-// the output schema when it is an object; other types (a number, a
-// string, any) declare none and are answered as text.
+// false), a `jsonschema:"…"` tag as the description, and an
+// `mcpheader:"Name"` tag as "x-mcp-header": "Name", which has clients
+// mirror the field into an Mcp-Param-Name header (MCP 2026-07-28; see the
+// package doc's header rules: the field's JSON must be a string, an
+// integer or a boolean, and the chain of fields down to it structs).
+// Out's schema is the output schema when it is an object; other types
+// (a number, a string, any) declare none and are answered as text.
 //
 // Each call costs sonic's decoding of In and encoding of Out (a few
 // allocations, more for strings and slices); the argument check itself
@@ -242,7 +246,50 @@ func inferSchemaFor[T any](input bool) ([]byte, error) {
 		return nil, err
 	}
 	nullableMaps(js, true)
+	if input {
+		headerTags(reflect.TypeFor[T](), js)
+	}
 	return js.MarshalJSON()
+}
+
+// headerTags marks with "x-mcp-header" the properties of js whose struct
+// fields in t carry an `mcpheader:"Name"` tag, down the chain of struct
+// fields the schema describes under "properties". AddTool (the untyped
+// one) then checks each annotation as it checks a written schema's.
+func headerTags(t reflect.Type, js *jsonschema.Schema) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || js == nil || js.Properties == nil {
+		return
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+			continue // an embedded struct: its fields are visited themselves
+		}
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		sub := js.Properties[name]
+		if sub == nil {
+			continue
+		}
+		if h, ok := f.Tag.Lookup("mcpheader"); ok {
+			if sub.Extra == nil {
+				sub.Extra = map[string]any{}
+			}
+			sub.Extra["x-mcp-header"] = h
+		}
+		headerTags(f.Type, sub)
+	}
 }
 
 // generatorTypes are the types with methods of their own whose schema
