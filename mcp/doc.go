@@ -112,7 +112,6 @@
 //     are compared as they are: exactly, case-sensitively
 //     ("TOOLS/CALL" is not "tools/call"). HTTP surrounding whitespace is
 //     already trimmed by the HTTP layer.
-//
 //   - A tool's input schema may mark arguments with "x-mcp-header":
 //     "Name" (SEP-2243): clients then mirror each into an Mcp-Param-Name
 //     header, for gateways that route on it. AddTool refuses an
@@ -128,8 +127,8 @@
 //     holding a byte outside visible ASCII, space and tab is refused.
 //     Under 2026-07-28 a value present (not null) needs its header,
 //     except an integer beyond ±(2^53−1), which clients cannot mirror;
-//     under earlier versions the headers are optional. All are 400 /
-//     -32020, before rows 15 to 17; Mcp-Param headers that name no
+//     under earlier versions the headers are optional. Each refusal is
+//     400 / -32020, before rows 15 to 17; Mcp-Param headers that name no
 //     annotation are ignored. The check costs ~0.5 µs for three headers
 //     and allocates nothing (BenchmarkParamHeaders, TestParamHeaderAllocs).
 //
