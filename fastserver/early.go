@@ -413,12 +413,12 @@ func (s *Server) preflight(ctx *fasthttp.RequestCtx, ep *endpoint) {
 	if ep.Other != nil && ep.OtherMethods == nil {
 		// Every method is offered to Other: the one asked for is allowed
 		// if it is a method at all.
-		if rm := f.lookup("Access-Control-Request-Method"); isToken(rm) {
+		if rm, _ := f.lookup("Access-Control-Request-Method"); isToken(rm) {
 			methods += ", " + string(rm)
 		}
 	}
 	h.Set("Access-Control-Allow-Methods", methods)
-	if rh := f.lookup("Access-Control-Request-Headers"); len(rh) > 0 {
+	if rh, _ := f.lookup("Access-Control-Request-Headers"); len(rh) > 0 {
 		h.SetBytesV("Access-Control-Allow-Headers", rh)
 	} else {
 		h.Set("Access-Control-Allow-Headers", "Content-Type, Content-Encoding, Accept, Accept-Encoding, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID, A2A-Version")

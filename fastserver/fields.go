@@ -198,7 +198,7 @@ func (f *fields) snapshot(h *fasthttp.RequestHeader) {
 	if f.walk(raw) {
 		for i := range f.val {
 			if f.lines[i] > 1 {
-				f.val[i] = f.combine(fieldNames[i])
+				f.val[i], _ = f.combine(fieldNames[i])
 			}
 		}
 	}
@@ -303,12 +303,11 @@ func (f *fields) fromHeader(h *fasthttp.RequestHeader) {
 // before its colon) never matches a token. The section's line starts are
 // found once, by the first call, so that a handler looking up several
 // fields outside the table does not search for every line's end again.
-func (f *fields) combine(name string) []byte {
+func (f *fields) combine(name string) (value []byte, lines int) {
 	if len(f.starts) == 0 {
 		f.indexLines()
 	}
 	start := len(f.buf)
-	first := true
 	raw, starts := f.raw, f.starts
 	for i := 0; i+1 < len(starts); i++ {
 		p, next := int(starts[i]), int(starts[i+1])
@@ -332,16 +331,22 @@ func (f *fields) combine(name string) []byte {
 		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 			v = v[:len(v)-1]
 		}
-		if !first {
+		if lines > 0 {
 			f.buf = append(f.buf, ", "...)
 		}
-		first = false
+		lines++
 		f.buf = append(f.buf, v...)
 	}
-	if first {
+	return f.combined(start, lines), lines
+}
+
+// combined returns the value combine and combineHeader built in f.buf
+// from start out of lines lines: nil for none, empty for empty lines.
+func (f *fields) combined(start, lines int) []byte {
+	switch {
+	case lines == 0:
 		return nil
-	}
-	if len(f.buf) == start {
+	case len(f.buf) == start:
 		return empty
 	}
 	return f.buf[start:len(f.buf):len(f.buf)]
@@ -374,14 +379,15 @@ func (f *fields) get(i field) []byte { return f.val[i] }
 // count returns how many lines field i came in.
 func (f *fields) count(i field) int { return int(f.lines[i]) }
 
-// lookup returns the combined value of any field by name.
-func (f *fields) lookup(name string) []byte {
+// lookup returns the combined value of any field by name, and how many
+// lines it came in.
+func (f *fields) lookup(name string) ([]byte, int) {
 	if i := lookupField(name); i != numFields {
-		return f.val[i]
+		return f.val[i], f.count(i)
 	}
 	if f.raw == nil {
 		if f.hdr == nil {
-			return nil
+			return nil, 0
 		}
 		return f.combineHeader(name)
 	}
@@ -389,26 +395,19 @@ func (f *fields) lookup(name string) []byte {
 }
 
 // combineHeader is combine for a header without a raw section.
-func (f *fields) combineHeader(name string) []byte {
+func (f *fields) combineHeader(name string) (value []byte, lines int) {
 	start := len(f.buf)
-	first := true
 	for k, v := range f.hdr.All() {
 		if !equalFoldASCII(k, name) {
 			continue
 		}
-		if !first {
+		if lines > 0 {
 			f.buf = append(f.buf, ", "...)
 		}
-		first = false
+		lines++
 		f.buf = append(f.buf, v...)
 	}
-	if first {
-		return nil
-	}
-	if len(f.buf) == start {
-		return empty
-	}
-	return f.buf[start:len(f.buf):len(f.buf)]
+	return f.combined(start, lines), lines
 }
 
 // nextLine splits the first line off a raw header section: the field

@@ -8,9 +8,9 @@ import (
 
 // combineByLines is combine written with nextLine, line by line: the
 // reference for combine's match on the name and its colon.
-func combineByLines(raw []byte, name string) []byte {
+func combineByLines(raw []byte, name string) ([]byte, int) {
 	var out []byte
-	found := false
+	lines := 0
 	for rest := raw; len(rest) > 0; {
 		n, v, next, ok := nextLine(rest)
 		rest = next
@@ -20,19 +20,19 @@ func combineByLines(raw []byte, name string) []byte {
 		if !ok || !equalFoldASCII(n, name) {
 			continue
 		}
-		if found {
+		if lines > 0 {
 			out = append(out, ", "...)
 		}
-		found = true
+		lines++
 		out = append(out, v...)
 	}
-	if !found {
-		return nil
+	if lines == 0 {
+		return nil, 0
 	}
 	if out == nil {
-		return empty
+		return empty, lines
 	}
-	return out
+	return out, lines
 }
 
 // TestCombineByLines compares combine with the line-by-line reference
@@ -69,9 +69,10 @@ func TestCombineByLines(t *testing.T) {
 		f.reset()
 		f.raw = raw
 		for _, name := range names {
-			got, want := f.combine(name), combineByLines(raw, name)
-			if !bytes.Equal(got, want) || (got == nil) != (want == nil) {
-				t.Fatalf("%q: combine(%q) = %q, want %q", raw, name, got, want)
+			got, n := f.combine(name)
+			want, wantN := combineByLines(raw, name)
+			if !bytes.Equal(got, want) || (got == nil) != (want == nil) || n != wantN {
+				t.Fatalf("%q: combine(%q) = %q in %d lines, want %q in %d", raw, name, got, n, want, wantN)
 			}
 		}
 	}

@@ -137,11 +137,18 @@ func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
 // method name, a token) is therefore never judged by its first line
 // alone: two lines read as "a, b", which no single value equals.
 func (r *Request) Header(name string) []byte {
+	v, _ := r.headerLines(name)
+	return v
+}
+
+// headerLines is Header that also returns how many lines the field came
+// in.
+func (r *Request) headerLines(name string) ([]byte, int) {
 	if r.f != nil {
 		return r.f.lookup(name)
 	}
 	if r.header == nil {
-		return nil
+		return nil, 0
 	}
 	f := new(fields)
 	f.snapshot(r.header)
@@ -176,6 +183,19 @@ func (r *Request) HeaderOf(k HeaderKey) []byte {
 		return r.f.val[k.slot-1]
 	}
 	return r.Header(k.name)
+}
+
+// HeaderLines returns what HeaderOf returns for k and how many lines of
+// the field the header section holds (0 when it is absent; counted up to
+// 255). A field that holds one value may be refused for coming in more
+// than one line whatever its combined value: a body value "a, b" equals
+// the lines "a" and "b" combined, while an intermediary that reads one
+// line sees "a".
+func (r *Request) HeaderLines(k HeaderKey) (value []byte, lines int) {
+	if k.slot != 0 && r.f != nil {
+		return r.f.val[k.slot-1], r.f.count(field(k.slot - 1))
+	}
+	return r.headerLines(k.name)
 }
 
 // empty is the value of a field present with no value.

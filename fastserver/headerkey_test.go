@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rpcedge/rpcedge/decode"
+	"github.com/valyala/fasthttp"
 )
 
 // TestHeaderKey: HeaderOf answers exactly as Header for every field of the
@@ -43,5 +44,47 @@ func TestHeaderKey(t *testing.T) {
 	}
 	if got := string(snap.HeaderOf(NewHeaderKey("accept"))); got != "application/json, text/event-stream" {
 		t.Errorf("a repeated field: %q, want both lines combined", got)
+	}
+}
+
+// TestHeaderLines: HeaderLines returns HeaderOf's value and the number of
+// lines the field came in — for table fields and others, through the
+// server's snapshot of the raw section and for a Request made with Reset
+// over a header built in memory — so that a field holding one value can
+// be refused for two lines whatever they combine into.
+func TestHeaderLines(t *testing.T) {
+	raw := "POST /rpc HTTP/1.1\r\nHost: a\r\nMcp-Name: a\r\nmcp-name: b\r\nOrigin: http://x\r\n" +
+		"Mcp-Param-Region: us, eu\r\nX-Two: a\r\nx-two: b\r\nX-Three: 1\r\nX-THREE:\r\nx-three: 3\r\nX-Empty:\r\n\r\n"
+	h := readHeader(t, raw)
+	var f fields
+	f.snapshot(h)
+	var snap, plain, built Request
+	snap.reset(&f, &decode.Message{}, nil)
+	plain.Reset(h, &decode.Message{}, nil)
+	var mem fasthttp.RequestHeader
+	for _, kv := range [][2]string{{"Mcp-Name", "a"}, {"mcp-name", "b"}, {"Origin", "http://x"}, {"Mcp-Param-Region", "us, eu"},
+		{"X-Two", "a"}, {"x-two", "b"}, {"X-Three", "1"}, {"X-THREE", ""}, {"x-three", "3"}, {"X-Empty", ""}} {
+		mem.Add(kv[0], kv[1])
+	}
+	built.Reset(&mem, &decode.Message{}, nil)
+	tests := []struct {
+		name  string
+		value string
+		lines int
+	}{
+		{"Mcp-Name", "a, b", 2}, {"Origin", "http://x", 1}, {"Mcp-Param-Region", "us, eu", 1},
+		{"x-two", "a, b", 2}, {"X-Three", "1, , 3", 3}, {"X-Empty", "", 1}, {"Absent", "", 0}, {"Content-Type", "", 0},
+	}
+	for _, tc := range tests {
+		k := NewHeaderKey(tc.name)
+		for i, r := range []*Request{&snap, &plain, &built} {
+			v, n := r.HeaderLines(k)
+			if string(v) != tc.value || n != tc.lines || (v == nil) != (tc.lines == 0) {
+				t.Errorf("request %d: HeaderLines(%q) = %q (nil %v), %d; want %q, %d", i, tc.name, v, v == nil, n, tc.value, tc.lines)
+			}
+			if hv := r.HeaderOf(k); !bytes.Equal(hv, v) || (hv == nil) != (v == nil) {
+				t.Errorf("request %d: HeaderOf(%q) = %q, HeaderLines %q", i, tc.name, hv, v)
+			}
+		}
 	}
 }

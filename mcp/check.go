@@ -20,7 +20,9 @@ package mcp
 //   - Under every version a present Mcp-Method or Mcp-Name must match the
 //     body; Mcp-Name is ignored on methods that name nothing. A body whose
 //     source field is absent, duplicated or not a string disagrees with a
-//     present Mcp-Name.
+//     present Mcp-Name. Either header in more than one line disagrees,
+//     whatever the lines combine into (a uri "a, b" and the lines "a" and
+//     "b": an intermediary reading one line would see "a").
 //   - Notifications are judged by their headers alone: only a present,
 //     disagreeing header refuses them.
 //   - Mcp-Method and Mcp-Name values of the form =?base64?…?= (markers in
@@ -98,6 +100,8 @@ func mismatch(msg, header string) *fastserver.Error {
 var (
 	errMethodMissing  = mismatch("header mismatch: the Mcp-Method header is required", HeaderMethod)
 	errMethodDiffers  = mismatch("header mismatch: Mcp-Method does not match the method", HeaderMethod)
+	errMethodLines    = mismatch("header mismatch: Mcp-Method is given in more than one line", HeaderMethod)
+	errNameLines      = mismatch("header mismatch: Mcp-Name is given in more than one line", HeaderName)
 	errNameMissing    = mismatch("header mismatch: the Mcp-Name header is required for this method", HeaderName)
 	errNameDiffers    = mismatch("header mismatch: Mcp-Name does not match params.name", HeaderName)
 	errURIDiffers     = mismatch("header mismatch: Mcp-Name does not match params.uri", HeaderName)
@@ -167,7 +171,10 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	isRequest := m.Kind == decode.KindRequest
 	strict := isRequest && v.Stateless()
 
-	if mh := r.HeaderOf(keyMethod); mh != nil {
+	if mh, lines := r.HeaderLines(keyMethod); mh != nil {
+		if lines > 1 {
+			return errMethodLines
+		}
 		if !headerCarries(mh, m.Method, false) {
 			return errMethodDiffers
 		}
@@ -176,9 +183,12 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	}
 
 	src := nameSourceOf(m.Method)
-	nh := r.HeaderOf(keyName)
+	nh, lines := r.HeaderLines(keyName)
 	if nh != nil && src == noName {
 		nh = nil // a method without a name: the header is ignored
+	}
+	if nh != nil && lines > 1 {
+		return errNameLines
 	}
 	if isRequest && string(m.Method) == "tools/call" {
 		c := getCall(r)

@@ -26,6 +26,10 @@ type decimal struct {
 	point      int64
 	neg        bool
 	zero       bool
+	// saturated says the exponent was beyond ±maxExp and was cut to it:
+	// the value is not the text's (comparisons of two such numbers are
+	// not exact).
+	saturated bool
 }
 
 // parseDecimal reads the valid JSON number v.
@@ -62,10 +66,12 @@ func parseDecimal(v []byte) decimal {
 		for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
 			if exp < maxExp {
 				exp = exp*10 + int64(v[i]-'0')
+			} else {
+				d.saturated = true
 			}
 		}
 		if exp > maxExp {
-			exp = maxExp
+			exp, d.saturated = maxExp, true
 		}
 		if eneg {
 			exp = -exp

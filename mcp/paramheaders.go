@@ -33,11 +33,14 @@ package mcp
 //     be, never needs its header.
 //   - value absent or null and header present: disagrees (the header
 //     claims a value the body does not hold).
-//   - a header value holding a byte outside visible ASCII, space and tab
-//     is refused before it is compared.
+//   - a header value holding a byte outside visible ASCII, space and tab,
+//     or given in more than one line, is refused before it is compared.
 //
-// The header is read as all its lines combined (contract §2), so two
-// lines disagree with any value without ", " in it. Mcp-Param headers
+// A header given in more than one line disagrees, whatever its lines
+// combine into (contract §2 judges a one-value field by all its lines
+// combined, so that two lines fail even when they agree; the combined
+// "a, b" would equal a body value "a, b", while an intermediary reading
+// one line would see "a"). Mcp-Param headers
 // that name no annotated property are ignored, as HTTP asks of fields a
 // recipient does not recognize. Streams without headers (stdio) are not
 // checked.
@@ -58,10 +61,11 @@ const HeaderParamPrefix = "Mcp-Param-"
 
 // paramHeader is one x-mcp-header annotation of a tool's input schema.
 type paramHeader struct {
-	header string   // HeaderParamPrefix + the annotation's value
+	header string // HeaderParamPrefix + the annotation's value
+	key    fastserver.HeaderKey
 	path   []string // the property names from the root to the annotated one
 	// The refusals naming this header, made once at registration.
-	errMissing, errDiffers, errInvalid *fastserver.Error
+	errMissing, errDiffers, errInvalid, errLines *fastserver.Error
 }
 
 // maxSafeInteger is 2^53−1, the largest integer an annotated argument may
@@ -95,6 +99,8 @@ func scanParamHeaders(raw []byte) ([]paramHeader, error) {
 		h.errMissing = mismatch("header mismatch: the "+h.header+" header is required: "+at+" has a value", h.header)
 		h.errDiffers = mismatch("header mismatch: "+h.header+" does not match "+at, h.header)
 		h.errInvalid = mismatch("header mismatch: "+h.header+" holds a character outside visible ASCII, space and tab", h.header)
+		h.errLines = mismatch("header mismatch: "+h.header+" is given in more than one line", h.header)
+		h.key = fastserver.NewHeaderKey(h.header)
 	}
 	return hs, nil
 }
@@ -163,9 +169,11 @@ func isTokenChar(c byte) bool {
 
 // countAnnotations counts the x-mcp-header members of every schema object
 // in v. Members of name-keyed maps (properties, patternProperties, $defs,
-// definitions, dependentSchemas) are property or definition names, not
+// definitions, dependentSchemas, and draft-07's dependencies, whose array
+// values are lists of names) are property or definition names, not
 // keywords, and their values schemas; const, enum, default and examples
-// hold instances, which are not looked into.
+// hold instances, and dependentRequired and required lists of names,
+// which are not looked into.
 func countAnnotations(v []byte) int {
 	n := 0
 	switch kindOf(v) {
@@ -180,13 +188,16 @@ func countAnnotations(v []byte) int {
 			switch {
 			case it.NameIs("x-mcp-header"):
 				n++
-			case it.NameIs("const"), it.NameIs("enum"), it.NameIs("default"), it.NameIs("examples"):
+			case it.NameIs("const"), it.NameIs("enum"), it.NameIs("default"), it.NameIs("examples"),
+				it.NameIs("dependentRequired"), it.NameIs("required"):
 			case it.NameIs("properties"), it.NameIs("patternProperties"), it.NameIs("$defs"),
-				it.NameIs("definitions"), it.NameIs("dependentSchemas"):
+				it.NameIs("definitions"), it.NameIs("dependentSchemas"), it.NameIs("dependencies"):
 				if kindOf(it.Value()) == kindObject {
 					var m decode.Members
 					for m.Reset(it.Value()); m.Next(); {
-						n += countAnnotations(m.Value())
+						if kindOf(m.Value()) != kindArray { // a dependencies list of names
+							n += countAnnotations(m.Value())
+						}
 					}
 				}
 			default:
@@ -199,10 +210,12 @@ func countAnnotations(v []byte) int {
 
 // argumentAt returns the value at path in the arguments args, or nil when
 // a step is not an object or lacks the member, when the value is null, or
-// when a member on the way is given twice (which value counts is
-// ambiguous; row 17 refuses such arguments). idx, when not nil, is the
-// index the schema check filled for args (valid, no name twice): the
-// first step is looked up in it when it holds the name.
+// when a member of the arguments themselves is given twice (row 17
+// refuses such arguments). Below the top level a name given twice is read
+// as the tool reads it, and as the schema judges it: the last occurrence
+// (contract §2). idx, when not nil, is the index the schema check filled
+// for args (valid, no name twice): the first step is looked up in it when
+// it holds the name.
 func argumentAt(args []byte, path []string, idx *argIndex) []byte {
 	v := args
 	for i, name := range path {
@@ -216,7 +229,7 @@ func argumentAt(args []byte, path []string, idx *argIndex) []byte {
 			return nil
 		}
 		var n int
-		if v, n = decode.Lookup(v, name); n != 1 {
+		if v, n = decode.Lookup(v, name); n == 0 || n > 1 && i == 0 {
 			return nil
 		}
 	}
@@ -233,13 +246,16 @@ func argumentAt(args []byte, path []string, idx *argIndex) []byte {
 func checkParamHeaders(r *fastserver.Request, t *tool, args []byte, idx *argIndex, strict bool) *fastserver.Error {
 	for i := range t.headers {
 		h := &t.headers[i]
-		hv := r.Header(h.header)
+		hv, lines := r.HeaderLines(h.key)
 		v := argumentAt(args, h.path, idx)
 		if hv == nil {
 			if strict && v != nil && !(kindOf(v) == kindNumber && unsafeInteger(v)) {
 				return h.errMissing
 			}
 			continue
+		}
+		if lines > 1 {
+			return h.errLines
 		}
 		if !visibleASCII(hv) {
 			return h.errInvalid
@@ -284,7 +300,16 @@ func carries(h, v []byte) bool {
 	case kindString:
 		return decode.StringIs(v, h)
 	case kindNumber:
-		return headerNumber(h) && compareNumbers(h, v) == 0
+		if !headerNumber(h) {
+			return false
+		}
+		dh, dv := parseDecimal(h), parseDecimal(v)
+		if dh.saturated || dv.saturated {
+			// An exponent beyond ±2^50 is not compared by value
+			// (number.go): only the same text carries it.
+			return string(h) == string(v)
+		}
+		return compareDecimals(&dh, &dv) == 0
 	case kindBool:
 		return string(h) == string(v)
 	}

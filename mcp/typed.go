@@ -264,7 +264,8 @@ func headerTags(t reflect.Type, js *jsonschema.Schema) {
 		return
 	}
 	for _, f := range reflect.VisibleFields(t) {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
 		ft := f.Type
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
@@ -272,7 +273,7 @@ func headerTags(t reflect.Type, js *jsonschema.Schema) {
 		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
 			continue // an embedded struct: its fields are visited themselves
 		}
-		if !f.IsExported() || name == "-" {
+		if !f.IsExported() || tag == "-" { // "-," names a member "-"
 			continue
 		}
 		if name == "" {
