@@ -61,6 +61,11 @@ func TestHeaderRules(t *testing.T) {
 		{"2026: two Mcp-Method lines that agree", v26("tools/call", HeaderMethod, "tools/call", HeaderName, "echo"), call(echoArgs + "," + meta26), 400, mismatch},
 		{"2026: two Mcp-Name lines, the first matching", v26("tools/call", HeaderName, "echo", HeaderName, "add"), call(echoArgs + "," + meta26), 400, mismatch},
 		{"2025: two Mcp-Name lines that agree", v25(HeaderName, "echo", HeaderName, "echo"), call(echoArgs), 400, mismatch},
+		// Two lines fail whatever they combine into: the lines "test://a"
+		// and "b" make the uri "test://a, b", but a gateway reading one
+		// line would route on "test://a" (README bug 22).
+		{"2025: two Mcp-Name lines combining into the uri", v25(HeaderName, "test://a", HeaderName, "b"), req("resources/read", `"uri":"test://a, b"`), 400, mismatch},
+		{"2026: two Mcp-Name lines combining into the name", v26("tools/call", HeaderName, "ec", HeaderName, "ho"), call(`"name":"ec, ho",` + meta26), 400, mismatch},
 		{"2025: two Mcp-Method lines on a notification", v25(HeaderMethod, "notifications/initialized", HeaderMethod, "notifications/initialized"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, 400, mismatch},
 
 		// 2026-07-28: _meta.
