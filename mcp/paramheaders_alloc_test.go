@@ -7,31 +7,15 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/memtest"
 	"github.com/valyala/fasthttp"
 )
-
-// pipeConn is a net.Conn over two buffers: fasthttp's ServeConn reads the
-// pipelined requests from r until it is empty and writes answers to w.
-type pipeConn struct{ r, w bytes.Buffer }
-
-var pipeAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40001}
-
-func (c *pipeConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *pipeConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
-func (c *pipeConn) Close() error                     { return nil }
-func (c *pipeConn) LocalAddr() net.Addr              { return pipeAddr }
-func (c *pipeConn) RemoteAddr() net.Addr             { return pipeAddr }
-func (c *pipeConn) SetDeadline(time.Time) error      { return nil }
-func (c *pipeConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *pipeConn) SetWriteDeadline(time.Time) error { return nil }
 
 // TestParamHeaderAllocs: a call whose arguments travel in Mcp-Param
 // headers too (a string in base64, an integer, a boolean, every one
@@ -42,17 +26,17 @@ func TestParamHeaderAllocs(t *testing.T) {
 	hs := paramHTTP(t)
 	perRequest := func(tool string, headers bool) float64 {
 		reqs, want := paramRequests(tool, headers)
-		conn := &pipeConn{}
+		conn := &memtest.Conn{}
 		run := func(i int) {
-			conn.w.Reset()
-			conn.r.Write(reqs[i%len(reqs)])
+			conn.W.Reset()
+			conn.R.Write(reqs[i%len(reqs)])
 			if err := hs.ServeConn(conn); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for i := range 2 * len(reqs) {
 			run(i)
-			br := bufio.NewReader(&conn.w)
+			br := bufio.NewReader(&conn.W)
 			for j := range paramBatch {
 				resp, err := http.ReadResponse(br, nil)
 				if err != nil {
@@ -90,12 +74,12 @@ func BenchmarkParamHeaders(b *testing.B) {
 	}{{"bare", "bare", false}, {"bare-with-headers", "bare", true}, {"mirrored", "route", true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			reqs, _ := paramRequests(bc.tool, bc.headers)
-			conn := &pipeConn{}
+			conn := &memtest.Conn{}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				conn.w.Reset()
-				conn.r.Write(reqs[i%len(reqs)])
+				conn.W.Reset()
+				conn.R.Write(reqs[i%len(reqs)])
 				i++
 				if err := hs.ServeConn(conn); err != nil {
 					b.Fatal(err)

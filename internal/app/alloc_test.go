@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,23 +16,9 @@ import (
 
 	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/rpcedge/rpcedge/internal/authtest"
+	"github.com/rpcedge/rpcedge/internal/memtest"
 	"github.com/valyala/fasthttp"
 )
-
-// memConn is a net.Conn over two buffers: fasthttp's ServeConn reads
-// pipelined requests from r until it is empty and writes answers to w.
-type memConn struct{ r, w bytes.Buffer }
-
-var memAddr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
-
-func (c *memConn) Read(p []byte) (int, error)       { return c.r.Read(p) }
-func (c *memConn) Write(p []byte) (int, error)      { return c.w.Write(p) }
-func (c *memConn) Close() error                     { return nil }
-func (c *memConn) LocalAddr() net.Addr              { return memAddr }
-func (c *memConn) RemoteAddr() net.Addr             { return memAddr }
-func (c *memConn) SetDeadline(time.Time) error      { return nil }
-func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
 
 // demoHTTP returns a fasthttp.Server around the whole demo server's
 // handler, configured as fastserver.New configures its own (streamed
@@ -111,17 +96,17 @@ func TestAllocsPerEcho(t *testing.T) {
 				authz = "Bearer " + as.Token(as.Claims("https://agents.test/mcp", "echo"))
 			}
 			reqs, texts := echoRequestsAuth(8, modern, authz)
-			conn := &memConn{}
+			conn := &memtest.Conn{}
 			run := func(i int) {
-				conn.w.Reset()
-				conn.r.Write(reqs[i%len(reqs)])
+				conn.W.Reset()
+				conn.R.Write(reqs[i%len(reqs)])
 				if err := srv.ServeConn(conn); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for i := 0; i < 2*len(reqs); i++ {
 				run(i)
-				br := bufio.NewReader(&conn.w)
+				br := bufio.NewReader(&conn.W)
 				for j := 0; j < batch; j++ {
 					resp, err := http.ReadResponse(br, nil)
 					if err != nil {
@@ -177,15 +162,15 @@ func BenchmarkServeConn(b *testing.B) {
 				srv = demoHTTP(b)
 			}
 			reqs, _ := echoRequestsAuth(8, modern, authz)
-			conn := &memConn{}
-			conn.r.Write(reqs[0]) // warm: the token verified and cached
+			conn := &memtest.Conn{}
+			conn.R.Write(reqs[0]) // warm: the token verified and cached
 			srv.ServeConn(conn)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			for i := 0; b.Loop(); i++ {
-				conn.w.Reset()
-				conn.r.Write(reqs[i%len(reqs)])
+				conn.W.Reset()
+				conn.R.Write(reqs[i%len(reqs)])
 				if err := srv.ServeConn(conn); err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rpcedge/rpcedge/internal/memtest"
 )
 
 // fill builds a body of about size bytes: head + n repetitions of
@@ -110,9 +112,9 @@ func TestWholeRequestMemory(t *testing.T) {
 			body := sh.body(size)
 			raw := "POST " + sh.path + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" + sh.hdr +
 				"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
-			conn := &memConn{}
-			conn.r.WriteString(raw)
-			conn.w.Grow(4*len(raw) + 64<<10)
+			conn := &memtest.Conn{}
+			conn.R.WriteString(raw)
+			conn.W.Grow(4*len(raw) + 64<<10)
 			runtime.GC()
 			runtime.GC()
 			var m0, m1 runtime.MemStats
@@ -122,7 +124,7 @@ func TestWholeRequestMemory(t *testing.T) {
 			}
 			runtime.ReadMemStats(&m1)
 			cost := m1.TotalAlloc - m0.TotalAlloc
-			out := conn.w.String()
+			out := conn.W.String()
 			i := strings.Index(out, "\r\n\r\n")
 			if i < 0 || !strings.HasPrefix(out, "HTTP/1.1 200") {
 				t.Fatalf("%s: %.200s", sh.name, out)
