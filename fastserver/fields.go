@@ -244,16 +244,7 @@ func (f *fields) walk(raw []byte) (repeated bool) {
 			}
 			continue
 		}
-		value := raw[colon+1 : eol]
-		if n := len(value); n > 0 && value[n-1] == '\r' {
-			value = value[:n-1]
-		}
-		for len(value) > 0 && (value[0] == ' ' || value[0] == '\t') {
-			value = value[1:]
-		}
-		for len(value) > 0 && (value[len(value)-1] == ' ' || value[len(value)-1] == '\t') {
-			value = value[:len(value)-1]
-		}
+		value := trimValue(raw[colon+1 : eol])
 		value = value[:len(value):len(value)]
 		if f.val[i] == nil {
 			f.val[i] = value
@@ -321,16 +312,7 @@ func (f *fields) combine(name string) (value []byte, lines int) {
 		if colon >= end || raw[colon] != ':' || !equalFoldASCII(raw[p:colon], name) {
 			continue
 		}
-		v := raw[colon+1 : end]
-		if n := len(v); n > 0 && v[n-1] == '\r' {
-			v = v[:n-1]
-		}
-		for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
-			v = v[1:]
-		}
-		for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
-			v = v[:len(v)-1]
-		}
+		v := trimValue(raw[colon+1 : end])
 		if lines > 0 {
 			f.buf = append(f.buf, ", "...)
 		}
@@ -350,6 +332,21 @@ func (f *fields) combined(start, lines int) []byte {
 		return empty
 	}
 	return f.buf[start:len(f.buf):len(f.buf)]
+}
+
+// trimValue returns a field line's value without the line's final CR and
+// the spaces and tabs around it.
+func trimValue(v []byte) []byte {
+	if n := len(v); n > 0 && v[n-1] == '\r' {
+		v = v[:n-1]
+	}
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 // indexLines records in f.starts where each line of the section begins,
