@@ -135,7 +135,9 @@ func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
 //
 // A field that holds one value (an origin, a media type, a version, a
 // method name, a token) is therefore never judged by its first line
-// alone: two lines read as "a, b", which no single value equals.
+// alone: two lines read as "a, b", which no such value equals. Where a
+// value may itself hold ", " (a URI, a free text), HeaderLines also says
+// how many lines there were.
 func (r *Request) Header(name string) []byte {
 	v, _ := r.headerLines(name)
 	return v

@@ -122,9 +122,11 @@
 //     On a tools/call, a present Mcp-Param header must carry the value
 //     at its property's path — a string's text, a number's value ("42"
 //     carries 42.0), "true" or "false" — after base64 decoding as for
-//     Mcp-Name; it disagrees with an absent, null, ambiguous (a member
-//     given twice on the way) or non-primitive value, and a header value
-//     holding a byte outside visible ASCII, space and tab is refused.
+//     Mcp-Name; it disagrees with an absent, null or non-primitive value
+//     and with an argument given twice (below the arguments the last
+//     occurrence counts), and a header value holding a byte outside
+//     visible ASCII, space and tab, or given in more than one line, is
+//     refused.
 //     Under 2026-07-28 a value present (not null) needs its header,
 //     except an integer beyond ±(2^53−1), which clients cannot mirror;
 //     under earlier versions the headers are optional. Each refusal is

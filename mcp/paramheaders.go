@@ -25,8 +25,9 @@ package mcp
 //     base64 sentinel decoded as for Mcp-Name, must carry the value: a
 //     string's text exactly, a number's value (compared as decimals: "42"
 //     carries 42.0), true or false as "true" or "false". Anything else —
-//     an object or array value, a value a member name given twice makes
-//     ambiguous, an undecodable sentinel — disagrees.
+//     an object or array value, an argument given twice (row 17 refuses
+//     such arguments; below them the last occurrence counts, as for the
+//     schema and the tool), an undecodable sentinel — disagrees.
 //   - value present and header absent: under 2026-07-28, where clients must
 //     mirror, refused; under earlier versions allowed. An integer outside
 //     ±(2^53−1), which the specification says a mirrored value must not
@@ -40,10 +41,9 @@ package mcp
 // combine into (contract §2 judges a one-value field by all its lines
 // combined, so that two lines fail even when they agree; the combined
 // "a, b" would equal a body value "a, b", while an intermediary reading
-// one line would see "a"). Mcp-Param headers
-// that name no annotated property are ignored, as HTTP asks of fields a
-// recipient does not recognize. Streams without headers (stdio) are not
-// checked.
+// one line would see "a"). Mcp-Param headers that name no annotated
+// property are ignored, as HTTP asks of fields a recipient does not
+// recognize. Streams without headers (stdio) are not checked.
 
 import (
 	"errors"
