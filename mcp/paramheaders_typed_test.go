@@ -73,6 +73,28 @@ func TestTypedParamHeaders(t *testing.T) {
 		}
 	}
 
+	// An embedded struct with a json name is a member of its own, as
+	// encoding/json reads it: its tagged field belongs there, never to the
+	// level it is embedded in (whose own "zone" is not mirrored). The
+	// schema generator leaves such a member out, so nothing is mirrored.
+	type ZoneInner struct {
+		Zone string `json:"zone" mcpheader:"Zone"`
+	}
+	type named struct {
+		ZoneInner `json:"inner"`
+		Zone      string `json:"zone"`
+	}
+	sn, err := New(Info{Name: "typed", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(sn, Tool{Name: "named"}, func(context.Context, *Call, named) (string, error) { return "", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if hs := sn.toolIndex["named"].headers; len(hs) != 0 {
+		t.Errorf("named embedded struct: annotations %+v, want none", hs)
+	}
+
 	// Tags no header can carry are the registration mistakes they are in
 	// a written schema.
 	type floatArgs struct {

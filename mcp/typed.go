@@ -254,8 +254,10 @@ func inferSchemaFor[T any](input bool) ([]byte, error) {
 
 // headerTags marks with "x-mcp-header" the properties of js whose struct
 // fields in t carry an `mcpheader:"Name"` tag, down the chain of struct
-// fields the schema describes under "properties". AddTool (the untyped
-// one) then checks each annotation as it checks a written schema's.
+// fields the schema describes under "properties"; the fields of an
+// embedded struct without a json name are those of t, as encoding/json
+// reads them. AddTool (the untyped one) then checks each annotation as it
+// checks a written schema's.
 func headerTags(t reflect.Type, js *jsonschema.Schema) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -263,7 +265,8 @@ func headerTags(t reflect.Type, js *jsonschema.Schema) {
 	if t.Kind() != reflect.Struct || js == nil || js.Properties == nil {
 		return
 	}
-	for _, f := range reflect.VisibleFields(t) {
+	for i := range t.NumField() {
+		f := t.Field(i)
 		tag := f.Tag.Get("json")
 		name, _, _ := strings.Cut(tag, ",")
 		ft := f.Type
@@ -271,7 +274,8 @@ func headerTags(t reflect.Type, js *jsonschema.Schema) {
 			ft = ft.Elem()
 		}
 		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			continue // an embedded struct: its fields are visited themselves
+			headerTags(ft, js) // an embedded struct: its fields are t's
+			continue
 		}
 		if !f.IsExported() || tag == "-" { // "-," names a member "-"
 			continue
