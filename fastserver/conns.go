@@ -1,6 +1,7 @@
 package fastserver
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -115,6 +116,21 @@ func acceptRetry(err error) bool {
 	}
 	var te interface{ Temporary() bool }
 	return errors.As(err, &te) && te.Temporary()
+}
+
+// socketOf returns the connection under c's TLS layer and the server's
+// counting wrapper (capConn): the socket, for peeking into it.
+func socketOf(c net.Conn) net.Conn {
+	for {
+		switch t := c.(type) {
+		case *tls.Conn:
+			c = t.NetConn()
+		case *capConn:
+			c = t.Conn
+		default:
+			return c
+		}
+	}
 }
 
 // capConn is an accepted connection, counted until it is closed and

@@ -1029,13 +1029,24 @@ func (r *Request) SetResponseHeader(name, value string) {
 // comment, so that proxies do not close it.
 const keepAliveEvery = 15 * time.Second
 
+// goneEvery is how often an idle event stream of ServeEvents looks whether
+// its client closed the connection (peerGone), so that a client gone
+// between writes gives back its stream slots within that time rather
+// than at the next keep-alive.
+const goneEvery = 2 * time.Second
+
+// errClientGone ends an event stream whose client closed its connection.
+var errClientGone = errors.New("fastserver: the client closed the connection of an event stream")
+
 // ServeEvents answers ctx with 200 text/event-stream whose events are the
 // messages received from events (each one JSON-RPC message), for streams
 // that are not the answer to a call, such as an MCP session's GET stream.
 // The stream ends when events is closed, when a write fails or times out
-// (Config.WriteTimeout, refreshed per write), or when the server shuts
-// down; then done is called, once. An idle stream gets a keep-alive
-// comment every 15 s. It holds one of Config.MaxStreams: past it, 503.
+// (Config.WriteTimeout, refreshed per write), when the client closes the
+// connection (looked for every 2 s between writes, on Unix; a client that
+// shuts only its sending side counts as gone, as net/http's server counts
+// it), or when the server shuts down; then done is called, once. An idle stream gets a
+// keep-alive comment every 15 s. It holds one of Config.MaxStreams: past it, 503.
 // An HTTP/1.0 request gets 406 (and done is called): a stream of unknown
 // length is chunked, which HTTP/1.0 cannot carry.
 func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, done func()) {
@@ -1097,6 +1108,8 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	tick := time.NewTicker(keepAliveEvery)
 	defer tick.Stop()
+	probe := time.NewTicker(goneEvery)
+	defer probe.Stop()
 	// A first comment flushes the head: the client knows it is connected.
 	f.buf = append(f.buf[:0], ": stream open\n\n"...)
 	for {
@@ -1107,16 +1120,24 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 			return n, err
 		}
 		f.s.metrics.streamEvents.Inc()
-		select {
-		case msg, ok := <-f.events:
-			if !ok {
+		for waiting := true; waiting; {
+			select {
+			case msg, ok := <-f.events:
+				if !ok {
+					return n, nil
+				}
+				f.buf = appendEvent(f.buf[:0], msg)
+				waiting = false
+			case <-tick.C:
+				f.buf = append(f.buf[:0], ": keep-alive\n\n"...)
+				waiting = false
+			case <-probe.C:
+				if peerGone(f.ctx.Conn()) {
+					return n, errClientGone
+				}
+			case <-f.stop:
 				return n, nil
 			}
-			f.buf = appendEvent(f.buf[:0], msg)
-		case <-tick.C:
-			f.buf = append(f.buf[:0], ": keep-alive\n\n"...)
-		case <-f.stop:
-			return n, nil
 		}
 	}
 }
