@@ -2,9 +2,11 @@ package fastserver
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,5 +77,56 @@ func TestServeEventsClientGone(t *testing.T) {
 	var ne net.Error
 	if _, err := stay.br.ReadByte(); !errors.As(err, &ne) || !ne.Timeout() {
 		t.Errorf("the staying client's stream: %v, want it open and idle", err)
+	}
+}
+
+// TestStreamClientGone: a streamed answer whose client closes its
+// connection while the handler waits between events has its handler's
+// context cancelled (ErrStreamClosed) within goneEvery, and its stream
+// slot back: the handler learns that its client left without waiting for
+// a write to fail (MCP 2026-07-28 takes a closed response stream for the
+// request's cancellation). Before 2026-12-07 it ran on to its deadline.
+func TestStreamClientGone(t *testing.T) {
+	var ms Methods
+	causes := make(chan error, 4)
+	ms.HandleFunc("wait", func(r *Request, dst []byte) ([]byte, error) {
+		return r.Stream(dst, StreamHandlerFunc(func(st *Stream, dst []byte) ([]byte, error) {
+			if err := st.Send([]byte(`{"jsonrpc":"2.0","method":"tick"}`)); err != nil {
+				return dst, err
+			}
+			<-st.Context().Done()
+			causes <- context.Cause(st.Context())
+			return dst, st.Context().Err()
+		}))
+	})
+	s, addr := serve(t, Config{HandlerTimeout: 30 * time.Second, MaxClientStreams: 1}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	for _, reset := range []bool{false, true} {
+		c := dialFrom(t, addr, from("127.0.0.5"))
+		c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
+		c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+		hr, err := http.ReadResponse(c.br, nil)
+		if err != nil || hr.StatusCode != 200 || hr.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("wait: %v %v", hr, err)
+		}
+		if line, err := bufio.NewReader(hr.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+			t.Fatalf("first event: %q %v", line, err)
+		}
+		start := time.Now()
+		if reset {
+			c.c.SetLinger(0)
+		}
+		c.c.Close()
+		select {
+		case cause := <-causes:
+			if !errors.Is(cause, ErrStreamClosed) {
+				t.Errorf("reset %v: the handler's context ended with %v, want ErrStreamClosed", reset, cause)
+			}
+			if took := time.Since(start); took > goneEvery+time.Second {
+				t.Errorf("reset %v: the handler learned after %v, want within %v", reset, took, goneEvery)
+			}
+		case <-time.After(goneEvery + 3*time.Second):
+			t.Fatalf("reset %v: the handler still waits %v after its client left", reset, goneEvery+3*time.Second)
+		}
+		waitStreams(t, s, 0, 0)
 	}
 }

@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"runtime/debug"
 	"strconv"
@@ -643,6 +644,17 @@ func (st *Stream) SupportsBodyWriteTo() bool { return true }
 // writer, which flushes each Write) as the handler queues them, and the
 // final response last.
 func (st *Stream) WriteTo(w io.Writer) (int64, error) {
+	if ctx := st.c.rctx; ctx != nil {
+		if conn := ctx.Conn(); conn != nil {
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go st.watchPeer(conn, stop, &wg)
+			// The watcher is gone before the stream can be released and
+			// serve the connection's next request.
+			defer func() { close(stop); wg.Wait() }()
+		}
+	}
 	var n int64
 	for {
 		batch, ok := st.nextBatch()
@@ -659,6 +671,29 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 			st.writeErr = err
 			st.close()
 			return n, err
+		}
+	}
+}
+
+// watchPeer closes the stream (its Sends fail and its context is
+// cancelled with ErrStreamClosed, as when a write fails) when the client
+// closes conn, looked for every goneEvery (peerGone) until stop is closed:
+// a handler waiting between events learns that its client left without
+// waiting for its next write. MCP 2026-07-28 takes a closed response
+// stream for the request's cancellation.
+func (st *Stream) watchPeer(conn net.Conn, stop <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	t := time.NewTicker(goneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if peerGone(conn) {
+				st.close()
+				return
+			}
 		}
 	}
 }
