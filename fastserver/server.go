@@ -56,7 +56,9 @@ type Server struct {
 	clientStreams *clientStreams
 	pending       pendingCalls // requests to clients awaiting a response (stream.go)
 	shutdown      chan struct{}
-	stopOnce      sync.Once
+	// peers ends the streams whose clients left (stream.go).
+	peers    peerWatch
+	stopOnce sync.Once
 }
 
 type endpoint struct {

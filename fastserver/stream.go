@@ -129,7 +129,11 @@ type Stream struct {
 	res     []byte // the array the next live stream's handler appends to
 	cslot   bool   // holds one of its client's Config.MaxClientStreams
 	ckey    netip.Addr
-	msg     []byte // (handler's) a response being built by SendResult
+	// Under the server's peerWatch mutex, while WriteTo runs: the
+	// connection looked at and the links of the watched streams.
+	wconn        net.Conn
+	wprev, wnext *Stream
+	msg          []byte // (handler's) a response being built by SendResult
 
 	// Shared between the handler and the writer, under mu.
 	mu     sync.Mutex
@@ -646,13 +650,11 @@ func (st *Stream) SupportsBodyWriteTo() bool { return true }
 func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	if ctx := st.c.rctx; ctx != nil {
 		if conn := ctx.Conn(); conn != nil {
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go st.watchPeer(conn, stop, &wg)
-			// The watcher is gone before the stream can be released and
+			// Out of the watch before the stream can be released and
 			// serve the connection's next request.
-			defer func() { close(stop); wg.Wait() }()
+			w := &st.c.s.peers
+			w.add(st, conn, st.c.s.shutdown)
+			defer w.remove(st)
 		}
 	}
 	var n int64
@@ -675,26 +677,79 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// watchPeer closes the stream (its Sends fail and its context is
-// cancelled with ErrStreamClosed, as when a write fails) when the client
-// closes conn, looked for every goneEvery (peerGone) until stop is closed:
-// a handler waiting between events learns that its client left without
-// waiting for its next write. MCP 2026-07-28 takes a closed response
-// stream for the request's cancellation.
-func (st *Stream) watchPeer(conn net.Conn, stop <-chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
+// peerWatch closes the streams of a server whose clients closed their
+// connections (peerGone) — their Sends then fail and their contexts are
+// cancelled with ErrStreamClosed, as when a write fails — looked at every
+// goneEvery by one goroutine for all the streams being written, so that a
+// handler waiting between events learns that its client left without
+// waiting for its next write (MCP 2026-07-28 takes a closed response
+// stream for the request's cancellation). The goroutine runs while a
+// stream is watched, and for at most goneEvery after the last (or until
+// the server shuts down); streams are linked in place, so watching one
+// allocates nothing.
+type peerWatch struct {
+	mu      sync.Mutex
+	head    *Stream
+	running bool
+}
+
+// add watches st, written on conn; stop ends the goroutine (shutdown).
+func (w *peerWatch) add(st *Stream, conn net.Conn, stop <-chan struct{}) {
+	w.mu.Lock()
+	st.wconn, st.wprev, st.wnext = conn, nil, w.head
+	if w.head != nil {
+		w.head.wprev = st
+	}
+	w.head = st
+	if !w.running {
+		w.running = true
+		go w.run(stop)
+	}
+	w.mu.Unlock()
+}
+
+// remove stops watching st. Once it returns, the goroutine will not
+// close st.
+func (w *peerWatch) remove(st *Stream) {
+	w.mu.Lock()
+	if st.wprev != nil {
+		st.wprev.wnext = st.wnext
+	} else if w.head == st {
+		w.head = st.wnext
+	}
+	if st.wnext != nil {
+		st.wnext.wprev = st.wprev
+	}
+	st.wconn, st.wprev, st.wnext = nil, nil, nil
+	w.mu.Unlock()
+}
+
+// run looks at every watched stream's connection every goneEvery until
+// none is watched at a look, or stop is closed.
+func (w *peerWatch) run(stop <-chan struct{}) {
 	t := time.NewTicker(goneEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
+			w.mu.Lock()
+			w.running = false
+			w.mu.Unlock()
 			return
 		case <-t.C:
-			if peerGone(conn) {
-				st.close()
-				return
+		}
+		w.mu.Lock()
+		if w.head == nil {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		for st := w.head; st != nil; st = st.wnext {
+			if peerGone(st.wconn) {
+				st.close() // under w.mu: st cannot be released meanwhile
 			}
 		}
+		w.mu.Unlock()
 	}
 }
 
