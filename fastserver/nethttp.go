@@ -415,6 +415,9 @@ func writeResponse(w http.ResponseWriter, r *http.Request, rc *http.ResponseCont
 	// stream, so only a write tells it.
 	var stop func() bool
 	var stopped chan struct{}
+	if f, ok := stream.(*eventFeed); ok {
+		f.gone = r.Context().Done() // ServeEvents' stream ends with it
+	}
 	if st, ok := stream.(*Stream); ok {
 		stopped = make(chan struct{})
 		stop = context.AfterFunc(r.Context(), func() {

@@ -1189,6 +1189,10 @@ type eventFeed struct {
 	ended  bool
 	keyed  bool       // holds one of its client's Config.MaxClientStreams
 	key    netip.Addr // that client
+	// gone is closed when the client goes away, where the transport says
+	// so (net/http: the request's context); nil over fasthttp, where the
+	// socket is peeked at instead (peerGone).
+	gone <-chan struct{}
 }
 
 func (f *eventFeed) SupportsBodyWriteTo() bool { return true }
@@ -1225,6 +1229,8 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 				if peerGone(f.ctx.Conn()) {
 					return n, errClientGone
 				}
+			case <-f.gone:
+				return n, errClientGone
 			case <-f.stop:
 				return n, nil
 			}
