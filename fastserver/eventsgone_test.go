@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -33,7 +34,8 @@ func TestServeEventsClientGone(t *testing.T) {
 		s.ServeEvents(ctx, events, func() { done.Add(1) })
 		return true
 	}
-	s, addr := serve(t, Config{MaxClientStreams: 1}, ep)
+	var logs syncBuffer
+	s, addr := serve(t, Config{MaxClientStreams: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, ep)
 	get := "GET " + pathRPC + " HTTP/1.1\r\nHost: x\r\n\r\n"
 	open := func(ip string) *conn {
 		c := dialFrom(t, addr, from(ip))
@@ -61,8 +63,17 @@ func TestServeEventsClientGone(t *testing.T) {
 	if took := time.Since(start); took > goneEvery+time.Second {
 		t.Errorf("the gone clients' slots came back after %v, want within %v", took, goneEvery)
 	}
+	// done runs just after the slots are given back.
+	for deadline := time.Now().Add(ioTimeout); done.Load() != 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if done.Load() != 2 {
 		t.Errorf("done called %d times, want 2 (the gone clients' streams)", done.Load())
+	}
+	// A client leaving is routine: nothing is logged for it (an error
+	// returned to fasthttp was logged as a warning, one per client).
+	if l := logs.String(); strings.Contains(l, "error when serving connection") {
+		t.Errorf("a departed client was logged:\n%s", l)
 	}
 	// Their next streams are admitted (MaxClientStreams: 1).
 	open("127.0.0.3")
@@ -100,6 +111,7 @@ func TestStreamClientGone(t *testing.T) {
 		}))
 	})
 	s, addr := serve(t, Config{HandlerTimeout: 30 * time.Second, MaxClientStreams: 1}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	cut0 := s.metrics.streamsCut.Get()
 	for _, reset := range []bool{false, true} {
 		c := dialFrom(t, addr, from("127.0.0.5"))
 		c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
@@ -128,5 +140,79 @@ func TestStreamClientGone(t *testing.T) {
 			t.Fatalf("reset %v: the handler still waits %v after its client left", reset, goneEvery+3*time.Second)
 		}
 		waitStreams(t, s, 0, 0)
+	}
+	// Counted as cut, not answered (the final event may reach the closed
+	// socket without an error).
+	for deadline := time.Now().Add(ioTimeout); s.metrics.streamsCut.Get()-cut0 != 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.metrics.streamsCut.Get() - cut0; n != 2 {
+		t.Errorf("rpcedge_streams_cut_total went up by %d, want 2", n)
+	}
+}
+
+// TestStreamClientGoneWhileShuttingDown: through Shutdown's grace period
+// the streams are still watched, so a streamed answer whose client leaves
+// then is cancelled within goneEvery and Shutdown returns, instead of
+// waiting out the grace (the watcher stopped at Shutdown, found by review
+// on 2026-12-07); the watcher then stops.
+func TestStreamClientGoneWhileShuttingDown(t *testing.T) {
+	var ms Methods
+	causes := make(chan error, 1)
+	ms.HandleFunc("wait", func(r *Request, dst []byte) ([]byte, error) {
+		return r.Stream(dst, StreamHandlerFunc(func(st *Stream, dst []byte) ([]byte, error) {
+			if err := st.Send([]byte(`{"jsonrpc":"2.0","method":"tick"}`)); err != nil {
+				return dst, err
+			}
+			<-st.Context().Done()
+			causes <- context.Cause(st.Context())
+			return dst, st.Context().Err()
+		}))
+	})
+	const grace = 20 * time.Second
+	s, addr := serveNoCleanup(t, Config{HandlerTimeout: time.Minute, ShutdownGrace: grace}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	c := dial(t, addr)
+	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
+	c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+	hr, err := http.ReadResponse(c.br, nil)
+	if err != nil || hr.StatusCode != 200 {
+		t.Fatalf("wait: %v %v", hr, err)
+	}
+	if line, err := bufio.NewReader(hr.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first event: %q %v", line, err)
+	}
+	shut := make(chan error, 1)
+	start := time.Now()
+	go func() { shut <- s.Shutdown(context.Background()) }()
+	time.Sleep(100 * time.Millisecond) // Shutdown has begun
+	c.c.Close()
+	select {
+	case cause := <-causes:
+		if !errors.Is(cause, ErrStreamClosed) {
+			t.Errorf("the handler's context ended with %v, want ErrStreamClosed", cause)
+		}
+	case <-time.After(goneEvery + 3*time.Second):
+		t.Fatalf("the handler still waits %v after its client left during Shutdown", goneEvery+3*time.Second)
+	}
+	select {
+	case <-shut:
+		if took := time.Since(start); took > goneEvery+2*time.Second {
+			t.Errorf("Shutdown took %v, want about %v (not the %v grace)", took, goneEvery, grace)
+		}
+	case <-time.After(grace):
+		t.Fatal("Shutdown waited out its grace")
+	}
+	deadline := time.Now().Add(ioTimeout)
+	for {
+		s.peers.mu.Lock()
+		running := s.peers.running
+		s.peers.mu.Unlock()
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watcher still runs after Shutdown")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -422,6 +422,7 @@ func writeResponse(w http.ResponseWriter, r *http.Request, rc *http.ResponseCont
 		stopped = make(chan struct{})
 		stop = context.AfterFunc(r.Context(), func() {
 			defer close(stopped)
+			st.left = true // read by finish after stopped, below
 			st.close()
 		})
 	}

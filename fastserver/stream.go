@@ -130,9 +130,14 @@ type Stream struct {
 	cslot   bool   // holds one of its client's Config.MaxClientStreams
 	ckey    netip.Addr
 	// Under the server's peerWatch mutex, while WriteTo runs: the
-	// connection looked at and the links of the watched streams.
+	// connection looked at and the links of the watched streams. left
+	// says the stream was closed because its client went away, set by
+	// the watcher (under its mutex) or over net/http by the request
+	// context's end (before the bridge finishes the stream); finish reads
+	// it after WriteTo.
 	wconn        net.Conn
 	wprev, wnext *Stream
+	left         bool
 	msg          []byte // (handler's) a response being built by SendResult
 
 	// Shared between the handler and the writer, under mu.
@@ -499,6 +504,7 @@ func (st *Stream) reset(r *Request) {
 	st.forced, st.cut, st.msg = false, false, st.msg[:0]
 	st.out, st.err, st.panicked, st.pv, st.stack = nil, nil, false, nil, nil
 	st.status, st.code, st.finalOut, st.writeErr, st.finished = 0, 0, false, nil, false
+	st.left = false
 	if st.first == nil {
 		st.cond.L = &st.mu
 		st.first = make(chan struct{}, 1)
@@ -684,16 +690,21 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 // handler waiting between events learns that its client left without
 // waiting for its next write (MCP 2026-07-28 takes a closed response
 // stream for the request's cancellation). The goroutine runs while a
-// stream is watched, and for at most goneEvery after the last (or until
-// the server shuts down); streams are linked in place, so watching one
+// stream is watched, and for at most goneEvery after the last; once the
+// server shuts down it goes on watching through the grace period (when
+// freeing a departed client's stream matters most) and stops as soon as
+// the last stream is out. Streams are linked in place, so watching one
 // allocates nothing.
 type peerWatch struct {
-	mu      sync.Mutex
-	head    *Stream
-	running bool
+	mu       sync.Mutex
+	head     *Stream
+	running  bool
+	draining bool          // the server is shutting down
+	wake     chan struct{} // to the goroutine: the last stream is out, draining
 }
 
-// add watches st, written on conn; stop ends the goroutine (shutdown).
+// add watches st, written on conn; stop is closed when the server shuts
+// down.
 func (w *peerWatch) add(st *Stream, conn net.Conn, stop <-chan struct{}) {
 	w.mu.Lock()
 	st.wconn, st.wprev, st.wnext = conn, nil, w.head
@@ -702,7 +713,10 @@ func (w *peerWatch) add(st *Stream, conn net.Conn, stop <-chan struct{}) {
 	}
 	w.head = st
 	if !w.running {
-		w.running = true
+		w.running, w.draining = true, false
+		if w.wake == nil {
+			w.wake = make(chan struct{}, 1)
+		}
 		go w.run(stop)
 	}
 	w.mu.Unlock()
@@ -721,31 +735,43 @@ func (w *peerWatch) remove(st *Stream) {
 		st.wnext.wprev = st.wprev
 	}
 	st.wconn, st.wprev, st.wnext = nil, nil, nil
+	if w.head == nil && w.draining {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
 	w.mu.Unlock()
 }
 
 // run looks at every watched stream's connection every goneEvery until
-// none is watched at a look, or stop is closed.
+// none is watched at a look, or, once stop is closed, none is left.
 func (w *peerWatch) run(stop <-chan struct{}) {
 	t := time.NewTicker(goneEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
+			stop = nil // closed: selected once
 			w.mu.Lock()
-			w.running = false
+			w.draining = true
 			w.mu.Unlock()
-			return
+		case <-w.wake:
 		case <-t.C:
 		}
 		w.mu.Lock()
 		if w.head == nil {
 			w.running = false
+			select {
+			case <-w.wake: // a wake for this goroutine, not the next one
+			default:
+			}
 			w.mu.Unlock()
 			return
 		}
 		for st := w.head; st != nil; st = st.wnext {
 			if peerGone(st.wconn) {
+				st.left = true
 				st.close() // under w.mu: st cannot be released meanwhile
 			}
 		}
@@ -878,7 +904,7 @@ func (st *Stream) finish() {
 		<-st.hdone
 	}
 	st.complete()
-	if !st.finalOut || st.writeErr != nil {
+	if !st.finalOut || st.writeErr != nil || st.left {
 		c.s.metrics.streamsCut.Inc()
 	}
 	c.s.metrics.streamEvents.Add(st.events)
@@ -1125,9 +1151,6 @@ const keepAliveEvery = 15 * time.Second
 // than at the next keep-alive.
 const goneEvery = 2 * time.Second
 
-// errClientGone ends an event stream whose client closed its connection.
-var errClientGone = errors.New("fastserver: the client closed the connection of an event stream")
-
 // ServeEvents answers ctx with 200 text/event-stream whose events are the
 // messages received from events (each one JSON-RPC message), for streams
 // that are not the answer to a call, such as an MCP session's GET stream.
@@ -1227,10 +1250,14 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 				waiting = false
 			case <-probe.C:
 				if peerGone(f.ctx.Conn()) {
-					return n, errClientGone
+					// Ended as a stream whose events are over: fasthttp
+					// then meets the end of file and closes the
+					// connection quietly (an error of ours it would log,
+					// one line per departed client).
+					return n, nil
 				}
 			case <-f.gone:
-				return n, errClientGone
+				return n, nil
 			case <-f.stop:
 				return n, nil
 			}
