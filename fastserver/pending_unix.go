@@ -7,57 +7,53 @@ import (
 	"syscall"
 )
 
-// pendingBytes reports whether bytes have arrived on c that nobody has
-// read yet: a request the client sent whole while the goroutine serving
-// the connection has not run since. It peeks without waiting and without
-// the connection's read lock (RawConn.Control, not Read: the serving
-// goroutine may be parked in a Read, which holds that lock). A connection
-// it cannot look into has none.
-func pendingBytes(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
+// peek looks at the socket under c for a byte, without waiting, without
+// consuming it and without the connection's read lock (RawConn.Control,
+// not Read: the goroutine serving the connection may be parked in a Read,
+// which holds that lock): ok is false for a connection it cannot look
+// into; n is 1 when a byte waits, 0 at end of file; err is EAGAIN when
+// nothing waits.
+func peek(c net.Conn) (n int, ok bool, err error) {
+	sc, isSocket := c.(syscall.Conn)
+	if !isSocket {
+		return 0, false, nil
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
+	rc, rerr := sc.SyscallConn()
+	if rerr != nil {
+		return 0, false, nil
 	}
 	var buf [1]byte
-	n := 0
-	rc.Control(func(fd uintptr) {
-		n, _, _ = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	cerr := rc.Control(func(fd uintptr) {
+		n, _, err = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	})
-	return n > 0
+	return n, cerr == nil, err
+}
+
+// pendingBytes reports whether bytes have arrived on c that nobody has
+// read yet: a request the client sent whole while the goroutine serving
+// the connection has not run since. A connection it cannot look into has
+// none.
+func pendingBytes(c net.Conn) bool {
+	n, ok, _ := peek(c)
+	return ok && n > 0
 }
 
 // peerGone reports whether the peer of c (a connection ctx.Conn returns:
 // the socket under the server's TLS and counting layers is looked into)
 // has closed its side or reset the connection, with no byte waiting: a
-// read would return at once with end of file or an error. It peeks
-// without waiting and consumes nothing, as pendingBytes does. A
-// connection it cannot look into is not gone; a TLS client that sent a
-// close_notify before closing has a byte waiting and is not seen gone
-// either (its stream ends at its next write).
+// read would return at once with end of file or an error. It consumes
+// nothing, as pendingBytes. A connection it cannot look into is not gone;
+// a TLS client that sent a close_notify before closing has a byte waiting
+// and is not seen gone either (its stream ends at its next write).
 func peerGone(c net.Conn) bool {
-	sc, ok := socketOf(c).(syscall.Conn)
-	if !ok {
+	n, ok, err := peek(socketOf(c))
+	switch {
+	case !ok:
+		return false
+	case err == nil:
+		return n == 0 // end of file: the peer shut its side
+	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
 		return false
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	var buf [1]byte
-	gone := false
-	rc.Control(func(fd uintptr) {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case err == nil:
-			gone = n == 0 // end of file: the peer shut its side
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
-		default:
-			gone = true // reset, or another error a read would return
-		}
-	})
-	return gone
+	return true // reset, or another error a read would return
 }
