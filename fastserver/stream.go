@@ -1145,10 +1145,10 @@ func (r *Request) SetResponseHeader(name, value string) {
 // comment, so that proxies do not close it.
 const keepAliveEvery = 15 * time.Second
 
-// goneEvery is how often an idle event stream of ServeEvents looks whether
-// its client closed the connection (peerGone), so that a client gone
-// between writes gives back its stream slots within that time rather
-// than at the next keep-alive.
+// goneEvery is how often a stream looks whether its client closed the
+// connection (peerGone) — a ServeEvents stream itself, a streamed answer
+// through its server's peerWatch — so that a client gone between writes
+// is noticed within that time rather than at the next write.
 const goneEvery = 2 * time.Second
 
 // ServeEvents answers ctx with 200 text/event-stream whose events are the
@@ -1158,8 +1158,9 @@ const goneEvery = 2 * time.Second
 // (Config.WriteTimeout, refreshed per write), when the client closes the
 // connection (looked for every 2 s between writes, on Unix; a client that
 // shuts only its sending side counts as gone, as net/http's server counts
-// it), or when the server shuts down; then done is called, once. An idle stream gets a
-// keep-alive comment every 15 s. It holds one of Config.MaxStreams: past it, 503.
+// it), or when the server shuts down; then done is called, once. An idle
+// stream gets a keep-alive comment every 15 s. It holds one of
+// Config.MaxStreams: past it, 503.
 // An HTTP/1.0 request gets 406 (and done is called): a stream of unknown
 // length is chunked, which HTTP/1.0 cannot carry.
 func (s *Server) ServeEvents(ctx *fasthttp.RequestCtx, events <-chan []byte, done func()) {
