@@ -98,31 +98,12 @@ func TestServeEventsClientGone(t *testing.T) {
 // a write to fail (MCP 2026-07-28 takes a closed response stream for the
 // request's cancellation). Before 2026-12-07 it ran on to its deadline.
 func TestStreamClientGone(t *testing.T) {
-	var ms Methods
-	causes := make(chan error, 4)
-	ms.HandleFunc("wait", func(r *Request, dst []byte) ([]byte, error) {
-		return r.Stream(dst, StreamHandlerFunc(func(st *Stream, dst []byte) ([]byte, error) {
-			if err := st.Send([]byte(`{"jsonrpc":"2.0","method":"tick"}`)); err != nil {
-				return dst, err
-			}
-			<-st.Context().Done()
-			causes <- context.Cause(st.Context())
-			return dst, st.Context().Err()
-		}))
-	})
+	ms, causes := waitMethods()
 	s, addr := serve(t, Config{HandlerTimeout: 30 * time.Second, MaxClientStreams: 1}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
 	cut0 := s.metrics.streamsCut.Get()
 	for _, reset := range []bool{false, true} {
 		c := dialFrom(t, addr, from("127.0.0.5"))
-		c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
-		c.c.SetReadDeadline(time.Now().Add(ioTimeout))
-		hr, err := http.ReadResponse(c.br, nil)
-		if err != nil || hr.StatusCode != 200 || hr.Header.Get("Content-Type") != "text/event-stream" {
-			t.Fatalf("wait: %v %v", hr, err)
-		}
-		if line, err := bufio.NewReader(hr.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
-			t.Fatalf("first event: %q %v", line, err)
-		}
+		startWait(t, c)
 		start := time.Now()
 		if reset {
 			c.c.SetLinger(0)
@@ -157,30 +138,11 @@ func TestStreamClientGone(t *testing.T) {
 // waiting out the grace (the watcher stopped at Shutdown, found by review
 // on 2026-12-07); the watcher then stops.
 func TestStreamClientGoneWhileShuttingDown(t *testing.T) {
-	var ms Methods
-	causes := make(chan error, 1)
-	ms.HandleFunc("wait", func(r *Request, dst []byte) ([]byte, error) {
-		return r.Stream(dst, StreamHandlerFunc(func(st *Stream, dst []byte) ([]byte, error) {
-			if err := st.Send([]byte(`{"jsonrpc":"2.0","method":"tick"}`)); err != nil {
-				return dst, err
-			}
-			<-st.Context().Done()
-			causes <- context.Cause(st.Context())
-			return dst, st.Context().Err()
-		}))
-	})
+	ms, causes := waitMethods()
 	const grace = 20 * time.Second
 	s, addr := serveNoCleanup(t, Config{HandlerTimeout: time.Minute, ShutdownGrace: grace}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
 	c := dial(t, addr)
-	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
-	c.c.SetReadDeadline(time.Now().Add(ioTimeout))
-	hr, err := http.ReadResponse(c.br, nil)
-	if err != nil || hr.StatusCode != 200 {
-		t.Fatalf("wait: %v %v", hr, err)
-	}
-	if line, err := bufio.NewReader(hr.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
-		t.Fatalf("first event: %q %v", line, err)
-	}
+	startWait(t, c)
 	shut := make(chan error, 1)
 	start := time.Now()
 	go func() { shut <- s.Shutdown(context.Background()) }()
@@ -214,5 +176,37 @@ func TestStreamClientGoneWhileShuttingDown(t *testing.T) {
 			t.Fatal("the watcher still runs after Shutdown")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitMethods serves "wait": a streamed answer that sends one event, then
+// waits for its context to end and reports why on causes.
+func waitMethods() (*Methods, <-chan error) {
+	var ms Methods
+	causes := make(chan error, 4)
+	ms.HandleFunc("wait", func(r *Request, dst []byte) ([]byte, error) {
+		return r.Stream(dst, StreamHandlerFunc(func(st *Stream, dst []byte) ([]byte, error) {
+			if err := st.Send([]byte(`{"jsonrpc":"2.0","method":"tick"}`)); err != nil {
+				return dst, err
+			}
+			<-st.Context().Done()
+			causes <- context.Cause(st.Context())
+			return dst, st.Context().Err()
+		}))
+	})
+	return &ms, causes
+}
+
+// startWait calls "wait" on c and reads the stream's head and first event.
+func startWait(t *testing.T, c *conn) {
+	t.Helper()
+	c.send(post(pathRPC, `{"jsonrpc":"2.0","id":1,"method":"wait"}`, acceptSSE))
+	c.c.SetReadDeadline(time.Now().Add(ioTimeout))
+	hr, err := http.ReadResponse(c.br, nil)
+	if err != nil || hr.StatusCode != 200 || hr.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("wait: %v %v", hr, err)
+	}
+	if line, err := bufio.NewReader(hr.Body).ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: ") {
+		t.Fatalf("first event: %q %v", line, err)
 	}
 }
