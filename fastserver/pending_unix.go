@@ -57,3 +57,9 @@ func peerGone(c net.Conn) bool {
 	}
 	return true // reset, or another error a read would return
 }
+
+// canPeek reports whether peek can look into c: a socket.
+func canPeek(c net.Conn) bool {
+	_, ok := c.(syscall.Conn)
+	return ok
+}

@@ -48,7 +48,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"runtime/debug"
 	"strconv"
@@ -129,16 +128,14 @@ type Stream struct {
 	res     []byte // the array the next live stream's handler appends to
 	cslot   bool   // holds one of its client's Config.MaxClientStreams
 	ckey    netip.Addr
-	// Under the server's peerWatch mutex, while WriteTo runs: the
-	// connection looked at and the links of the watched streams. left
-	// says the stream was closed because its client went away, set by
-	// the watcher (under its mutex) or over net/http by the request
-	// context's end (before the bridge finishes the stream); finish reads
-	// it after WriteTo.
-	wconn        net.Conn
-	wprev, wnext *Stream
-	left         bool
-	msg          []byte // (handler's) a response being built by SendResult
+	// peer is the stream's place in its server's peerWatch while WriteTo
+	// runs. left says the stream was closed because its client went
+	// away, set by the watcher (under its mutex) or over net/http by the
+	// request context's end (before the bridge finishes the stream);
+	// finish reads it after WriteTo.
+	peer peerNode
+	left bool
+	msg  []byte // (handler's) a response being built by SendResult
 
 	// Shared between the handler and the writer, under mu.
 	mu     sync.Mutex
@@ -655,12 +652,12 @@ func (st *Stream) SupportsBodyWriteTo() bool { return true }
 // final response last.
 func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	if ctx := st.c.rctx; ctx != nil {
-		if conn := ctx.Conn(); conn != nil {
+		if conn := ctx.Conn(); watchable(conn) {
 			// Out of the watch before the stream can be released and
 			// serve the connection's next request.
 			w := &st.c.s.peers
-			w.add(st, conn, st.c.s.shutdown)
-			defer w.remove(st)
+			w.add(&st.peer, conn, st, st.c.s.shutdown)
+			defer w.remove(&st.peer)
 		}
 	}
 	var n int64
@@ -683,100 +680,12 @@ func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// peerWatch closes the streams of a server whose clients closed their
-// connections (peerGone) — their Sends then fail and their contexts are
-// cancelled with ErrStreamClosed, as when a write fails — looked at every
-// goneEvery by one goroutine for all the streams being written, so that a
-// handler waiting between events learns that its client left without
-// waiting for its next write (MCP 2026-07-28 takes a closed response
-// stream for the request's cancellation). The goroutine runs while a
-// stream is watched, and for at most goneEvery after the last; once the
-// server shuts down it goes on watching through the grace period (when
-// freeing a departed client's stream matters most) and stops as soon as
-// the last stream is out. Streams are linked in place, so watching one
-// allocates nothing.
-type peerWatch struct {
-	mu       sync.Mutex
-	head     *Stream
-	running  bool
-	draining bool          // the server is shutting down
-	wake     chan struct{} // to the goroutine: the last stream is out, draining
-}
-
-// add watches st, written on conn; stop is closed when the server shuts
-// down.
-func (w *peerWatch) add(st *Stream, conn net.Conn, stop <-chan struct{}) {
-	w.mu.Lock()
-	st.wconn, st.wprev, st.wnext = conn, nil, w.head
-	if w.head != nil {
-		w.head.wprev = st
-	}
-	w.head = st
-	if !w.running {
-		w.running, w.draining = true, false
-		if w.wake == nil {
-			w.wake = make(chan struct{}, 1)
-		}
-		go w.run(stop)
-	}
-	w.mu.Unlock()
-}
-
-// remove stops watching st. Once it returns, the goroutine will not
-// close st.
-func (w *peerWatch) remove(st *Stream) {
-	w.mu.Lock()
-	if st.wprev != nil {
-		st.wprev.wnext = st.wnext
-	} else if w.head == st {
-		w.head = st.wnext
-	}
-	if st.wnext != nil {
-		st.wnext.wprev = st.wprev
-	}
-	st.wconn, st.wprev, st.wnext = nil, nil, nil
-	if w.head == nil && w.draining {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
-	}
-	w.mu.Unlock()
-}
-
-// run looks at every watched stream's connection every goneEvery until
-// none is watched at a look, or, once stop is closed, none is left.
-func (w *peerWatch) run(stop <-chan struct{}) {
-	t := time.NewTicker(goneEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			stop = nil // closed: selected once
-			w.mu.Lock()
-			w.draining = true
-			w.mu.Unlock()
-		case <-w.wake:
-		case <-t.C:
-		}
-		w.mu.Lock()
-		if w.head == nil {
-			w.running = false
-			select {
-			case <-w.wake: // a wake for this goroutine, not the next one
-			default:
-			}
-			w.mu.Unlock()
-			return
-		}
-		for st := w.head; st != nil; st = st.wnext {
-			if peerGone(st.wconn) {
-				st.left = true
-				st.close() // under w.mu: st cannot be released meanwhile
-			}
-		}
-		w.mu.Unlock()
-	}
+// peerLeft closes the stream whose client went away (peerWatch): its
+// Sends fail and its handler's context is cancelled with ErrStreamClosed;
+// finish counts it as cut.
+func (st *Stream) peerLeft() {
+	st.left = true
+	st.close()
 }
 
 // Read is the io.Reader of the body, for writers that do not use WriteTo.
@@ -1145,12 +1054,6 @@ func (r *Request) SetResponseHeader(name, value string) {
 // comment, so that proxies do not close it.
 const keepAliveEvery = 15 * time.Second
 
-// goneEvery is how often a stream looks whether its client closed the
-// connection (peerGone) — a ServeEvents stream itself, a streamed answer
-// through its server's peerWatch — so that a client gone between writes
-// is noticed within that time rather than at the next write.
-const goneEvery = 2 * time.Second
-
 // ServeEvents answers ctx with 200 text/event-stream whose events are the
 // messages received from events (each one JSON-RPC message), for streams
 // that are not the answer to a call, such as an MCP session's GET stream.
@@ -1213,11 +1116,17 @@ type eventFeed struct {
 	ended  bool
 	keyed  bool       // holds one of its client's Config.MaxClientStreams
 	key    netip.Addr // that client
-	// gone is closed when the client goes away, where the transport says
-	// so (net/http: the request's context); nil over fasthttp, where the
-	// socket is peeked at instead (peerGone).
+	// gone is closed when the client goes away: over net/http the
+	// request's context says so; over fasthttp the server's peerWatch
+	// closes left, which gone then is (nil for a connection it cannot
+	// look into).
 	gone <-chan struct{}
+	left chan struct{}
+	peer peerNode
 }
+
+// peerLeft ends the stream whose client went away (peerWatch).
+func (f *eventFeed) peerLeft() { close(f.left) }
 
 func (f *eventFeed) SupportsBodyWriteTo() bool { return true }
 
@@ -1226,8 +1135,13 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	tick := time.NewTicker(keepAliveEvery)
 	defer tick.Stop()
-	probe := time.NewTicker(goneEvery)
-	defer probe.Stop()
+	if conn := f.ctx.Conn(); f.gone == nil && watchable(conn) {
+		f.left = make(chan struct{})
+		f.gone = f.left
+		w := &f.s.peers
+		w.add(&f.peer, conn, f, f.stop)
+		defer w.remove(&f.peer)
+	}
 	// A first comment flushes the head: the client knows it is connected.
 	f.buf = append(f.buf[:0], ": stream open\n\n"...)
 	for {
@@ -1249,15 +1163,11 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 			case <-tick.C:
 				f.buf = append(f.buf[:0], ": keep-alive\n\n"...)
 				waiting = false
-			case <-probe.C:
-				if peerGone(f.ctx.Conn()) {
-					// Ended as a stream whose events are over: fasthttp
-					// then meets the end of file and closes the
-					// connection quietly (an error of ours it would log,
-					// one line per departed client).
-					return n, nil
-				}
 			case <-f.gone:
+				// Ended as a stream whose events are over: fasthttp then
+				// meets the end of file and closes the connection
+				// quietly (an error of ours it would log, one line per
+				// departed client).
 				return n, nil
 			case <-f.stop:
 				return n, nil
