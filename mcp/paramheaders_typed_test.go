@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,8 +76,9 @@ func TestTypedParamHeaders(t *testing.T) {
 
 	// An embedded struct with a json name is a member of its own, as
 	// encoding/json reads it: its tagged field belongs there, never to the
-	// level it is embedded in (whose own "zone" is not mirrored). The
-	// schema generator leaves such a member out, so nothing is mirrored.
+	// level it is embedded in (whose own "zone" is not mirrored). Until
+	// 2026-12-07 the schema left such a member out (the generator's
+	// walk), so nothing was mirrored.
 	type ZoneInner struct {
 		Zone string `json:"zone" mcpheader:"Zone"`
 	}
@@ -91,8 +93,8 @@ func TestTypedParamHeaders(t *testing.T) {
 	if err := AddTool(sn, Tool{Name: "named"}, func(context.Context, *Call, named) (string, error) { return "", nil }); err != nil {
 		t.Fatal(err)
 	}
-	if hs := sn.toolIndex["named"].headers; len(hs) != 0 {
-		t.Errorf("named embedded struct: annotations %+v, want none", hs)
+	if hs := sn.toolIndex["named"].headers; len(hs) != 1 || hs[0].header != "Mcp-Param-Zone" || !slices.Equal(hs[0].path, []string{"inner", "zone"}) {
+		t.Errorf("named embedded struct: annotations %+v, want Mcp-Param-Zone at inner.zone", hs)
 	}
 
 	// Tags no header can carry are the registration mistakes they are in

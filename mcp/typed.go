@@ -31,7 +31,6 @@ import (
 	"maps"
 	"math/big"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/bytedance/sonic"
@@ -83,7 +82,11 @@ const resultOptions = encoder.ValidateString | encoder.SortMapKeys
 // the official MCP Go SDK's generator (github.com/google/jsonschema-go):
 // exported fields by their json names, fields without omitempty or
 // omitzero required, other members refused (additionalProperties:
-// false), a `jsonschema:"…"` tag as the description, and an
+// false), a `jsonschema:"…"` tag as the description; a struct's members
+// are those encoding/json and sonic read and write, where the generator
+// follows Go's field promotion instead (an embedded struct with a json
+// name is a member of its own; an embedded non-struct is a member; a
+// ",string" field is a string); and an
 // `mcpheader:"Name"` tag as "x-mcp-header": "Name", which has clients
 // mirror the field into an Mcp-Param-Name header (MCP 2026-07-28; see the
 // package doc's header rules: the field's JSON must be a string, an
@@ -112,11 +115,6 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 		return s.fail(fmt.Errorf("mcp: tool %q: a typed tool's Handler is set by AddTool; leave it nil", t.Name))
 	}
 	if t.InputSchema == "" {
-		if f := stringOption(reflect.TypeFor[In](), map[reflect.Type]bool{}); f != "" {
-			// The generator describes the field by its Go type, sonic
-			// reads it as a string: no argument could pass both.
-			return s.fail(fmt.Errorf("mcp: tool %q: input field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an InputSchema", t.Name, f))
-		}
 		in, err := inferSchemaFor[In](true)
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: input type %v: %w", t.Name, reflect.TypeFor[In](), err))
@@ -128,9 +126,6 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out]) error {
 	}
 	structured := false
 	if t.OutputSchema == "" {
-		if f := stringOption(reflect.TypeFor[Out](), map[reflect.Type]bool{}); f != "" {
-			return s.fail(fmt.Errorf("mcp: tool %q: output field %s has the json \",string\" option, which the inferred schema does not describe: give the tool an OutputSchema", t.Name, f))
-		}
 		out, err := inferSchemaFor[Out](false)
 		if err != nil {
 			return s.fail(fmt.Errorf("mcp: tool %q: output type %v: %w", t.Name, reflect.TypeFor[Out](), err))
@@ -189,38 +184,6 @@ func holdsRawJSON(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return false
 }
 
-// stringOption returns the path of the first struct field in t (at any
-// depth) whose json tag has the ",string" option, or "".
-func stringOption(t reflect.Type, seen map[reflect.Type]bool) string {
-	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct || seen[t] {
-		return ""
-	}
-	seen[t] = true
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		for _, o := range strings.Split(opts, ",") {
-			if o == "string" {
-				return name
-			}
-		}
-		if p := stringOption(f.Type, seen); p != "" {
-			return name + "." + p
-		}
-	}
-	return ""
-}
-
 // typeSchemas are the schemas inferSchema gives the types whose JSON is
 // not what the generator assumes from their kind: []byte is base64 text
 // (or null), as sonic and encoding/json write and read it, not an array
@@ -241,23 +204,33 @@ func inferSchema[T any]() ([]byte, error) { return inferSchemaFor[T](false) }
 // under T that write or read their own JSON described as they do
 // (codecSchemas).
 func inferSchemaFor[T any](input bool) ([]byte, error) {
-	js, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: codecSchemas(reflect.TypeFor[T](), input)})
+	return inferSchemaType(reflect.TypeFor[T](), input)
+}
+
+// inferSchemaType is inferSchemaFor for type t.
+func inferSchemaType(t reflect.Type, input bool) ([]byte, error) {
+	m := codecSchemas(t, input)
+	if err := structSchemas(t, m); err != nil {
+		return nil, fmt.Errorf("the schema of %v: %w", t, err)
+	}
+	js, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: m})
 	if err != nil {
 		return nil, err
 	}
 	nullableMaps(js, true)
 	if input {
-		headerTags(reflect.TypeFor[T](), js)
+		headerTags(t, js)
 	}
 	return js.MarshalJSON()
 }
 
 // headerTags marks with "x-mcp-header" the properties of js whose struct
 // fields in t carry an `mcpheader:"Name"` tag, down the chain of struct
-// fields the schema describes under "properties"; the fields of an
-// embedded struct without a json name are those of t, as encoding/json
-// reads them. AddTool (the untyped one) then checks each annotation as it
-// checks a written schema's.
+// fields the schema describes under "properties", each struct's members
+// found as encoding/json finds them (sonicmem.Members: the fields of an
+// embedded struct without a json name are its parent's; one with a json
+// name is a member of its own). AddTool (the untyped one) then checks
+// each annotation as it checks a written schema's.
 func headerTags(t reflect.Type, js *jsonschema.Schema) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -265,35 +238,18 @@ func headerTags(t reflect.Type, js *jsonschema.Schema) {
 	if t.Kind() != reflect.Struct || js == nil || js.Properties == nil {
 		return
 	}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
-			headerTags(ft, js) // an embedded struct: its fields are t's
-			continue
-		}
-		if !f.IsExported() || tag == "-" { // "-," names a member "-"
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		sub := js.Properties[name]
+	for _, f := range sonicmem.Members(t) {
+		sub := js.Properties[f.Name]
 		if sub == nil {
 			continue
 		}
-		if h, ok := f.Tag.Lookup("mcpheader"); ok {
+		if h, ok := f.Field.Tag.Lookup("mcpheader"); ok {
 			if sub.Extra == nil {
 				sub.Extra = map[string]any{}
 			}
 			sub.Extra["x-mcp-header"] = h
 		}
-		headerTags(f.Type, sub)
+		headerTags(f.Field.Type, sub)
 	}
 }
 

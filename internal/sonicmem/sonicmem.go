@@ -673,75 +673,17 @@ func validTag(name string) bool {
 // fieldsOf caches Fields.
 var fieldsOf sync.Map // reflect.Type → map[string]reflect.Type
 
-// Fields maps the JSON member names a struct type t takes to the
-// types of their fields, as encoding/json (and sonic, case-sensitive here)
-// names them: the tag's name or the field's, "-" left out, the fields of
-// an embedded struct without a tag name promoted, a shallower field
-// hiding a deeper one of the same name, and two of one name at one depth
-// left out unless exactly one is tagged.
+// Fields maps the JSON member names a struct type t takes (Members) to
+// the types of their fields; case-sensitive here, where sonic also takes
+// a name in another case.
 func Fields(t reflect.Type) map[string]reflect.Type {
 	if m, ok := fieldsOf.Load(t); ok {
 		return m.(map[string]reflect.Type)
 	}
-	type cand struct {
-		t      reflect.Type
-		depth  int
-		tagged bool
-		count  int // candidates of the best kind at this depth
-	}
-	best := map[string]*cand{}
-	var walk func(t reflect.Type, depth int, seen map[reflect.Type]bool)
-	walk = func(t reflect.Type, depth int, seen map[reflect.Type]bool) {
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		defer delete(seen, t)
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if !validTag(name) {
-				name = "" // the field's own name, as encoding/json and sonic do
-			}
-			ft := f.Type
-			et := ft
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if f.Anonymous && name == "" && et.Kind() == reflect.Struct {
-				walk(et, depth+1, seen)
-				continue
-			}
-			// an embedded unexported struct with a tag name is a member
-			// of that name (found by review on 2026-12-06)
-			if !f.IsExported() && !(f.Anonymous && et.Kind() == reflect.Struct) {
-				continue
-			}
-			tagged := name != ""
-			if !tagged {
-				name = f.Name
-			}
-			c := best[name]
-			switch {
-			case c == nil || depth < c.depth:
-				best[name] = &cand{t: ft, depth: depth, tagged: tagged, count: 1}
-			case depth == c.depth && tagged == c.tagged:
-				c.count++
-			case depth == c.depth && tagged && !c.tagged:
-				*c = cand{t: ft, depth: depth, tagged: true, count: 1}
-			}
-		}
-	}
-	walk(t, 0, map[reflect.Type]bool{})
-	m := make(map[string]reflect.Type, len(best))
-	for name, c := range best {
-		if c.count == 1 {
-			m[name] = c.t
-		}
+	ms := Members(t)
+	m := make(map[string]reflect.Type, len(ms))
+	for _, f := range ms {
+		m[f.Name] = f.Field.Type
 	}
 	fieldsOf.Store(t, m)
 	return m

@@ -1,0 +1,101 @@
+package mcp
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/rpcedge/rpcedge/internal/sonicmem"
+)
+
+// descriptionPrefix is what a `jsonschema` tag must not begin with
+// (reserved by the generator for keywords).
+var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
+
+// structSchemas adds to m, which holds the schemas of the types whose
+// JSON their methods write (codecSchemas), the schema of every struct
+// type under t, its properties the members encoding/json reads and writes
+// (sonicmem.Members), so that the generator, given m, describes each struct by
+// them. The generator's own struct walk follows Go's field promotion
+// instead: an embedded struct with a json name lost its member and lent
+// the embedded fields to its parent, required; an embedded non-struct
+// was left out; a ",string" field was described by its kind, not as the
+// string it is written as (found on 2026-12-07: every call with such an
+// argument was refused). Everything else is described as the generator
+// describes it: a property's schema is the generator's for its type, a
+// `jsonschema` tag is its description, a member is required unless it is
+// omitempty or omitzero, and no other member is allowed. A type that
+// contains itself is an error, as it is for the generator.
+func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error {
+	open := map[reflect.Type]bool{}
+	var walk func(t reflect.Type) error
+	walk = func(t reflect.Type) error {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if _, ok := m[t]; ok || generatorTypes[t] {
+			return nil
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array, reflect.Map:
+			return walk(t.Elem())
+		case reflect.Struct:
+		default:
+			return nil
+		}
+		if open[t] {
+			return fmt.Errorf("cycle detected for type %v", t)
+		}
+		open[t] = true
+		defer delete(open, t)
+		fields := sonicmem.Members(t)
+		for _, f := range fields {
+			if err := walk(f.Field.Type); err != nil {
+				return err
+			}
+		}
+		s := &jsonschema.Schema{
+			Type:                 "object",
+			Properties:           make(map[string]*jsonschema.Schema, len(fields)),
+			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+		}
+		for _, f := range fields {
+			ft := f.Field.Type
+			if f.Quoted {
+				ft = quotedType(ft)
+			}
+			fs, err := jsonschema.ForType(ft, &jsonschema.ForOptions{TypeSchemas: m})
+			if err != nil {
+				return fmt.Errorf("field %s.%s: %w", t, f.Field.Name, err)
+			}
+			if d, ok := f.Field.Tag.Lookup("jsonschema"); ok {
+				if d == "" {
+					return fmt.Errorf("empty jsonschema tag on struct field %s.%s", t, f.Field.Name)
+				}
+				if descriptionPrefix.MatchString(d) {
+					return fmt.Errorf("tag must not begin with 'WORD=': %q", d)
+				}
+				fs.Description = d
+			}
+			s.Properties[f.Name] = fs
+			s.PropertyOrder = append(s.PropertyOrder, f.Name)
+			if !f.Opt {
+				s.Required = append(s.Required, f.Name)
+			}
+		}
+		m[t] = s
+		return nil
+	}
+	return walk(t)
+}
+
+// quotedType is the type whose schema describes a ",string" field of type
+// t: a string, or a pointer to one (null allowed) for a pointer.
+func quotedType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return reflect.TypeFor[*string]()
+	}
+	return reflect.TypeFor[string]()
+}
