@@ -40,22 +40,37 @@ func pendingBytes(c net.Conn) bool {
 
 // peerGone reports whether the peer of c (a connection ctx.Conn returns:
 // the socket under the server's TLS and counting layers is looked into)
-// has closed its side or reset the connection, with no byte waiting: a
-// read would return at once with end of file or an error. It consumes
-// nothing, as pendingBytes. A connection it cannot look into is not gone;
-// a TLS client that sent a close_notify before closing has a byte waiting
-// and is not seen gone either (its stream ends at its next write).
+// has closed its side or reset the connection: a read would return at
+// once with end of file or an error, or bytes wait but the peer closed
+// behind them (on Linux, from the socket's TCP state: a TLS client's
+// close_notify, or a request pipelined behind a stream, followed by its
+// close). It consumes nothing, as pendingBytes. A connection it cannot
+// look into is not gone; off Linux a connection with bytes waiting is not
+// gone either (its stream ends at its next write).
 func peerGone(c net.Conn) bool {
-	n, ok, err := peek(socketOf(c))
-	switch {
-	case !ok:
-		return false
-	case err == nil:
-		return n == 0 // end of file: the peer shut its side
-	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
+	sc, isSocket := socketOf(c).(syscall.Conn)
+	if !isSocket {
 		return false
 	}
-	return true // reset, or another error a read would return
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	cerr := rc.Control(func(fd uintptr) {
+		var buf [1]byte
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == nil && n == 0:
+			gone = true // end of file: the peer shut its side
+		case err == nil:
+			gone = peerClosed(fd) // bytes wait; the peer may have closed behind them
+		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
+		default:
+			gone = true // reset, or another error a read would return
+		}
+	})
+	return cerr == nil && gone
 }
 
 // canPeek reports whether peek can look into c: a socket.
