@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -379,28 +378,72 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// heapSampler records the peak of HeapInuse above a baseline taken after
-// a collection, sampling every millisecond in a goroutine.
+// heapPeaks are the two measures of the heap a heapSampler follows: what
+// Stop returns are their peaks above the baseline.
+type heapPeaks struct {
+	// inUse is the heap in use (MemStats.HeapInuse: the spans holding
+	// objects, live or garbage not yet swept, and their free slots). It
+	// depends on when the collector runs: garbage stays in it until the
+	// next cycle, and GOGC=100 lets the heap grow to twice the live data
+	// first.
+	inUse uint64
+	// live is the live heap as of the last completed collection (the
+	// bytes it marked): what the code under test retained, whenever the
+	// collector runs, but for what a cycle marks live because it was
+	// allocated while the cycle ran. It moves only when a cycle
+	// completes: a sampler that saw none (a short attack on a small
+	// heap) reports 0.
+	live uint64
+}
+
+// heapMetrics are read with runtime/metrics, which unlike
+// runtime.ReadMemStats does not stop the world: sampling every
+// millisecond with ReadMemStats perturbed the pacing it measured.
+var heapMetrics = []string{
+	"/memory/classes/heap/objects:bytes", // live and unswept objects
+	"/memory/classes/heap/unused:bytes",  // free slots in spans in use
+	"/gc/heap/live:bytes",                // marked by the last cycle
+}
+
+// readHeap returns the heap in use (objects + unused, which is
+// MemStats.HeapInuse) and the live heap the last collection marked.
+func readHeap(s []metrics.Sample) (inUse, live uint64) {
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64(), s[2].Value.Uint64()
+}
+
+func newHeapSamples() []metrics.Sample {
+	s := make([]metrics.Sample, len(heapMetrics))
+	for i, name := range heapMetrics {
+		s[i].Name = name
+	}
+	return s
+}
+
+// heapSampler records the peaks of the heap in use and of the live heap
+// above a baseline taken after two collections, sampling every
+// millisecond in a goroutine.
 type heapSampler struct {
-	base uint64
-	peak atomic.Uint64
+	base heapPeaks // the absolute values at the start
+	peak heapPeaks // the absolute peaks, written by the goroutine
 	stop chan struct{}
 	done chan struct{}
 }
 
 func sampleHeap() *heapSampler {
-	h := &heapSampler{base: gc(), stop: make(chan struct{}), done: make(chan struct{})}
-	h.peak.Store(h.base)
+	collect()
+	s := newHeapSamples()
+	h := &heapSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	h.base.inUse, h.base.live = readHeap(s)
+	h.peak = h.base
 	go func() {
 		defer close(h.done)
-		var ms runtime.MemStats
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > h.peak.Load() {
-				h.peak.Store(ms.HeapInuse)
-			}
+			inUse, live := readHeap(s)
+			h.peak.inUse = max(h.peak.inUse, inUse)
+			h.peak.live = max(h.peak.live, live)
 			select {
 			case <-h.stop:
 				return
@@ -411,17 +454,21 @@ func sampleHeap() *heapSampler {
 	return h
 }
 
-// Stop ends sampling and returns the peak above the baseline.
-func (h *heapSampler) Stop() uint64 {
+// Stop ends sampling and returns the peaks above the baseline.
+func (h *heapSampler) Stop() heapPeaks {
 	close(h.stop)
 	<-h.done
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	peak := max(h.peak.Load(), ms.HeapInuse)
-	if peak < h.base {
-		return 0
+	inUse, live := readHeap(newHeapSamples())
+	above := func(peak, base uint64) uint64 {
+		if peak < base {
+			return 0
+		}
+		return peak - base
 	}
-	return peak - h.base
+	return heapPeaks{
+		inUse: above(max(h.peak.inUse, inUse), h.base.inUse),
+		live:  above(max(h.peak.live, live), h.base.live),
+	}
 }
 
 // goroutineSlack is the tolerance on goroutine counts: the test
