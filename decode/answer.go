@@ -83,7 +83,7 @@ func AppendResult(dst, id, result []byte) []byte {
 // for concurrent use: it is a pure function of its arguments (concurrent calls
 // must not append to the same dst).
 func AppendError(dst, id []byte, code int, message string, data []byte) []byte {
-	n := len(answerHead) + rawLen(id) + len(answerError) + 20 +
+	n := len(answerHead) + rawLen(id) + len(answerError) + intLen(code) +
 		len(answerMsg) + len(message) + 2 + 2
 	if len(data) > 0 {
 		n += len(answerData) + len(data)
@@ -100,6 +100,20 @@ func AppendError(dst, id []byte, code int, message string, data []byte) []byte {
 		dst = append(dst, data...)
 	}
 	return append(dst, '}', '}')
+}
+
+// intLen is the length of code in decimal.
+func intLen(code int) int {
+	n := 1
+	u := uint64(code)
+	if code < 0 {
+		n++
+		u = -u
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
 }
 
 // AppendString appends s to dst as a JSON string literal, quotes included,

@@ -103,9 +103,13 @@ type Decoder struct {
 	buf  []byte // body bytes received by Write or read by DecodeReader
 	err  Error
 	bad  bool // a verdict of refusal has been reached
-	// oneShot says the scanner holds the state of a Decode, not of
-	// Writes: the next Write or Finish starts afresh.
-	oneShot bool
+	// writing says the scanner was set up by Reset for a body in
+	// pieces: false for the zero Decoder and after a Decode, whose
+	// scanner holds the state of the whole body, so that the next Write
+	// or Finish starts afresh (a zero Decoder's first Write ran a scanner
+	// never set up, refusing every body as too deep: found by review on
+	// 2026-12-07).
+	writing bool
 	br      BodyReader
 }
 
@@ -140,7 +144,7 @@ func (d *Decoder) Reset() {
 	d.sc.reset(d.opts.maxDepth(), true)
 	d.buf = d.buf[:0]
 	d.bad = false
-	d.oneShot = false
+	d.writing = true
 }
 
 // Grow makes room in d's body buffer for n bytes (at most the ceiling plus
@@ -224,7 +228,7 @@ func (d *Decoder) Trim(n int) {
 // JSON-RPC response (a result or error member, no method) to a request of
 // its own.
 func (d *Decoder) Body() []byte {
-	if d.oneShot {
+	if !d.writing {
 		return nil
 	}
 	return d.buf
@@ -236,10 +240,15 @@ func (d *Decoder) Body() []byte {
 // is refused with ErrTooLarge unless a failure comes earlier in byte order.
 //
 // m's slices borrow from body. Decode allocates nothing once d and m have
-// grown their buffers.
+// grown their buffers, but for an object whose names it must index (the
+// message's own, or params' under a duplicate check) of more than 8,192
+// members — a table of at most 16 bytes a member, under 3 per body byte,
+// for that object only — or with an escaped name over 4 KiB (scratch to
+// unescape it): their memory is not kept between messages, so that a
+// pool of decoders does not hold the largest objects ever read.
 func (d *Decoder) Decode(body []byte, m *Message) error {
 	d.Reset()
-	d.oneShot = true
+	d.writing = false
 	m.clear()
 	max := d.opts.maxBytes()
 	if int64(len(body)) > max {
@@ -263,7 +272,7 @@ func (d *Decoder) Decode(body []byte, m *Message) error {
 //
 // The error is a *Error owned by d: valid until d is reset.
 func (d *Decoder) Write(p []byte) (int, error) {
-	if d.oneShot {
+	if !d.writing {
 		d.Reset()
 	}
 	if d.bad {
@@ -291,7 +300,7 @@ func (d *Decoder) Write(p []byte) (int, error) {
 // Finish ends a body fed with Write and decodes it into m, as Decode would
 // have decoded the same bytes. m's slices borrow from d's buffer.
 func (d *Decoder) Finish(m *Message) error {
-	if d.oneShot {
+	if !d.writing {
 		d.Reset()
 	}
 	m.clear()

@@ -57,7 +57,8 @@
 // as Valid has said), so they skip by bracket counting and never validate
 // again; given anything else their results are unspecified, but they
 // never panic or loop. Only AppendUnquoted allocates, growing the slice
-// it appends to; DuplicateName allocates for an object of more than 4 GiB.
+// it appends to; DuplicateName allocates for an object of more than 8,192
+// members or with an escaped name over 4 KiB (see Decode).
 //
 // # Speed
 //

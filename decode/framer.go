@@ -16,7 +16,7 @@ const framerBuf = 32 << 10
 // is refused with ErrTooLarge (-32600) and skipped without being held in
 // memory, a line that is not valid JSON is refused with ErrSyntax (-32700),
 // and the next call reads the next line normally. Lines holding only
-// whitespace are skipped. A '\r' before the '\n' is whitespace, so CRLF
+// whitespace are skipped, unless they are over-long (refused as above). A '\r' before the '\n' is whitespace, so CRLF
 // streams work; a final line without '\n' is decoded at the end of the
 // stream.
 //
@@ -60,7 +60,8 @@ func (f *Framer) Line() int64 { return f.line }
 // before it have been returned.
 //
 // m's slices borrow from the Framer's buffers and stay valid until the
-// next call to Next. Next allocates nothing.
+// next call to Next. Next allocates nothing, but for the objects Decode
+// names.
 func (f *Framer) Next(m *Message) error {
 	for {
 		f.d.Reset()
@@ -77,7 +78,7 @@ func (f *Framer) Next(m *Message) error {
 						// The last line, without '\n': a '\r' at its end
 						// ends no line, and is the line's.
 						f.line++
-						if !started {
+						if !started && !f.d.bad {
 							return io.EOF
 						}
 						if f.cr {
@@ -123,9 +124,11 @@ func (f *Framer) Next(m *Message) error {
 			f.cr = false
 			f.head += nl + 1
 			f.line++
-			if !started {
+			if !started && !f.d.bad {
 				break // a blank line
 			}
+			// A line of whitespace longer than the ceiling is refused as
+			// any other (found by review on 2026-12-07: it was skipped).
 			return f.d.Finish(m)
 		}
 	}

@@ -15,15 +15,21 @@ import "slices"
 // after unescaping). It reads every byte of v once, whatever the nesting
 // (checking each object and then walking into its members read a deep
 // value once per level: 1,000 levels over 530 KB took 0.85 s, found by
-// review on 2026-12-06), allocates nothing in steady state, and stops at
-// the first repeated name.
+// review on 2026-12-06), allocates nothing in steady state but for the
+// large objects Decode names, and stops at the first repeated name.
 func HasDuplicateNameDeep(v []byte) bool {
-	if len(v) > maxSetObject {
+	if len(v) > maxLastWins {
 		return hasDuplicateNameDeepHuge(v)
 	}
 	_, dup := dupDeep(v, skipWS(v, 0))
 	return dup
 }
+
+// maxLastWins is the largest value HasDuplicateNameDeep and
+// AppendLastWins index with int32 offsets (an escape is marked by a
+// negated offset); larger ones take the paths for huge values (a value of
+// 2 to 4 GiB panicked: found by review on 2026-12-07).
+const maxLastWins = 1<<31 - 2
 
 // dupDeep reads the value at v[i] and returns the index just past it and
 // whether an object in it repeats a name. Up to smallMembers names of an
@@ -51,6 +57,9 @@ func dupDeep(v []byte, i int) (int, bool) {
 		}
 		for i < len(v) {
 			end, esc := skipString(v, i)
+			if end < i+2 {
+				return len(v), false // not valid JSON (a name cut short)
+			}
 			switch {
 			case n < smallMembers:
 				raw := v[i+1 : end-1]
@@ -152,7 +161,7 @@ func hasDuplicateNameDeepHuge(v []byte) bool {
 // repeats a name, a set of its distinct names (names.go) or, up to
 // smallMembers members, the offsets of those overridden.
 func AppendLastWins(dst, v []byte) []byte {
-	if len(v) > maxSetObject {
+	if len(v) > maxLastWins {
 		return appendLastWinsHuge(dst, v)
 	}
 	i := skipWS(v, 0)
@@ -219,8 +228,8 @@ func (lw *lastWins) scan(v []byte, i int) int {
 		}
 		for i < len(v) {
 			end, esc := skipString(v, i)
-			if end <= i {
-				break // not valid JSON
+			if end < i+2 {
+				break // not valid JSON (a name cut short)
 			}
 			if n < smallMembers {
 				small[n] = lwName{int32(i), int32(end)}

@@ -265,11 +265,9 @@ func (e *envelope) fill(body []byte, top byte, topOff int, members []member, mor
 	}
 	var f envFields
 	var dup int
-	if more && len(body) <= maxSetObject {
-		dup = e.walk(body, &f)
+	if more {
+		dup = e.walk(body, &f, len(body) > maxSetObject)
 	} else {
-		// Beyond 32-bit offsets (no nameSet) a body with more members
-		// is read from the recorded ones only.
 		dup = e.recorded(body, members, &f)
 	}
 	if dup >= 0 {
@@ -406,16 +404,24 @@ func (e *envelope) recorded(body []byte, members []member, f *envFields) int {
 // records: it walks the body for all of them, and finds repeated unknown
 // names with a nameSet (names.go) rather than a list of names. A
 // repeated well-known name is reported where it is met, a repeated
-// unknown one after the walk.
-func (e *envelope) walk(body []byte, f *envFields) int {
+// unknown one after the walk. A body past what a nameSet indexes (huge:
+// over 4 GiB) has its unknown names kept in a map instead (such a body's
+// members after the scanner's first 32 went unread until 2026-12-07).
+func (e *envelope) walk(body []byte, f *envFields, huge bool) int {
 	e.buf = e.buf[:0]
 	var it Members
-	n := 0
-	for it.Reset(body); it.Next(); {
-		n++
+	var set *nameSet
+	var seen map[string]struct{}
+	if huge {
+		seen = make(map[string]struct{})
+	} else {
+		n := 0
+		for it.Reset(body); it.Next(); {
+			n++
+		}
+		set = getNameSet(body, n)
+		defer set.release()
 	}
-	set := getNameSet(body, n)
-	defer set.release()
 	dupAt := -1 // the offset of the first repeated unknown name
 	for it.Reset(body); it.Next(); {
 		ns := nameOffset(body, it.name) + 1
@@ -429,7 +435,15 @@ func (e *envelope) walk(body []byte, f *envFields) int {
 			e.buf = e.buf[:start] // the set unescapes on its own
 		}
 		if k == nameOther {
-			if set.add(ns-1) && dupAt < 0 {
+			var again bool
+			if set != nil {
+				again = set.add(ns - 1)
+			} else {
+				name := string(appendUnescaped(nil, it.name))
+				_, again = seen[name]
+				seen[name] = struct{}{}
+			}
+			if again && dupAt < 0 {
 				dupAt = ns - 1
 			}
 			continue

@@ -21,6 +21,7 @@ import (
 type nameSet struct {
 	obj    []byte
 	table  []uint32 // offset+1 of a name's opening quote; 0 is empty
+	spare  []uint32 // the table before the last growth, reused by the next
 	mask   uint64
 	seed   maphash.Seed
 	sa, sb []byte // unescaped names
@@ -30,9 +31,10 @@ type nameSet struct {
 var nameSets = sync.Pool{New: func() any { return &nameSet{seed: maphash.MakeSeed()} }}
 
 const (
-	// keepNameSlots is the largest table a pooled set keeps (64 KiB):
-	// larger ones are dropped after their object, so that the pool does
-	// not hold the memory of the largest objects ever checked.
+	// keepNameSlots is the largest table a pooled set keeps (64 KiB, its
+	// spare as much): larger ones are dropped after their object, so that
+	// the pool does not hold the memory of the largest objects ever
+	// checked (Decode's doc).
 	keepNameSlots = 1 << 14
 	// keepNameScratch is the largest scratch buffer a pooled set keeps.
 	keepNameScratch = 4 << 10
@@ -49,6 +51,9 @@ func getNameSet(obj []byte, n int) *nameSet {
 	size := 64
 	for size < 2*n {
 		size <<= 1
+	}
+	if cap(s.table) < size && cap(s.spare) >= size {
+		s.table, s.spare = s.spare, s.table
 	}
 	if cap(s.table) < size {
 		s.table = make([]uint32, size)
@@ -67,6 +72,9 @@ func (s *nameSet) release() {
 	s.obj = nil
 	if cap(s.table) > keepNameSlots {
 		s.table = nil
+	}
+	if cap(s.spare) > keepNameSlots {
+		s.spare = nil
 	}
 	if cap(s.sa) > keepNameScratch {
 		s.sa = nil
@@ -116,8 +124,17 @@ func (s *nameSet) grow() {
 	if s.count*2 < len(s.table) {
 		return
 	}
+	// The table and the spare trade places, so that a set reused for
+	// objects of the same size grows without allocating once both have
+	// grown (found by review on 2026-12-07: every growth allocated).
 	old := s.table
-	s.table = make([]uint32, 2*len(old))
+	if n := 2 * len(old); cap(s.spare) >= n {
+		s.table = s.spare[:n]
+		clear(s.table)
+	} else {
+		s.table = make([]uint32, n)
+	}
+	s.spare = old
 	s.mask = uint64(len(s.table) - 1)
 	for _, j := range old {
 		if j != 0 {

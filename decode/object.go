@@ -275,7 +275,8 @@ func Lookup(obj []byte, name string) (value []byte, count int) {
 // DuplicateName reports whether a member name appears twice in obj, a
 // valid JSON object, names compared after unescaping. It walks obj once,
 // compares every pair of names for small objects and hashes beyond that,
-// so it stays linear; it allocates nothing in steady state.
+// so it stays linear; it allocates nothing in steady state but for the
+// large objects Decode names.
 func DuplicateName(obj []byte) bool {
 	type name struct {
 		raw []byte
