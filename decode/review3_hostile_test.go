@@ -1,7 +1,9 @@
 package decode_test
 
-// Hostile review, round 3. The first group of tests records findings:
-// each fails on the code as it stands, for the reason its comment gives.
+// Hostile review, round 3 (2026-12-07). The first group of tests records
+// findings: each failed on the code of that day, for the reason its
+// comment gives (the comments keep the review's account of the fault and
+// its place), and guards the fix made the same day.
 // The second group (TestReview3Guard…) passes: they are guards that add
 // coverage the other tests lack (stacked codings through odd readers
 // under tight ceilings, the Framer against Decode, one Decoder reused
