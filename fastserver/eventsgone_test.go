@@ -216,11 +216,11 @@ func startWait(t *testing.T, c *conn) {
 // TestStreamClientGoneBehindBytes: a client that leaves a streamed
 // answer with bytes it sent still unread — a request pipelined behind the
 // stream, a TLS close_notify — is noticed within goneEvery too (on Linux,
-// from the socket's TCP state): until 2026-12-07 a waiting byte made the
+// by poll's POLLRDHUP): until 2026-12-07 a waiting byte made the
 // client look present, and the handler ran on to its deadline.
 func TestStreamClientGoneBehindBytes(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("the TCP state behind waiting bytes is read on Linux only")
+		t.Skip("a close behind waiting bytes is seen on Linux only")
 	}
 	ms, causes := waitMethods()
 	certFile, keyFile := writeCert(t, t.TempDir(), 1)

@@ -21,7 +21,7 @@ type peerLeaver interface{ peerLeft() }
 // stream so that watching one allocates nothing. Its fields are under the
 // watch's mutex.
 type peerNode struct {
-	conn       net.Conn // looked at; nil when not watched
+	conn       net.Conn // the socket looked at; nil when not watched
 	prev, next *peerNode
 	gen        uint64 // counts the node's additions: a look's result is for one of them
 	who        peerLeaver
@@ -73,8 +73,13 @@ func watchable(conn net.Conn) bool {
 }
 
 // add watches n, a stream written on conn, for who; stop is closed when
-// the server shuts down.
+// the server shuts down. The node keeps the socket under conn, taken
+// here, on the connection's goroutine: a look peeks with the mutex
+// released, and by then conn's wrapper may be back in its pool (ServeConn's
+// capConn) while the socket is never reused (found by review on
+// 2026-12-07: a look read the wrapper as it was recycled).
 func (w *peerWatch) add(n *peerNode, conn net.Conn, who peerLeaver, stop <-chan struct{}) {
+	conn = socketOf(conn)
 	w.mu.Lock()
 	n.gen++
 	n.conn, n.who, n.prev, n.next = conn, who, nil, w.head

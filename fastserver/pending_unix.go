@@ -42,7 +42,7 @@ func pendingBytes(c net.Conn) bool {
 // the socket under the server's TLS and counting layers is looked into)
 // has closed its side or reset the connection: a read would return at
 // once with end of file or an error, or bytes wait but the peer closed
-// behind them (on Linux, from the socket's TCP state: a TLS client's
+// behind them (on Linux, by poll's POLLRDHUP: a TLS client's
 // close_notify, or a request pipelined behind a stream, followed by its
 // close). It consumes nothing, as pendingBytes. A connection it cannot
 // look into is not gone; off Linux a connection with bytes waiting is not
