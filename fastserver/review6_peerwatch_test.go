@@ -2,8 +2,10 @@ package fastserver
 
 // Review 6 (second, hostile review) of d1daec6 (one peer watch, peeking
 // with its lock released) and 636c818 (the TCP state behind waiting
-// bytes). Findings fail on the code as committed; the tests marked GUARD
-// checked a claim and found it holding, and stay for their coverage.
+// bytes). The findings failed on those commits and guard the fixes made
+// the same day (2026-12-07: the socket taken when a stream is added,
+// POLLRDHUP for the close); the tests marked GUARD checked a claim and
+// found it holding, and stay for their coverage.
 
 import (
 	"bufio"

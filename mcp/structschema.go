@@ -26,7 +26,10 @@ var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
 // argument was refused). Everything else is described as the generator
 // describes it: a property's schema is the generator's for its type, a
 // `jsonschema` tag is its description, a member is required unless it is
-// omitempty or omitzero, and no other member is allowed. A type that
+// omitempty or omitzero (or promoted through an embedded pointer, which
+// may be nil), and no other member is allowed. A ",string" field of a
+// type that writes or reads its own JSON or text is an error (sonic and
+// encoding/json differ on it). A type that
 // contains itself is an error, as it is for the generator.
 func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error {
 	open := map[reflect.Type]bool{}
@@ -64,6 +67,12 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 		for _, f := range fields {
 			ft := f.Field.Type
 			if f.Quoted {
+				if et := derefOnce(ft); codesItself(et) || generatorTypes[et] {
+					// sonic and encoding/json each read such a field
+					// their own way (a slog.Level ",string" takes no
+					// string at all): no schema describes it.
+					return fmt.Errorf("field %s.%s: the json \",string\" option on %v, which writes and reads its own JSON or text, is read differently by sonic and encoding/json: drop the option or give the tool its schema", t, f.Field.Name, et)
+				}
 				ft = quotedType(ft)
 			}
 			fs, err := jsonschema.ForType(ft, &jsonschema.ForOptions{TypeSchemas: m})
@@ -81,7 +90,10 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 			}
 			s.Properties[f.Name] = fs
 			s.PropertyOrder = append(s.PropertyOrder, f.Name)
-			if !f.Opt {
+			// A member promoted through an embedded pointer is left out
+			// when the pointer is nil (found by review on 2026-12-07:
+			// required, so such a result broke its own schema).
+			if !f.Opt && !f.ViaPointer {
 				s.Required = append(s.Required, f.Name)
 			}
 		}
@@ -89,6 +101,15 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 		return nil
 	}
 	return walk(t)
+}
+
+// derefOnce is t's element when t is a pointer, as encoding/json looks
+// through one pointer for ",string".
+func derefOnce(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
 }
 
 // quotedType is the type whose schema describes a ",string" field of type

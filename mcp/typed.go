@@ -313,10 +313,23 @@ func codecSchema(t reflect.Type, input bool) *jsonschema.Schema {
 	switch {
 	case sonicmem.Implements(t, jsonIface):
 		return &jsonschema.Schema{}
+	case !input && !t.Implements(textIface) && reflect.PointerTo(t).Implements(textIface):
+		// A MarshalText with a pointer receiver is called for an
+		// addressable value only (a slice's element, a field behind a
+		// pointer); elsewhere the value is written by its kind (found by
+		// review on 2026-12-07: described as a string, every such result
+		// was 500). Either may be written.
+		return &jsonschema.Schema{}
 	case sonicmem.Implements(t, textIface):
 		return &jsonschema.Schema{Type: "string"}
 	}
 	return nil
+}
+
+// codesItself reports whether t (or *t) has any of the methods with which
+// a type writes or reads its own JSON or text.
+func codesItself(t reflect.Type) bool {
+	return codecSchema(t, true) != nil || codecSchema(t, false) != nil
 }
 
 var (

@@ -17,6 +17,9 @@ type Member struct {
 	Field  reflect.StructField // the field (its Index is within its own struct)
 	Quoted bool                // ",string": a number, bool or string written inside a JSON string
 	Opt    bool                // ",omitempty" or ",omitzero": the member may be missing
+	// ViaPointer says the member is promoted through an embedded pointer:
+	// missing when that pointer is nil.
+	ViaPointer bool
 }
 
 // membersOf caches Members.
@@ -41,8 +44,9 @@ func Members(t reflect.Type) []Member {
 
 func members(t reflect.Type) []Member {
 	type level struct {
-		typ   reflect.Type
-		index []int
+		typ    reflect.Type
+		index  []int
+		viaPtr bool // reached through an embedded pointer
 	}
 	var found []Member
 	next := []level{{typ: t}}
@@ -86,11 +90,11 @@ func members(t reflect.Type) []Member {
 				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
 					nextCount[ft]++
 					if nextCount[ft] == 1 {
-						next = append(next, level{typ: ft, index: index})
+						next = append(next, level{typ: ft, index: index, viaPtr: l.viaPtr || sf.Type.Kind() == reflect.Pointer})
 					}
 					continue
 				}
-				m := Member{Name: name, Tagged: name != "", Index: index, Field: sf}
+				m := Member{Name: name, Tagged: name != "", Index: index, Field: sf, ViaPointer: l.viaPtr}
 				if m.Name == "" {
 					m.Name = sf.Name
 				}
