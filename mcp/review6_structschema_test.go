@@ -299,9 +299,12 @@ type (
 	}
 	r6Names struct {
 		A string `json:"名前"`
+		//lint:ignore SA5008 an invalid name is what this test is about
 		B string `json:"a'b"` // invalid: the field's name
+		//lint:ignore SA5008 the JSON name "-" is what this test is about
 		C string `json:"-,"`
 		D string `json:"x y"`
+		//lint:ignore SA5008 an invalid name is what this test is about
 		E string `json:"a\\b"` // invalid
 	}
 	R6Cyc1 struct {
@@ -314,9 +317,10 @@ type (
 	}
 	R6Named  int
 	r6Quoted struct {
-		N  R6Named `json:"n,string"`
-		U  uint8   `json:"u,string"`
-		P  *int    `json:"p,string"`
+		N R6Named `json:"n,string"`
+		U uint8   `json:"u,string"`
+		P *int    `json:"p,string"`
+		//lint:ignore SA5008 ",string" on a double pointer is what this test is about
 		PP **int   `json:"pp,string"` // not a scalar after one pointer: not quoted
 		Z  r6inner `json:"z,omitzero"`
 	}

@@ -60,14 +60,16 @@ type (
 		EmbTagged
 	}
 	quotedArgs struct {
-		N int      `json:"n,string"`
-		B bool     `json:"b,string"`
-		P *int64   `json:"p,string"`
-		F float64  `json:"f,string,omitempty"`
-		S string   `json:"s,string"`
+		N int     `json:"n,string"`
+		B bool    `json:"b,string"`
+		P *int64  `json:"p,string"`
+		F float64 `json:"f,string,omitempty"`
+		S string  `json:"s,string"`
+		//lint:ignore SA5008 ",string" on a slice is what this test is about
 		L []string `json:"l,string"` // ",string" applies to scalars only
 	}
 	dashArgs struct {
+		//lint:ignore SA5008 the JSON name "-" is what this test is about
 		D    string `json:"-,"`
 		Skip string `json:"-"`
 		Keep string `json:"keep"`
