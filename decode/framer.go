@@ -78,11 +78,11 @@ func (f *Framer) Next(m *Message) error {
 						// The last line, without '\n': a '\r' at its end
 						// ends no line, and is the line's.
 						f.line++
-						if !started && !f.d.bad {
-							return io.EOF
-						}
 						if f.cr {
 							f.d.Write(crByte)
+						}
+						if !started && !f.d.bad {
+							return io.EOF
 						}
 						return f.d.Finish(m)
 					}

@@ -158,3 +158,37 @@ func TestNewFramerBadOptions(t *testing.T) {
 		t.Fatal("negative MaxBytes accepted")
 	}
 }
+
+// TestFramerLongBlankLines: a line of whitespace is skipped when it fits
+// the ceiling and refused -32600 when it does not, as any over-long line
+// (contract §6), counting what the line's message holds: a '\r' before
+// its '\n' is the line end's, a '\r' ending a last line without '\n' is
+// the line's (found by review and fuzzing on 2026-12-07: such lines were
+// skipped whatever their length).
+func TestFramerLongBlankLines(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":1,"method":"m"}`
+	max := len(ok) // the ceiling: ok just fits
+	okLine := frameResult{method: "m", id: "1"}
+	at := func(r frameResult, line int64) frameResult { r.line = line; return r }
+	tooLarge := frameResult{err: ErrTooLarge}
+	for _, tc := range []struct {
+		stream string
+		want   []frameResult
+	}{
+		{strings.Repeat(" ", max) + "\r\n" + ok + "\n", []frameResult{at(okLine, 2)}},
+		{strings.Repeat(" ", max+1) + "\r\n" + ok + "\n", []frameResult{at(tooLarge, 1), at(okLine, 2)}},
+		{strings.Repeat("\t", max+1) + "\n", []frameResult{at(tooLarge, 1)}},
+		{ok + "\n" + strings.Repeat(" ", max-1) + "\r", []frameResult{at(okLine, 1)}},
+		{ok + "\n" + strings.Repeat(" ", max) + "\r", []frameResult{at(okLine, 1), at(tooLarge, 2)}},
+	} {
+		for _, r := range []io.Reader{strings.NewReader(tc.stream), iotest.OneByteReader(strings.NewReader(tc.stream))} {
+			got, err := readFrames(t, r, Options{MaxBytes: int64(max)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("%q: got %v, want %v", tc.stream, got, tc.want)
+			}
+		}
+	}
+}
