@@ -80,7 +80,7 @@ func dupDeep(v []byte, i int) (int, bool) {
 					}
 					set.count = n
 				}
-				if set.addGrowing(i) {
+				if set.addGrowing(i, v[i+1:end-1], esc) {
 					return end, true
 				}
 			}

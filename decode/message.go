@@ -437,7 +437,7 @@ func (e *envelope) walk(body []byte, f *envFields, huge bool) int {
 		if k == nameOther {
 			var again bool
 			if set != nil {
-				again = set.add(ns - 1)
+				again = set.addName(ns-1, it.name, it.esc)
 			} else {
 				name := string(appendUnescaped(nil, it.name))
 				_, again = seen[name]

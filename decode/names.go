@@ -2,6 +2,7 @@ package decode
 
 import (
 	"hash/maphash"
+	"math/bits"
 	"sync"
 )
 
@@ -11,21 +12,30 @@ import (
 // way to make a server index something large: a slice header per name and
 // a span per member cost 24 to 64 bytes for 7 bytes of body, and growing
 // them by appending doubles that (issue 18). The set here holds no copy of
-// a name and no slice: a slot is the 4-byte offset of a name's opening
-// quote in the object, and the table, sized once from a count of the
+// a name and no slice: a slot is 4 bytes, the offset of a name's opening
+// quote in the object and, in the bits the offset leaves, bits of the
+// name's hash (nameSet.table), and the table, sized once from a count of the
 // members, has 2 to 4 slots per name. It costs at most 16 bytes a member,
 // under 3 per body byte (a member takes at least 6: "a":0,). Names are
 // hashed and compared after unescaping, through two scratch buffers.
 
 // nameSet is a set of member names of one object, by offset.
 type nameSet struct {
-	obj    []byte
-	table  []uint32 // offset+1 of a name's opening quote; 0 is empty
-	spare  []uint32 // the table before the last growth, reused by the next
-	mask   uint64
-	seed   maphash.Seed
-	sa, sb []byte // unescaped names
-	count  int    // names addGrowing inserted
+	obj []byte
+	// table holds, for a name, offset+1 of its opening quote in its low
+	// offBits bits (0 is an empty slot) and bits of the name's hash in
+	// the others: a probe that meets another name compares the names
+	// only when those bits agree, without reading the object (12 bits for
+	// an object of 1 MiB; none past 2 GiB). Reading each probed name from
+	// the object was most of the cost of an object of many members.
+	table   []uint32
+	offMask uint32   // the offset's bits of a slot
+	fpShift uint     // offBits: where the hash's bits start
+	spare   []uint32 // the table before the last growth, reused by the next
+	mask    uint64
+	seed    maphash.Seed
+	sa, sb  []byte // unescaped names
+	count   int    // names addGrowing inserted
 }
 
 var nameSets = sync.Pool{New: func() any { return &nameSet{seed: maphash.MakeSeed()} }}
@@ -64,6 +74,8 @@ func getNameSet(obj []byte, n int) *nameSet {
 	s.mask = uint64(size - 1)
 	s.obj = obj
 	s.count = 0
+	s.fpShift = uint(bits.Len(uint(len(obj)))) // offset+1 <= len(obj)
+	s.offMask = uint32(1<<s.fpShift - 1)
 	return s
 }
 
@@ -89,18 +101,26 @@ func (s *nameSet) release() {
 // whether an equal name (after unescaping) was added before. The table
 // must have room: at most half of it is filled when n was the count.
 func (s *nameSet) add(off int) bool {
-	h, found := s.find(off)
+	raw, esc := s.name(off)
+	return s.addName(off, raw, esc)
+}
+
+// addName is add for a caller that has read the name: raw is its content
+// (escapes kept) and esc says whether it has escapes, so that the name is
+// not scanned again.
+func (s *nameSet) addName(off int, raw []byte, esc bool) bool {
+	h, found, entry := s.findName(off, raw, esc)
 	if !found {
-		s.table[h] = uint32(off + 1)
+		s.table[h] = entry
 	}
 	return found
 }
 
-// addGrowing is add for a set whose object is still being read: when
+// addGrowing is addName for a set whose object is still being read: when
 // the table is half full it doubles, its names inserted again.
-func (s *nameSet) addGrowing(off int) bool {
+func (s *nameSet) addGrowing(off int, raw []byte, esc bool) bool {
 	s.grow()
-	if s.add(off) {
+	if s.addName(off, raw, esc) {
 		return true
 	}
 	s.count++
@@ -138,7 +158,7 @@ func (s *nameSet) grow() {
 	s.mask = uint64(len(s.table) - 1)
 	for _, j := range old {
 		if j != 0 {
-			h, _ := s.find(int(j - 1))
+			h, _, _ := s.find(int(j&s.offMask) - 1)
 			s.table[h] = j
 		}
 	}
@@ -148,39 +168,53 @@ func (s *nameSet) grow() {
 // latest occurrence of its name (inserting it, or replacing an equal
 // name's offset), and reports whether it replaced one.
 func (s *nameSet) setLast(off int) bool {
-	h, found := s.find(off)
-	s.table[h] = uint32(off + 1)
+	h, found, entry := s.find(off)
+	s.table[h] = entry
 	return found
 }
 
 // isLast reports whether the name at obj[off] is the latest occurrence
 // setLast recorded for its name.
 func (s *nameSet) isLast(off int) bool {
-	h, found := s.find(off)
-	return found && s.table[h] == uint32(off+1)
+	h, found, _ := s.find(off)
+	return found && s.table[h]&s.offMask == uint32(off+1)
 }
 
 // find returns the slot of the name whose opening quote is at obj[off]:
-// the slot of an equal name (found), or the empty slot where it goes.
-func (s *nameSet) find(off int) (uint64, bool) {
+// the slot of an equal name (found), or the empty slot where it goes; and
+// the table entry of this name at off.
+func (s *nameSet) find(off int) (uint64, bool, uint32) {
 	key, esc := s.name(off)
+	return s.findName(off, key, esc)
+}
+
+// findName is find for a caller that has read the name at off: key is its
+// content (escapes kept), esc whether it has escapes.
+func (s *nameSet) findName(off int, key []byte, esc bool) (uint64, bool, uint32) {
 	if esc {
 		s.sa = appendUnescaped(s.sa[:0], key)
 		key = s.sa
 	}
-	h := maphash.Bytes(s.seed, key) & s.mask
+	hash := maphash.Bytes(s.seed, key)
+	fp := uint32(hash>>32) << s.fpShift // 0 when the shift is 32
+	entry := fp | uint32(off+1)
+	h := hash & s.mask
 	for {
 		j := s.table[h]
 		if j == 0 {
-			return h, false
+			return h, false, entry
 		}
-		other, oesc := s.name(int(j - 1))
+		if j&^s.offMask != fp {
+			h = (h + 1) & s.mask
+			continue // another name: its hash differs
+		}
+		other, oesc := s.name(int(j&s.offMask) - 1)
 		if oesc {
 			s.sb = appendUnescaped(s.sb[:0], other)
 			other = s.sb
 		}
 		if string(key) == string(other) {
-			return h, true
+			return h, true, entry
 		}
 		h = (h + 1) & s.mask
 	}

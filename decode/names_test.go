@@ -2,6 +2,7 @@ package decode
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,5 +87,49 @@ func TestDuplicateNameLarge(t *testing.T) {
 	obj := []byte(`{` + manyMembers(40) + `"\u0061b":0,"a\u0062":1}`)
 	if !DuplicateName(obj) {
 		t.Error("two escaped spellings of one name: no duplicate found")
+	}
+}
+
+// TestNameSetFingerprints: the set skips a probed name whose hash bits
+// differ from the key's and compares the others; on objects whose
+// offsets leave it from 20 bits of hash down to a few, with names
+// escaped or not and one repeated (or none) at a random place, it finds
+// what a map of the unescaped names finds.
+func TestNameSetFingerprints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, n := range []int{40, 300, 3000, 70000} {
+		for round := range 20 {
+			names := make([]string, n)
+			for i := range names {
+				names[i] = "n" + strconv.Itoa(rng.IntN(1<<30)) + "_" + strconv.Itoa(i)
+			}
+			dup := round%4 != 0
+			if dup {
+				a, b := rng.IntN(n), rng.IntN(n)
+				if a == b {
+					b = (a + 1) % n
+				}
+				names[b] = names[a]
+			}
+			var sb strings.Builder
+			sb.WriteByte('{')
+			for i, name := range names {
+				if i > 0 {
+					sb.WriteByte(',')
+				}
+				if rng.IntN(8) == 0 {
+					name = `\u006e` + name[1:] // "n" escaped
+				}
+				sb.WriteString(`"` + name + `":` + strconv.Itoa(i))
+			}
+			sb.WriteByte('}')
+			obj := []byte(sb.String())
+			if got, want := DuplicateName(obj), duplicateHuge(obj); got != want || want != dup {
+				t.Fatalf("%d members, round %d: DuplicateName %v, a map %v, planted %v", n, round, got, want, dup)
+			}
+			if got := HasDuplicateNameDeep(obj); got != dup {
+				t.Fatalf("%d members, round %d: HasDuplicateNameDeep %v, planted %v", n, round, got, dup)
+			}
+		}
 	}
 }

@@ -326,7 +326,7 @@ func duplicateLarge(obj []byte) bool {
 	s := getNameSet(obj, n)
 	defer s.release()
 	for it.Reset(obj); it.Next(); {
-		if s.add(nameOffset(obj, it.name)) {
+		if s.addName(nameOffset(obj, it.name), it.name, it.esc) {
 			return true
 		}
 	}
