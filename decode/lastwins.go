@@ -415,17 +415,21 @@ func appendLastWinsHuge(dst, v []byte) []byte {
 			count++
 		}
 		switch {
-		case count <= smallMembers:
-			if DuplicateName(v) { // pair by pair, no allocation
-				last = getNameSet(v, count)
-			}
 		case len(v) > maxSetObject:
+			// First, whatever the count: a nameSet's offsets are 32-bit
+			// (an object past 4 GiB of at most smallMembers members took
+			// one, and its wrapped offsets lost the repeated name: found
+			// by review on 2026-12-07).
 			if DuplicateName(v) {
 				lastMap = map[string]int{}
 				k := 0
 				for it.Reset(v); it.Next(); k++ {
 					lastMap[memberKey(&it)] = k
 				}
+			}
+		case count <= smallMembers:
+			if DuplicateName(v) { // pair by pair, no allocation
+				last = getNameSet(v, count)
 			}
 		default:
 			last = getNameSet(v, count) // released below if no name repeats

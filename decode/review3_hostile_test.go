@@ -236,9 +236,11 @@ func review3MemAvailable() int64 {
 // Fix: use int (or uint32, as nameSet does) for those offsets, or send
 // values over math.MaxInt32 to the huge paths.
 //
-// Heavy: about 2.1 GiB of memory for a second or two; skipped under
-// -short, -race, or with less than 6 GiB available.
+// Heavy: about 2.1 GiB of memory for a second or two; it runs when
+// RPCEDGE_HUGE_TESTS is set (.ci/run's stage for values past 2 GiB), and
+// is skipped under -short, -race, or with less than 6 GiB available.
 func TestReview3ValuesOver2GiBPanic(t *testing.T) {
+	hugeTests(t)
 	if testing.Short() || review3Race() || strconv.IntSize < 64 {
 		t.Skip("needs a 2 GiB value")
 	}
