@@ -65,21 +65,27 @@ type peerLook struct {
 	conn net.Conn
 }
 
-// watchable reports whether a stream written on conn is worth watching:
-// only a socket can be peeked at (not net/http's bridge, whose request
-// context tells of a departed client, nor an in-memory connection).
-func watchable(conn net.Conn) bool {
-	return conn != nil && canPeek(socketOf(conn))
+// watchedSocket returns the socket under conn (socketOf) through which a
+// stream written on conn is watched, or nil when there is none to peek
+// at (net/http's bridge, whose request context tells of a departed
+// client, or an in-memory connection). It is taken on the connection's
+// goroutine, when the stream starts: a look peeks with the watch's mutex
+// released, and by then conn's wrapper may be back in its pool
+// (ServeConn's capConn) while the socket is never reused (found by
+// review on 2026-12-07: a look read the wrapper as it was recycled).
+func watchedSocket(conn net.Conn) net.Conn {
+	if conn == nil {
+		return nil
+	}
+	if sock := socketOf(conn); canPeek(sock) {
+		return sock
+	}
+	return nil
 }
 
-// add watches n, a stream written on conn, for who; stop is closed when
-// the server shuts down. The node keeps the socket under conn, taken
-// here, on the connection's goroutine: a look peeks with the mutex
-// released, and by then conn's wrapper may be back in its pool (ServeConn's
-// capConn) while the socket is never reused (found by review on
-// 2026-12-07: a look read the wrapper as it was recycled).
+// add watches n, a stream written on socket conn (watchedSocket), for
+// who; stop is closed when the server shuts down.
 func (w *peerWatch) add(n *peerNode, conn net.Conn, who peerLeaver, stop <-chan struct{}) {
-	conn = socketOf(conn)
 	w.mu.Lock()
 	n.gen++
 	n.conn, n.who, n.prev, n.next = conn, who, nil, w.head

@@ -12,21 +12,25 @@ import (
 // not Read: the goroutine serving the connection may be parked in a Read,
 // which holds that lock): ok is false for a connection it cannot look
 // into; n is 1 when a byte waits, 0 at end of file; err is EAGAIN when
-// nothing waits.
-func peek(c net.Conn) (n int, ok bool, err error) {
+// nothing waits. When a byte waits and behind is set, closed says whether
+// the peer closed or reset the connection behind it (peerClosed).
+func peek(c net.Conn, behind bool) (n int, ok bool, err error, closed bool) {
 	sc, isSocket := c.(syscall.Conn)
 	if !isSocket {
-		return 0, false, nil
+		return 0, false, nil, false
 	}
 	rc, rerr := sc.SyscallConn()
 	if rerr != nil {
-		return 0, false, nil
+		return 0, false, nil, false
 	}
-	var buf [1]byte
 	cerr := rc.Control(func(fd uintptr) {
+		var buf [1]byte
 		n, _, err = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		if behind && err == nil && n > 0 {
+			closed = peerClosed(fd)
+		}
 	})
-	return n, cerr == nil, err
+	return n, cerr == nil, err, closed
 }
 
 // pendingBytes reports whether bytes have arrived on c that nobody has
@@ -34,7 +38,7 @@ func peek(c net.Conn) (n int, ok bool, err error) {
 // the connection has not run since. A connection it cannot look into has
 // none.
 func pendingBytes(c net.Conn) bool {
-	n, ok, _ := peek(c)
+	n, ok, _, _ := peek(c, false)
 	return ok && n > 0
 }
 
@@ -48,29 +52,16 @@ func pendingBytes(c net.Conn) bool {
 // look into is not gone; off Linux a connection with bytes waiting is not
 // gone either (its stream ends at its next write).
 func peerGone(c net.Conn) bool {
-	sc, isSocket := socketOf(c).(syscall.Conn)
-	if !isSocket {
+	n, ok, err, closed := peek(socketOf(c), true)
+	switch {
+	case !ok:
+		return false
+	case err == nil:
+		return n == 0 || closed // end of file, or a close behind the bytes
+	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
 		return false
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
-	gone := false
-	cerr := rc.Control(func(fd uintptr) {
-		var buf [1]byte
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		switch {
-		case err == nil && n == 0:
-			gone = true // end of file: the peer shut its side
-		case err == nil:
-			gone = peerClosed(fd) // bytes wait; the peer may have closed behind them
-		case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK || err == syscall.EINTR:
-		default:
-			gone = true // reset, or another error a read would return
-		}
-	})
-	return cerr == nil && gone
+	return true // reset, or another error a read would return
 }
 
 // canPeek reports whether peek can look into c: a socket.

@@ -652,11 +652,11 @@ func (st *Stream) SupportsBodyWriteTo() bool { return true }
 // final response last.
 func (st *Stream) WriteTo(w io.Writer) (int64, error) {
 	if ctx := st.c.rctx; ctx != nil {
-		if conn := ctx.Conn(); watchable(conn) {
+		if sock := watchedSocket(ctx.Conn()); sock != nil {
 			// Out of the watch before the stream can be released and
 			// serve the connection's next request.
 			w := &st.c.s.peers
-			w.add(&st.peer, conn, st, st.c.s.shutdown)
+			w.add(&st.peer, sock, st, st.c.s.shutdown)
 			defer w.remove(&st.peer)
 		}
 	}
@@ -1135,11 +1135,11 @@ func (f *eventFeed) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	tick := time.NewTicker(keepAliveEvery)
 	defer tick.Stop()
-	if conn := f.ctx.Conn(); f.gone == nil && watchable(conn) {
+	if sock := watchedSocket(f.ctx.Conn()); f.gone == nil && sock != nil {
 		f.left = make(chan struct{})
 		f.gone = f.left
 		w := &f.s.peers
-		w.add(&f.peer, conn, f, f.stop)
+		w.add(&f.peer, sock, f, f.stop)
 		defer w.remove(&f.peer)
 	}
 	// A first comment flushes the head: the client knows it is connected.
