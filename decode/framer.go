@@ -16,9 +16,9 @@ const framerBuf = 32 << 10
 // is refused with ErrTooLarge (-32600) and skipped without being held in
 // memory, a line that is not valid JSON is refused with ErrSyntax (-32700),
 // and the next call reads the next line normally. Lines holding only
-// whitespace are skipped, unless they are over-long (refused as above). A '\r' before the '\n' is whitespace, so CRLF
-// streams work; a final line without '\n' is decoded at the end of the
-// stream.
+// whitespace are skipped, unless they are over-long (refused as above).
+// A '\r' before the '\n' is whitespace, so CRLF streams work; a final
+// line without '\n' is decoded at the end of the stream.
 //
 // A Framer is not safe for concurrent use. Its zero value is not usable:
 // make one with NewFramer.

@@ -23,14 +23,15 @@ import (
 type nameSet struct {
 	obj []byte
 	// table holds, for a name, offset+1 of its opening quote in its low
-	// offBits bits (0 is an empty slot) and bits of the name's hash in
+	// fpShift bits (0 is an empty slot) and bits of the name's hash in
 	// the others: a probe that meets another name compares the names
 	// only when those bits agree, without reading the object (11 or 12
-	// bits for an object of about 1 MiB; none past 2 GiB). Reading each probed name from
-	// the object was most of the cost of an object of many members.
+	// bits for an object of about 1 MiB; none past 2 GiB). Reading each
+	// probed name from the object was most of the cost of an object of
+	// many members.
 	table   []uint32
 	offMask uint32   // the offset's bits of a slot
-	fpShift uint     // offBits: where the hash's bits start
+	fpShift uint     // the offset's width: where the hash's bits start
 	spare   []uint32 // the table before the last growth, reused by the next
 	mask    uint64
 	seed    maphash.Seed

@@ -17,8 +17,8 @@ var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
 // structSchemas adds to m, which holds the schemas of the types whose
 // JSON their methods write (codecSchemas), the schema of every struct
 // type under t, its properties the members encoding/json reads and writes
-// (sonicmem.Members), so that the generator, given m, describes each struct by
-// them. The generator's own struct walk follows Go's field promotion
+// (sonicmem.Members), so that the generator, given m, describes each
+// struct by them. The generator's own struct walk follows Go's field promotion
 // instead: an embedded struct with a json name lost its member and lent
 // the embedded fields to its parent, required; an embedded non-struct
 // was left out; a ",string" field was described by its kind, not as the
@@ -29,8 +29,8 @@ var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
 // omitempty or omitzero (or promoted through an embedded pointer, which
 // may be nil), and no other member is allowed. A ",string" field of a
 // type that writes or reads its own JSON or text is an error (sonic and
-// encoding/json differ on it). A type that
-// contains itself is an error, as it is for the generator.
+// encoding/json differ on it). A type that contains itself is an error,
+// as it is for the generator.
 func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error {
 	open := map[reflect.Type]bool{}
 	var walk func(t reflect.Type) error
@@ -67,7 +67,7 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 		for _, f := range fields {
 			ft := f.Field.Type
 			if f.Quoted {
-				if et := derefOnce(ft); codesItself(et) || generatorTypes[et] {
+				if et := derefOnce(ft); codesItself(et) {
 					// sonic and encoding/json each read such a field
 					// their own way (a slog.Level ",string" takes no
 					// string at all): no schema describes it.
