@@ -53,6 +53,12 @@ type Call struct {
 	// pool; busy says a request of that Request's is using it.
 	kept bool
 	busy bool
+
+	// Tasks (tasks.go): startTask says the handler's StartTask asked for
+	// one; task and ctx are set on the Call that runs in a task.
+	startTask bool
+	task      *task
+	ctx       context.Context
 }
 
 // walk walks the params of the tools/call m once, for the header rules
@@ -121,6 +127,7 @@ func (c *Call) release() {
 	c.idx, c.lastArg = argIndex{}, nil
 	c.walked, c.checked = false, nil
 	c.w = walked{}
+	c.startTask, c.task, c.ctx = false, nil, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	if c.kept {
@@ -138,12 +145,20 @@ func reuse(b []byte) []byte {
 	return b[:0]
 }
 
-// Request returns the request being served: its headers and Context.
+// Request returns the request being served: its headers and Context. It
+// is nil in a task (StartTask), which outlives its request.
 func (c *Call) Request() *fastserver.Request { return c.r }
 
-// Context returns the context the call runs under (the handler deadline;
-// cancelled when the server shuts down past its grace period).
-func (c *Call) Context() context.Context { return c.r.Context() }
+// Context returns the context the call runs under: on a request, the
+// handler deadline's (cancelled when the server shuts down past its grace
+// period); in a task, the task's (cancelled by tasks/cancel, the task's
+// TTL or Server.Close).
+func (c *Call) Context() context.Context {
+	if c.ctx != nil {
+		return c.ctx
+	}
+	return c.r.Context()
+}
 
 // Version returns the protocol version in use.
 func (c *Call) Version() Version { return c.v }

@@ -16,7 +16,9 @@ package mcp
 //     header (a missing params or _meta, a _meta or key given twice, a
 //     value that is not that string: 400 / -32020), Mcp-Method, and for
 //     tools/call and prompts/get Mcp-Name (params.name), for
-//     resources/read Mcp-Name (params.uri).
+//     resources/read Mcp-Name (params.uri), and on a server with tasks for
+//     tasks/get, tasks/update and tasks/cancel Mcp-Name (params.taskId,
+//     SEP-2663).
 //   - Under every version a present Mcp-Method or Mcp-Name must match the
 //     body; Mcp-Name is ignored on methods that name nothing. A body whose
 //     source field is absent, duplicated or not a string disagrees with a
@@ -105,6 +107,7 @@ var (
 	errNameMissing    = mismatch("header mismatch: the Mcp-Name header is required for this method", HeaderName)
 	errNameDiffers    = mismatch("header mismatch: Mcp-Name does not match params.name", HeaderName)
 	errURIDiffers     = mismatch("header mismatch: Mcp-Name does not match params.uri", HeaderName)
+	errTaskIDDiffers  = mismatch("header mismatch: Mcp-Name does not match params.taskId", HeaderName)
 	errMetaDiffers    = mismatch("header mismatch: MCP-Protocol-Version does not match params._meta[\""+metaVersionKey+"\"]", HeaderProtocolVersion)
 	errMetaDuplicated = mismatch("header mismatch: params._meta or its protocol version key appears twice", HeaderProtocolVersion)
 
@@ -136,9 +139,10 @@ func unsupportedVersion(requested []byte) *fastserver.Error {
 type nameSource uint8
 
 const (
-	noName nameSource = iota
-	byName            // params.name
-	byURI             // params.uri
+	noName   nameSource = iota
+	byName              // params.name
+	byURI               // params.uri
+	byTaskID            // params.taskId (tasks/get, tasks/update, tasks/cancel)
 )
 
 func nameSourceOf(method []byte) nameSource {
@@ -147,6 +151,8 @@ func nameSourceOf(method []byte) nameSource {
 		return byName
 	case "resources/read":
 		return byURI
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return byTaskID
 	}
 	return noName
 }
@@ -183,6 +189,9 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 	}
 
 	src := nameSourceOf(m.Method)
+	if src == byTaskID && (s.tasks == nil || !v.Stateless()) {
+		src = noName // no tasks methods here: the method is unknown
+	}
 	nh, lines := r.HeaderLines(keyName)
 	if nh != nil && src == noName {
 		nh = nil // a method without a name: the header is ignored
@@ -222,8 +231,11 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 		it   decode.Members
 		want = "name"
 	)
-	if src == byURI {
+	switch src {
+	case byURI:
 		want = "uri"
+	case byTaskID:
+		want = "taskId"
 	}
 	if m.ParamsType == decode.ParamsObject {
 		p.object = true
@@ -255,8 +267,11 @@ type paramsSeen struct {
 // ignored) against the member it mirrors.
 func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fastserver.Error {
 	errSrc := errNameDiffers
-	if src == byURI {
+	switch src {
+	case byURI:
 		errSrc = errURIDiffers
+	case byTaskID:
+		errSrc = errTaskIDDiffers
 	}
 	if strict {
 		switch {

@@ -180,15 +180,20 @@ func (x *callExchange) binding() string {
 	if x.who == nil {
 		return b
 	}
-	// The principal (issuer and subject, or a token of its own when it
-	// names neither subject nor client) and the client.
+	return b + " " + holderHash(x.who)
+}
+
+// holderHash names who holds tok: a hash of the principal (issuer and
+// subject, or a token of its own when it names neither subject nor
+// client) and the client.
+func holderHash(tok *auth.Token) string {
 	h := sha256.New()
-	for _, f := range []string{x.who.Principal(), x.who.ClientID} {
+	for _, f := range []string{tok.Principal(), tok.ClientID} {
 		h.Write(strconv.AppendInt(nil, int64(len(f)), 10))
 		h.Write([]byte{':'})
 		h.Write([]byte(f))
 	}
-	return b + " " + b64url.EncodeToString(h.Sum(nil)[:16])
+	return b64url.EncodeToString(h.Sum(nil)[:16])
 }
 
 // progressToken returns _meta.progressToken when it is a string or an
@@ -229,8 +234,17 @@ func (x *callExchange) wantsStream(v Version) bool {
 // stream, it does nothing and returns nil; it returns ErrNotStreaming for
 // a tool not registered with Streaming, and an error of the stream
 // (fastserver.ErrStreamClosed) when the client has gone, which the
-// handler should return.
+// handler should return. In a task (StartTask) it sends nothing: a
+// non-empty message becomes the task's statusMessage, and once the task
+// is cancelled it returns the Context's error.
 func (c *Call) Progress(progress, total float64, message string) error {
+	if c.task != nil {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		c.task.note(c.srv.tasks, message)
+		return nil
+	}
 	if !c.streaming {
 		return ErrNotStreaming
 	}
@@ -274,9 +288,10 @@ func appendNumber(b []byte, f float64) []byte {
 // package doc). Otherwise, or when the answer cannot stream, it does
 // nothing and returns nil; it returns ErrNotStreaming for a tool not
 // registered with Streaming, an error for data that is not valid JSON,
-// and an error of the stream when the client has gone.
+// and an error of the stream when the client has gone. In a task
+// (StartTask) nothing is sent.
 func (c *Call) Log(level LogLevel, logger string, data []byte) error {
-	if !c.streaming {
+	if !c.streaming && c.task == nil {
 		return ErrNotStreaming
 	}
 	data = trimWS(data)
@@ -285,6 +300,9 @@ func (c *Call) Log(level LogLevel, logger string, data []byte) error {
 	}
 	if level >= numLogLevels {
 		return errors.New("mcp: unknown log level")
+	}
+	if c.task != nil {
+		return nil // a task has no stream
 	}
 	if !c.logs || level < c.logMin {
 		return nil
@@ -307,6 +325,9 @@ func (c *Call) Log(level LogLevel, logger string, data []byte) error {
 
 // LogText is Log with a text message as the data.
 func (c *Call) LogText(level LogLevel, logger, text string) error {
+	if c.task != nil {
+		return nil // a task has no stream
+	}
 	if !c.streaming {
 		return ErrNotStreaming
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 
 	"github.com/rpcedge/rpcedge/decode"
 )
@@ -41,6 +42,12 @@ func (s *Server) freeze() {
 		setLevel:      route("logging/setLevel", false, s.serveSetLevel),
 		subscribe:     route("resources/subscribe", true, s.serveSubscribe),
 		unsubscribe:   route("resources/unsubscribe", true, s.serveSubscribe),
+		tasksGet:      route("tasks/get", false, s.serveTasksGet),
+		tasksUpdate:   route("tasks/update", false, s.serveTasksUpdate),
+		tasksCancel:   route("tasks/cancel", false, s.serveTasksCancel),
+	}
+	if s.taskOptsSet || slices.ContainsFunc(s.tools, func(t *tool) bool { return t.Task != TaskNone }) {
+		s.tasks = newTaskStore(s.taskOpts)
 	}
 
 	for v := range Version(numVersions) {
@@ -212,7 +219,13 @@ func (s *Server) discoverResult() []byte {
 		b = decode.AppendString(b, v.String())
 	}
 	b = append(b, `],"capabilities":`...)
-	b = append(b, capabilities...)
+	if s.tasks != nil {
+		// The tasks extension (SEP-2663), served under 2026-07-28.
+		b = append(b, capabilities[:len(capabilities)-1]...)
+		b = append(b, `,"extensions":{"`+ExtensionTasks+`":{}}}`...)
+	} else {
+		b = append(b, capabilities...)
+	}
 	b = append(b, `,"serverInfo":`...)
 	b = append(b, s.infoJSON(Version20260728)...)
 	if s.instructions != "" {

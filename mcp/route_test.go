@@ -5,6 +5,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -20,6 +21,8 @@ func headersFor(v Version, method string) hdr {
 		h = append(h, HeaderName, "greet")
 	case "resources/read":
 		h = append(h, HeaderName, "test://about")
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		h = append(h, HeaderName, "t1")
 	}
 	return h
 }
@@ -41,6 +44,8 @@ func paramsFor(method string) string {
 		return `"level":"info",`
 	case "resources/subscribe", "resources/unsubscribe":
 		return `"uri":"test://about",`
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return `"taskId":"t1",`
 	}
 	return ""
 }
@@ -88,14 +93,18 @@ func TestMethodsByVersion(t *testing.T) {
 }
 
 func TestRouteOwnParams(t *testing.T) {
-	_, ep := testServer(t)
+	_, ep := testServer(t, WithTasks(TaskOptions{}))
 	// The methods that name a target: they check params themselves, so
 	// that an unknown target (row 16) comes before a member given twice
 	// (row 17).
 	own := map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true,
 		"resources/subscribe": true, "resources/unsubscribe": true, "completion/complete": true}
 	for _, m := range Methods() {
-		r := routeOf(t, ep, Version20251125, m)
+		v := Version20251125
+		if strings.HasPrefix(m, "tasks/") {
+			v = Version20260728 // the tasks extension's methods
+		}
+		r := routeOf(t, ep, v, m)
 		if r.Handler == nil {
 			if m != "notifications/initialized" {
 				t.Errorf("%s: no handler", m)
@@ -114,7 +123,7 @@ func TestRouteOwnParams(t *testing.T) {
 func TestLabels(t *testing.T) {
 	_, ep := testServer(t)
 	want := []string{"completion/complete", "initialize", "logging/setLevel", "notifications/initialized", "ping", "prompts/get", "prompts/list",
-		"resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover", "tools/call", "tools/list"}
+		"resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover", "tasks/cancel", "tasks/get", "tasks/update", "tools/call", "tools/list"}
 	got := append([]string(nil), ep.Labels...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {

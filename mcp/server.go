@@ -161,6 +161,9 @@ type Server struct {
 	schemaPaths schemaPaths // WithLibraryValidation; pathsRaw in tests
 	freezeOnce  sync.Once
 	frozen      bool
+	taskOpts    TaskOptions // WithTasks
+	taskOptsSet bool
+	tasks       *taskStore // nil: no tasks (no tool with Task, no WithTasks)
 
 	// Built by freeze.
 	routes routes
@@ -312,6 +315,9 @@ func Methods() []string {
 		"resources/templates/list",
 		"resources/unsubscribe",
 		"server/discover",
+		"tasks/cancel",
+		"tasks/get",
+		"tasks/update",
 		"tools/call",
 		"tools/list",
 	}
@@ -326,6 +332,8 @@ type routes struct {
 	subscribe, unsubscribe       fastserver.Route
 	promptsList, promptsGet      fastserver.Route
 	complete, setLevel           fastserver.Route
+	tasksGet, tasksUpdate        fastserver.Route
+	tasksCancel                  fastserver.Route
 }
 
 func route(label string, own bool, f func(*fastserver.Request, []byte) ([]byte, error)) fastserver.Route {
@@ -375,6 +383,18 @@ func (s *Server) route(r *fastserver.Request) fastserver.Route {
 	case "resources/unsubscribe":
 		if legacy {
 			return rt.unsubscribe
+		}
+	case "tasks/get":
+		if !legacy && s.tasks != nil {
+			return rt.tasksGet
+		}
+	case "tasks/update":
+		if !legacy && s.tasks != nil {
+			return rt.tasksUpdate
+		}
+	case "tasks/cancel":
+		if !legacy && s.tasks != nil {
+			return rt.tasksCancel
 		}
 	}
 	return fastserver.Route{}

@@ -53,6 +53,12 @@ type Tool struct {
 	// into a stream. Other tools keep the plain path, and those methods
 	// return ErrNotStreaming.
 	Streaming bool
+	// Task says whether calls may go on as tasks (SEP-2663, the
+	// io.modelcontextprotocol/tasks extension of MCP 2026-07-28): the
+	// handler calls Call.StartTask where its long part begins (see
+	// StartTask). TaskRequired refuses the calls of clients that do not
+	// declare the extension, before the handler. Default TaskNone.
+	Task TaskSupport
 }
 
 // ToolHandler runs a tool whose arguments have passed its input schema.
@@ -112,6 +118,9 @@ func (s *Server) AddTool(t Tool) error {
 	}
 	if !utf8.ValidString(t.Title) || !utf8.ValidString(t.Description) {
 		return s.fail(fmt.Errorf("mcp: tool %q: title and description must be valid UTF-8", t.Name))
+	}
+	if t.Task > TaskRequired {
+		return s.fail(fmt.Errorf("mcp: tool %q: unknown task support %v", t.Name, t.Task))
 	}
 	in, err := compileToolSchema(t.InputSchema, t.Name, "input", s.schemaDocs, s.schemaPaths)
 	if err != nil {
@@ -414,6 +423,9 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	if e := c.begin(s, v, "tools/call", t.Name, &c.w.xp, t.Streaming, auth.FromRequest(r)); e != nil {
 		return fail(e)
 	}
+	if t.Task == TaskRequired && (!v.Stateless() || !clientTakesTasks(c.meta)) {
+		return fail(errTasksMissing)
+	}
 	if t.Streaming && c.wantsStream(v) {
 		return r.Stream(dst, c)
 	}
@@ -438,18 +450,14 @@ func (c *Call) runTool(dst []byte) ([]byte, error) {
 			c.release()
 			return dst[:start], ferr
 		}
-		dst = append(dst, ']')
-		if c.isError {
-			dst = append(dst, `,"isError":true`...)
-		}
-		if c.hasStructured {
-			dst = append(dst, `,"structuredContent":`...)
-			dst = append(dst, c.structured...)
-		}
+		dst = c.endResult(dst)
 		c.release()
 		return s.closeResult(dst, v), nil
 	}
 	defer c.release()
+	if c.startTask && errors.Is(err, ErrRunAsTask) {
+		return c.createTask(dst[:start])
+	}
 	if fe, ok := errors.AsType[*fastserver.Error](err); ok {
 		return dst[:start], fe // a refusal (-32021 included) wins over a request for input
 	}
@@ -459,11 +467,31 @@ func (c *Call) runTool(dst []byte) ([]byte, error) {
 	if errors.Is(err, fastserver.ErrStreamClosed) {
 		return dst[:start], err // the client is gone: nobody reads the answer
 	}
-	// The tool ran and failed: a result with isError.
-	dst = append(s.openResult(dst[:start], v), `"content":[`...)
+	return failedResult(s, dst[:start], v, err), nil
+}
+
+// endResult closes the content a handler built and adds isError and
+// structuredContent: the members of the result of a call that returned
+// nil, up to its closeResult.
+func (c *Call) endResult(dst []byte) []byte {
+	dst = append(dst, ']')
+	if c.isError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if c.hasStructured {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, c.structured...)
+	}
+	return dst
+}
+
+// failedResult appends the result of a tool that ran and failed with
+// err: isError, the error's text its only content.
+func failedResult(s *Server, dst []byte, v Version, err error) []byte {
+	dst = append(s.openResult(dst, v), `"content":[`...)
 	dst = appendTextItem(dst, err.Error())
 	dst = append(dst, `],"isError":true`...)
-	return s.closeResult(dst, v), nil
+	return s.closeResult(dst, v)
 }
 
 var emptyObject = []byte("{}")

@@ -138,6 +138,24 @@ func Conformance(opts ...mcp.Option) (*mcp.Server, error) {
 		{Name: "stream_events", Description: "Sends count progress notifications (delayMs apart), then its result: the streamed tool of rpcedge's load matrix.",
 			InputSchema: `{"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":10000},"delayMs":{"type":"integer","minimum":0,"maximum":1000}},"required":["count"]}`,
 			Streaming:   true, Handler: mcp.ToolFunc(streamEvents)},
+		// The tasks extension (SEP-2663): the suite's tasks-* scenarios.
+		{Name: "greet", Description: "Greets someone by name, at once (no task).",
+			InputSchema: `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
+			Handler:     mcp.ToolFunc(greetTool)},
+		{Name: "slow_compute", Description: "Works for the given seconds, as a task when the client takes tasks (at once for 0 seconds).",
+			InputSchema: `{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":600},"label":{"type":"string"}},"required":["seconds"]}`,
+			Task:        mcp.TaskOptional, Handler: mcp.ToolFunc(slowCompute)},
+		{Name: "failing_job", Description: "A task that fails as a tool after about a second (isError).", InputSchema: noArgs,
+			Task: mcp.TaskRequired, Handler: mcp.ToolFunc(failingJob)},
+		{Name: "protocol_error_job", Description: "A task that fails with a JSON-RPC error (status failed).", InputSchema: noArgs,
+			Task: mcp.TaskOptional, Handler: mcp.ToolFunc(protocolErrorJob)},
+		{Name: "confirm_delete", Description: "A task that asks the user to confirm deleting a file, then answers.",
+			InputSchema: `{"type":"object","properties":{"filename":{"type":"string"}},"required":["filename"]}`,
+			Task:        mcp.TaskOptional, Handler: mcp.ToolFunc(confirmDelete)},
+		{Name: "multi_input", Description: "A task that asks two questions at once.", InputSchema: noArgs,
+			Task: mcp.TaskOptional, Handler: mcp.ToolFunc(multiInput)},
+		{Name: "test_tool_with_task", Description: "Asks for the user's name on the request, then greets them from a task.", InputSchema: noArgs,
+			Task: mcp.TaskRequired, Handler: mcp.ToolFunc(toolWithTask)},
 	}
 	for _, t := range tools {
 		s.AddTool(t)
@@ -472,4 +490,120 @@ func complete(_ *fastserver.Request, req mcp.CompletionRequest) (mcp.Completion,
 		}
 	}
 	return mcp.Completion{Values: out, Total: len(out)}, nil
+}
+
+// The fixtures of the tasks extension (SEP-2663).
+
+func greetTool(c *mcp.Call) error {
+	name, err := c.ArgString("name")
+	if err != nil {
+		return err
+	}
+	c.AddText("Hello, " + string(name) + "!")
+	return nil
+}
+
+// sleep waits d or until the call's context ends.
+func sleep(c *mcp.Call, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-c.Context().Done():
+		return c.Context().Err()
+	}
+}
+
+func slowCompute(c *mcp.Call) error {
+	secs, err := c.ArgFloat("seconds")
+	if err != nil {
+		return err
+	}
+	label := "job"
+	if c.Arg("label") != nil {
+		l, err := c.ArgString("label")
+		if err != nil {
+			return err
+		}
+		label = string(l)
+	}
+	if secs > 0 { // 0: answered at once, the immediate-result shortcut
+		if err := c.StartTask(); err != nil {
+			return err
+		}
+		_ = c.Progress(0, secs, "computing "+label)
+		if err := sleep(c, time.Duration(secs*float64(time.Second))); err != nil {
+			return err
+		}
+	}
+	c.AddText(fmt.Sprintf("computed %s in %gs", label, secs))
+	return nil
+}
+
+func failingJob(c *mcp.Call) error {
+	if err := c.StartTask(); err != nil {
+		return err
+	}
+	if err := sleep(c, time.Second); err != nil {
+		return err
+	}
+	return errors.New("the job failed: no such input")
+}
+
+func protocolErrorJob(c *mcp.Call) error {
+	if err := c.StartTask(); err != nil {
+		return err
+	}
+	return &fastserver.Error{Code: decode.CodeInternalError, Message: "the job's backend answered garbage"}
+}
+
+func confirmDelete(c *mcp.Call) error {
+	name, err := c.ArgString("filename")
+	if err != nil {
+		return err
+	}
+	if err := c.StartTask(); err != nil {
+		return err
+	}
+	ask := `{"message":` + string(decode.AppendString(nil, "Delete "+string(name)+"?")) +
+		`,"requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}`
+	resp, err := c.Elicit("confirm_delete", []byte(ask))
+	if err != nil {
+		return err
+	}
+	if contentString(resp, "confirm") == "true" {
+		c.AddText("deleted " + string(name))
+	} else {
+		c.AddText("kept " + string(name))
+	}
+	return nil
+}
+
+func multiInput(c *mcp.Call) error {
+	if err := c.StartTask(); err != nil {
+		return err
+	}
+	name, e1 := c.Elicit("name", []byte(askName))
+	ok, e2 := c.Elicit("confirm", []byte(`{"message":"Go ahead?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}`))
+	if err := errors.Join(e1, e2); err != nil {
+		return err
+	}
+	c.AddText(fmt.Sprintf("%s answered, confirm: %s", contentString(name, "name"), contentString(ok, "confirm")))
+	return nil
+}
+
+func toolWithTask(c *mcp.Call) error {
+	name, err := c.Elicit("user_name", []byte(askName))
+	if err != nil {
+		return err // the first round: input_required, on the request
+	}
+	if err := c.StartTask(); err != nil {
+		return err
+	}
+	if err := sleep(c, 100*time.Millisecond); err != nil {
+		return err
+	}
+	c.AddText("Hello, " + contentString(name, "name") + "! (from a task)")
+	return nil
 }

@@ -1,0 +1,767 @@
+package mcp
+
+// NOTE: tasks (SEP-2663, the io.modelcontextprotocol/tasks extension of
+// MCP 2026-07-28).
+//
+// A tool registered with Task may go on in the background: its handler
+// runs on the request as any tool's does (and may ask for input by
+// input_required rounds), and where its long part starts it calls
+// Call.StartTask. When the request's clientCapabilities declare the
+// extension, StartTask returns ErrRunAsTask, the handler returns it, and
+// the call is answered with a CreateTaskResult once the task is in the
+// store (a tasks/get right after it finds the task). The handler then runs
+// again from the start in the task, on a Call of its own that holds
+// copies of the arguments, the answers gathered so far and the client's
+// _meta; there StartTask returns nil and the handler goes on.
+//
+// In the task, Ask works as under 2026-07-28 on a request: an answer the
+// task holds is returned; else the request is recorded and ErrInputRequired
+// returned, and when the handler returns it the task is input_required,
+// its inputRequests on tasks/get. tasks/update delivers answers; once every
+// pending request has one, the handler runs again from the start with all
+// of them. Cancellation (tasks/cancel, the task's TTL, Server.Close) ends
+// the Call's Context, and what the handler returns after that is dropped.
+//
+// Outcomes: a handler that returns nil completes the task with its result;
+// one that fails as a tool (any other error, or SetError) completes it with
+// isError, as SEP-2663 asks; a *fastserver.Error, a panic, or a result that
+// breaks the output schema fails it, with the JSON-RPC error inlined.
+//
+// The store is in memory, one per Server, bounded in tasks and bytes
+// (TaskOptions); a task belongs to the token holder that created it
+// (WithAuth): to another one it does not exist. Behind a balancer the
+// tasks/* requests of a task must reach the instance that holds it: their
+// Mcp-Name header carries the task id, and TaskOptions.IDPrefix lets the
+// id name the instance.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rpcedge/rpcedge/auth"
+	"github.com/rpcedge/rpcedge/decode"
+	"github.com/rpcedge/rpcedge/fastserver"
+)
+
+// ExtensionTasks is the identifier of MCP's tasks extension (SEP-2663), the
+// key under capabilities.extensions that a server advertises and a client
+// declares.
+const ExtensionTasks = "io.modelcontextprotocol/tasks"
+
+// TaskSupport says whether a tool's calls may go on as tasks (SEP-2663).
+type TaskSupport uint8
+
+const (
+	// TaskNone (the default): every call is answered on its request.
+	TaskNone TaskSupport = iota
+	// TaskOptional: the handler may move its call into a task
+	// (Call.StartTask) when the request's client declares the tasks
+	// extension; for a client that does not, StartTask returns nil and the
+	// handler runs to its end on the request.
+	TaskOptional
+	// TaskRequired: only a client that declares the tasks extension may
+	// call the tool; another's call is refused with 400 / -32021 (data
+	// {"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}})
+	// before the handler runs, and so is every call under 2025-xx, which has
+	// no tasks.
+	TaskRequired
+)
+
+// String returns "none", "optional" or "required".
+func (t TaskSupport) String() string {
+	switch t {
+	case TaskNone:
+		return "none"
+	case TaskOptional:
+		return "optional"
+	case TaskRequired:
+		return "required"
+	}
+	return "TaskSupport(" + strconv.Itoa(int(t)) + ")"
+}
+
+// ErrRunAsTask is returned by Call.StartTask when the call is to go on as
+// a task: the handler returns it (or an error wrapping it) at once, the
+// call is answered with a CreateTaskResult, and the handler runs again,
+// from the start, in the task.
+var ErrRunAsTask = errors.New("mcp: the call goes on as a task")
+
+// TaskOptions configures the task store (WithTasks). Zero fields take
+// their defaults.
+type TaskOptions struct {
+	// TTL is how long a task is kept after its creation (its ttlMs):
+	// tasks/get finds it for that long, and a task still running then is
+	// cancelled. Default 1 hour.
+	TTL time.Duration
+	// PollInterval is the pollIntervalMs advised to clients, rounded
+	// up to a whole millisecond. Default 1 second.
+	PollInterval time.Duration
+	// MaxTasks bounds the tasks kept at once, running or finished. When
+	// the store is full, the oldest finished task is dropped before its
+	// TTL; when none has finished, a call that would start a task is
+	// refused with 503 / -32603. Default 1,000.
+	MaxTasks int
+	// MaxBytes bounds the bytes the tasks keep: arguments, the client's
+	// _meta, answers, pending requests and results. It is enforced as
+	// MaxTasks is (oldest finished tasks dropped first); a task whose
+	// result would not fit even then fails with -32603. Default 64 MiB.
+	MaxBytes int
+	// IDPrefix starts every task id, so that a balancer routing
+	// tasks/get, tasks/update and tasks/cancel by their Mcp-Name header
+	// (the task id) can send them to the instance that holds the task: at
+	// most 64 bytes of letters, digits, '-', '_' and '.'. Default none.
+	IDPrefix string
+}
+
+// Default task options.
+const (
+	DefaultTaskTTL          = time.Hour
+	DefaultTaskPollInterval = time.Second
+	DefaultMaxTasks         = 1000
+	DefaultMaxTaskBytes     = 64 << 20
+)
+
+// WithTasks sets the task store's bounds and the ids' prefix. A server
+// whose tools include one registered with Task keeps tasks with the
+// defaults without it; with it, the server serves the tasks methods even
+// without such a tool.
+func WithTasks(o TaskOptions) Option {
+	return func(s *Server) error {
+		switch {
+		case o.TTL < 0, o.PollInterval < 0, o.MaxTasks < 0, o.MaxBytes < 0:
+			return errors.New("mcp: TaskOptions fields must not be negative")
+		case len(o.IDPrefix) > 64:
+			return errors.New("mcp: TaskOptions.IDPrefix is longer than 64 bytes")
+		}
+		for i := 0; i < len(o.IDPrefix); i++ {
+			if !idByte(o.IDPrefix[i]) {
+				return fmt.Errorf("mcp: TaskOptions.IDPrefix holds %q: only letters, digits, '-', '_' and '.' are allowed", o.IDPrefix[i])
+			}
+		}
+		s.taskOpts, s.taskOptsSet = o, true
+		return nil
+	}
+}
+
+func idByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'
+}
+
+// Close cancels every task still running or waiting for input (their
+// status becomes cancelled) and makes calls that would start one fail
+// with 503 / -32603. It returns at once: a handler that ignores its
+// Context runs on, and what it returns is dropped. Close is for a server
+// that stops while its process goes on; it is safe to call more than once.
+func (s *Server) Close() {
+	if st := s.tasks; st != nil {
+		st.close()
+	}
+}
+
+// The task statuses of SEP-2663.
+type taskStatus uint8
+
+const (
+	taskWorking taskStatus = iota
+	taskInputRequired
+	taskCompleted
+	taskFailed
+	taskCancelled
+)
+
+var taskStatusNames = [...]string{"working", "input_required", "completed", "failed", "cancelled"}
+
+func (st taskStatus) terminal() bool { return st >= taskCompleted }
+
+// pendingInput is a request to the client a task waits on.
+type pendingInput struct {
+	key string
+	req []byte // {"method":…,"params":…}
+}
+
+// task is one task in the store. Every field after the first group is
+// guarded by the store's mutex.
+type task struct {
+	id    string
+	owner string // the token holder (taskOwner); "" without WithAuth
+	tool  *tool
+	v     Version
+	args  []byte // the arguments, copied
+	meta  []byte // the creating request's params._meta, copied
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	status     taskStatus
+	running    bool   // a handler run is under way
+	rounds     int    // handler runs started
+	message    string // statusMessage (the last Progress message)
+	created    time.Time
+	updated    time.Time
+	answers    []byte // "key":{…},… every answer delivered
+	user       []byte // the handler's state (SetState)
+	pending    []pendingInput
+	result     []byte // completed: the tool's result object
+	failure    []byte // failed: the JSON-RPC error object
+	size       int    // bytes counted against MaxBytes
+	prev, next *task  // creation order
+}
+
+// taskStore holds a Server's tasks.
+type taskStore struct {
+	ttl, poll time.Duration
+	maxTasks  int
+	maxBytes  int
+	prefix    string
+
+	mu         sync.Mutex
+	byID       map[string]*task
+	head, tail *task // oldest, newest
+	bytes      int
+	closed     bool
+}
+
+func newTaskStore(o TaskOptions) *taskStore {
+	st := &taskStore{ttl: o.TTL, poll: o.PollInterval, maxTasks: o.MaxTasks, maxBytes: o.MaxBytes,
+		prefix: o.IDPrefix, byID: make(map[string]*task)}
+	if st.ttl == 0 {
+		st.ttl = DefaultTaskTTL
+	}
+	if st.poll == 0 {
+		st.poll = DefaultTaskPollInterval
+	}
+	if st.maxTasks == 0 {
+		st.maxTasks = DefaultMaxTasks
+	}
+	if st.maxBytes == 0 {
+		st.maxBytes = DefaultMaxTaskBytes
+	}
+	return st
+}
+
+// Refusals of the task store.
+var (
+	errTasksFull     = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server busy: the task store is full", RetryAfter: 1}
+	errTasksClosed   = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server closing: no new tasks"}
+	errTaskIDMissing = fastserver.InvalidParams("taskId", "params.taskId is required and must be a string")
+	errTaskIDTwice   = fastserver.InvalidParams("taskId", "params.taskId is given twice")
+	errTaskInputs    = fastserver.InvalidParams("inputResponses", "params.inputResponses is required and must be an object whose values are objects")
+	errNoTaskSupport = errors.New("mcp: StartTask needs a tool registered with Task (TaskOptional or TaskRequired)")
+	errTaskTooLarge  = []byte(`{"code":-32603,"message":"the task's result exceeds the task store's byte budget"}`)
+	errTaskPanicked  = []byte(`{"code":-32603,"message":"internal error: the tool panicked"}`)
+	errTaskExpired   = "cancelled: the task reached its TTL"
+)
+
+// errTasksMissing refuses a tasks request, or a call of a TaskRequired
+// tool, from a client that does not declare the extension: 400 / -32021.
+var errTasksMissing = &fastserver.Error{Status: 400, Code: CodeMissingCapability,
+	Message: "the request needs the client capability extensions." + ExtensionTasks + ", which it does not declare",
+	Data:    []byte(`{"requiredCapabilities":{"extensions":{"` + ExtensionTasks + `":{}}}}`)}
+
+// unknownTask answers a task id the store does not hold for the caller:
+// -32602, as SEP-2663 asks.
+func unknownTask(id []byte) *fastserver.Error {
+	return fastserver.InvalidParams("taskId", "unknown task: "+clip(string(decode.AppendUnquoted(nil, id))))
+}
+
+// newID returns a task id: the prefix and 128 random bits, base64url.
+func (st *taskStore) newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return st.prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// sweepLocked drops the tasks whose TTL has passed, oldest first
+// (creation order is expiry order: one TTL for all).
+func (st *taskStore) sweepLocked(now time.Time) {
+	for t := st.head; t != nil && !now.Before(t.created.Add(st.ttl)); t = st.head {
+		st.dropLocked(t)
+	}
+}
+
+// dropLocked removes t from the store, cancelling it when it runs.
+func (st *taskStore) dropLocked(t *task) {
+	if !t.status.terminal() {
+		t.status = taskCancelled
+	}
+	t.stop()
+	delete(st.byID, t.id)
+	if t.prev != nil {
+		t.prev.next = t.next
+	} else {
+		st.head = t.next
+	}
+	if t.next != nil {
+		t.next.prev = t.prev
+	} else {
+		st.tail = t.prev
+	}
+	t.prev, t.next = nil, nil
+	st.bytes -= t.size
+}
+
+// makeRoomLocked drops the oldest finished tasks until n more tasks and
+// extra more bytes fit; it reports whether they do.
+func (st *taskStore) makeRoomLocked(n, extra int) bool {
+	t := st.head
+	for len(st.byID)+n > st.maxTasks || st.bytes+extra > st.maxBytes {
+		for t != nil && !t.status.terminal() {
+			t = t.next
+		}
+		if t == nil {
+			return false
+		}
+		next := t.next
+		st.dropLocked(t)
+		t = next
+	}
+	return true
+}
+
+// resizeLocked sets t's counted size to the bytes it keeps now; it
+// reports false, leaving the size, when the store's budget cannot take
+// them after dropping older finished tasks.
+func (st *taskStore) resizeLocked(t *task) bool {
+	n := len(t.args) + len(t.meta) + len(t.answers) + len(t.user) + len(t.result) + len(t.failure) + len(t.message) + 256
+	for _, p := range t.pending {
+		n += len(p.key) + len(p.req)
+	}
+	if n > t.size && st.bytes+n-t.size > st.maxBytes {
+		// Drop older finished tasks, never t itself (not terminal yet).
+		if !st.makeRoomLocked(0, n-t.size) {
+			return false
+		}
+	}
+	st.bytes += n - t.size
+	t.size = n
+	return true
+}
+
+func (st *taskStore) close() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	now := time.Now()
+	for t := st.head; t != nil; t = t.next {
+		if !t.status.terminal() {
+			t.status, t.updated = taskCancelled, now
+			t.pending = nil
+		}
+		t.stop()
+	}
+}
+
+// taskOwner names the token holder a task belongs to: "" without a token.
+func taskOwner(tok *auth.Token) string {
+	if tok == nil {
+		return ""
+	}
+	return holderHash(tok)
+}
+
+// clientTakesTasks reports whether params._meta (meta) declares the tasks
+// extension in its clientCapabilities.
+func clientTakesTasks(meta []byte) bool {
+	if kindOf(meta) != kindObject {
+		return false
+	}
+	caps, _ := decode.Lookup(meta, metaCapabilitiesKey)
+	if kindOf(caps) != kindObject {
+		return false
+	}
+	ext, _ := decode.Lookup(caps, "extensions")
+	if kindOf(ext) != kindObject {
+		return false
+	}
+	v, n := decode.Lookup(ext, ExtensionTasks)
+	return n >= 1 && kindOf(v) == kindObject
+}
+
+// StartTask moves the rest of the call into a task (SEP-2663), for a tool
+// registered with Task. When the request's client declares the tasks
+// extension (MCP 2026-07-28), it returns ErrRunAsTask: the handler
+// returns it at once, the client is answered with a CreateTaskResult, and
+// the handler runs again from the start in the task, where StartTask
+// returns nil. Whatever the handler did before StartTask therefore runs
+// twice, as it does across input_required rounds: asks for input (whose
+// answers the task keeps) and checks belong there, the long work after it.
+// For a client that does not declare the extension (and under 2025-xx),
+// StartTask returns nil and the call goes on on its request (a TaskRequired
+// tool never gets there: such calls are refused before the handler). It
+// returns an error for a tool registered without Task.
+//
+// In a task the Call has no Request (nil); its Context ends when the task
+// is cancelled (tasks/cancel, its TTL, Server.Close); Progress sets the
+// task's statusMessage and sends nothing; Log sends nothing. Results are
+// built as on a request, and kept for tasks/get.
+func (c *Call) StartTask() error {
+	switch {
+	case c.task != nil:
+		return nil
+	case c.tool == nil || c.tool.Task == TaskNone:
+		return errNoTaskSupport
+	case !c.v.Stateless() || c.srv.tasks == nil || !clientTakesTasks(c.meta):
+		return nil
+	}
+	c.startTask = true
+	return ErrRunAsTask
+}
+
+// InTask reports whether the call runs in a task (after StartTask).
+func (c *Call) InTask() bool { return c.task != nil }
+
+// createTask puts a task for the call c (whose handler returned
+// ErrRunAsTask) in the store, starts it and appends its CreateTaskResult
+// to dst.
+func (c *Call) createTask(dst []byte) ([]byte, error) {
+	s := c.srv
+	st := s.tasks
+	id, err := st.newID()
+	if err != nil {
+		return dst, err
+	}
+	t := &task{id: id, owner: taskOwner(c.who), tool: c.tool, v: c.v,
+		args: clone(c.args), meta: clone(c.meta), answers: clone(c.used)}
+	switch {
+	case c.userSet:
+		t.user = clone(c.user)
+	case c.hasState:
+		t.user = clone(c.state.user)
+	}
+	now := time.Now()
+	t.created, t.updated = now, now
+	t.ctx, t.stop = context.WithDeadline(context.Background(), now.Add(st.ttl))
+
+	st.mu.Lock()
+	if st.closed {
+		st.mu.Unlock()
+		t.stop()
+		return dst, errTasksClosed
+	}
+	st.sweepLocked(now)
+	if !st.makeRoomLocked(1, 0) || !st.resizeLocked(t) {
+		st.mu.Unlock()
+		t.stop()
+		return dst, errTasksFull
+	}
+	st.byID[id] = t
+	t.prev = st.tail
+	if st.tail != nil {
+		st.tail.next = t
+	} else {
+		st.head = t
+	}
+	st.tail = t
+	t.running = true
+	t.rounds++
+	dst = append(dst, `{"resultType":"task",`...)
+	dst = st.appendTaskLocked(dst, t)
+	st.mu.Unlock()
+
+	go s.runTask(t)
+	return append(dst, s.meta...), nil
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// appendTaskLocked appends the members of the Task object of t, from
+// taskId to pollIntervalMs (no braces).
+func (st *taskStore) appendTaskLocked(dst []byte, t *task) []byte {
+	dst = append(dst, `"taskId":`...)
+	dst = decode.AppendString(dst, t.id)
+	dst = append(dst, `,"status":"`...)
+	dst = append(dst, taskStatusNames[t.status]...)
+	dst = append(dst, '"')
+	if t.message != "" {
+		dst = append(dst, `,"statusMessage":`...)
+		dst = decode.AppendString(dst, t.message)
+	}
+	dst = append(dst, `,"createdAt":"`...)
+	dst = t.created.UTC().AppendFormat(dst, isoMillis)
+	dst = append(dst, `","lastUpdatedAt":"`...)
+	dst = t.updated.UTC().AppendFormat(dst, isoMillis)
+	dst = append(dst, `","ttlMs":`...)
+	dst = strconv.AppendInt(dst, max(st.ttl.Milliseconds(), 1), 10)
+	dst = append(dst, `,"pollIntervalMs":`...)
+	return strconv.AppendInt(dst, max((st.poll+time.Millisecond-1).Milliseconds(), 1), 10)
+}
+
+// isoMillis is the timestamps' format: ISO 8601, UTC, milliseconds.
+const isoMillis = "2006-01-02T15:04:05.000Z07:00"
+
+// runTask runs t's handler once, in a Call of its own, and records what
+// came of it. A panic fails the task; it never reaches the process.
+func (s *Server) runTask(t *task) {
+	st := s.tasks
+	c := &Call{v: t.v, args: t.args, tool: t.tool, task: t}
+	c.srv, c.method, c.target = s, "tools/call", t.tool.Name
+	c.meta, c.ctx = t.meta, t.ctx
+	st.mu.Lock()
+	if len(t.answers) > 0 {
+		c.inputs = append(append([]byte{'{'}, t.answers...), '}')
+	}
+	if t.rounds > 1 || t.user != nil {
+		c.hasState, c.state.user = true, t.user
+	}
+	st.mu.Unlock()
+
+	var (
+		result, failure []byte
+		pending         []pendingInput
+		user            []byte
+		userSet         bool
+	)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				result, pending, failure = nil, nil, errTaskPanicked
+			}
+		}()
+		c.buf = append(s.openResult(nil, t.v), `"content":[`...)
+		err := t.tool.Handler.CallTool(c)
+		user, userSet = c.user, c.userSet
+		if err == nil {
+			if ferr := t.tool.checkOutput(c); ferr != nil {
+				failure = appendErrorObject(nil, ferr)
+				return
+			}
+			result = s.closeResult(c.endResult(c.buf), t.v)
+			return
+		}
+		if fe, ok := errors.AsType[*fastserver.Error](err); ok {
+			failure = appendErrorObject(nil, fe)
+			return
+		}
+		if errors.Is(err, ErrInputRequired) && len(c.asks) > 0 {
+			pending = splitAsks(c.asks)
+			return
+		}
+		result = failedResult(s, nil, t.v, err)
+	}()
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	t.running = false
+	if t.status.terminal() || st.byID[t.id] != t {
+		return // cancelled, expired or dropped: the outcome is not wanted
+	}
+	if t.ctx.Err() != nil {
+		t.status, t.updated = taskCancelled, time.Now()
+		t.message = errTaskExpired
+		return
+	}
+	if userSet {
+		t.user = clone(user)
+	}
+	t.updated = time.Now()
+	switch {
+	case failure != nil:
+		t.status, t.failure = taskFailed, failure
+	case pending != nil:
+		t.status, t.pending = taskInputRequired, pending
+	default:
+		t.status, t.result = taskCompleted, result
+	}
+	if !st.resizeLocked(t) {
+		t.status, t.result, t.pending, t.failure = taskFailed, nil, nil, errTaskTooLarge
+		st.resizeLocked(t)
+	}
+	if t.status.terminal() {
+		t.stop() // the deadline's timer
+	}
+}
+
+// splitAsks turns a round's input requests ("key":{…},…) into the task's
+// pending list.
+func splitAsks(asks []byte) []pendingInput {
+	obj := append(append([]byte{'{'}, asks...), '}')
+	var out []pendingInput
+	var it decode.Members
+	for it.Reset(obj); it.Next(); {
+		out = append(out, pendingInput{key: memberName(&it), req: clone(it.Value())})
+	}
+	return out
+}
+
+// appendErrorObject appends e as a JSON-RPC error object.
+func appendErrorObject(dst []byte, e *fastserver.Error) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = decode.AppendString(dst, e.Message)
+	if len(e.Data) > 0 {
+		dst = append(dst, `,"data":`...)
+		dst = append(dst, e.Data...)
+	}
+	return append(dst, '}')
+}
+
+// taskRequest reads a tasks request's taskId after checking that its
+// client declares the extension, and finds the task for the caller.
+// On success the store's mutex is held, for the caller to unlock.
+func (s *Server) taskRequest(r *fastserver.Request) (*task, *fastserver.Error) {
+	m := r.Msg
+	var meta []byte
+	if m.ParamsType == decode.ParamsObject {
+		meta, _ = decode.Lookup(m.Params, "_meta")
+	}
+	if !clientTakesTasks(meta) {
+		return nil, errTasksMissing
+	}
+	if m.ParamsType != decode.ParamsObject {
+		return nil, errParamsNotObject
+	}
+	id, n := decode.Lookup(m.Params, "taskId")
+	switch {
+	case n > 1:
+		return nil, errTaskIDTwice
+	case n == 0 || !isString(id):
+		return nil, errTaskIDMissing
+	}
+	st := s.tasks
+	key := decode.AppendUnquoted(nil, id)
+	owner := taskOwner(auth.FromRequest(r))
+	st.mu.Lock()
+	st.sweepLocked(time.Now())
+	t := st.byID[string(key)]
+	if t == nil || t.owner != owner {
+		st.mu.Unlock()
+		return nil, unknownTask(id)
+	}
+	return t, nil // locked
+}
+
+// serveTasksGet answers tasks/get with the DetailedTask: the task, and
+// its result (completed), error (failed) or inputRequests
+// (input_required).
+func (s *Server) serveTasksGet(r *fastserver.Request, dst []byte) ([]byte, error) {
+	t, e := s.taskRequest(r)
+	if e != nil {
+		return dst, e
+	}
+	st := s.tasks
+	defer st.mu.Unlock()
+	dst = append(dst, `{"resultType":"complete",`...)
+	dst = st.appendTaskLocked(dst, t)
+	switch t.status {
+	case taskCompleted:
+		dst = append(append(dst, `,"result":`...), t.result...)
+	case taskFailed:
+		dst = append(append(dst, `,"error":`...), t.failure...)
+	case taskInputRequired:
+		dst = append(dst, `,"inputRequests":{`...)
+		for i, p := range t.pending {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = decode.AppendString(dst, p.key)
+			dst = append(append(dst, ':'), p.req...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, s.meta...), nil
+}
+
+// serveTasksCancel answers tasks/cancel: the task is cancelled unless it
+// has finished, and the answer is an empty result either way.
+func (s *Server) serveTasksCancel(r *fastserver.Request, dst []byte) ([]byte, error) {
+	t, e := s.taskRequest(r)
+	if e != nil {
+		return dst, e
+	}
+	if !t.status.terminal() {
+		t.status, t.updated, t.pending = taskCancelled, time.Now(), nil
+		t.stop()
+		s.tasks.resizeLocked(t)
+	}
+	s.tasks.mu.Unlock()
+	return append(dst, s.empty[Version20260728]...), nil
+}
+
+// serveTasksUpdate answers tasks/update: the answers to pending requests
+// are kept (others are ignored), and once none is pending the handler
+// runs again. The answer is an empty result; the task's state is for
+// tasks/get to tell.
+func (s *Server) serveTasksUpdate(r *fastserver.Request, dst []byte) ([]byte, error) {
+	m := r.Msg
+	var inputs []byte
+	if m.ParamsType == decode.ParamsObject {
+		v, n := decode.Lookup(m.Params, "inputResponses")
+		if n == 1 && kindOf(v) == kindObject && !decode.DuplicateName(v) {
+			inputs = v
+			var it decode.Members
+			for it.Reset(v); it.Next(); {
+				if kindOf(it.Value()) != kindObject {
+					inputs = nil
+					break
+				}
+			}
+		}
+	}
+	t, e := s.taskRequest(r)
+	if e != nil {
+		return dst, e
+	}
+	st := s.tasks
+	if inputs == nil {
+		st.mu.Unlock()
+		return dst, errTaskInputs
+	}
+	run := false
+	if t.status == taskInputRequired {
+		var it decode.Members
+		for it.Reset(inputs); it.Next(); {
+			key := memberName(&it)
+			for i, p := range t.pending {
+				if p.key == key {
+					t.answers = appendMember(t.answers, key, it.Value())
+					t.pending = append(t.pending[:i], t.pending[i+1:]...)
+					break
+				}
+			}
+		}
+		t.updated = time.Now()
+		if len(t.pending) == 0 {
+			t.pending = nil
+			t.status, t.running = taskWorking, true
+			t.rounds++
+			run = true
+		}
+		if !st.resizeLocked(t) {
+			t.status, t.pending, t.failure, t.running, run = taskFailed, nil, errTaskTooLarge, false, false
+			st.resizeLocked(t)
+		}
+	}
+	st.mu.Unlock()
+	if run {
+		go s.runTask(t)
+	}
+	return append(dst, s.empty[Version20260728]...), nil
+}
+
+// note sets the task's statusMessage (Call.Progress in a task).
+func (t *task) note(st *taskStore, message string) {
+	if message == "" {
+		return
+	}
+	if len(message) > 1024 {
+		message = clip(message)
+	}
+	st.mu.Lock()
+	if !t.status.terminal() {
+		t.message, t.updated = message, time.Now()
+	}
+	st.mu.Unlock()
+}
