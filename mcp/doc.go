@@ -51,6 +51,7 @@
 //	completion/complete                     yes          yes
 //	logging/setLevel                        -            yes
 //	resources/subscribe, unsubscribe        -            yes
+//	tasks/get, tasks/update, tasks/cancel   with tasks   -
 //
 // logging/setLevel checks its level and answers {}; without a session it
 // sets nothing (log messages of a request go out at every level under
@@ -87,8 +88,9 @@
 //     data {"supported":[…],"requested":"…"}.
 //   - Under 2026-07-28 every request must carry an Mcp-Method header equal
 //     to the method, and for tools/call and prompts/get an Mcp-Name header
-//     equal to params.name, for resources/read equal to params.uri (else
-//     400 / -32020), and params._meta with
+//     equal to params.name, for resources/read equal to params.uri, for
+//     tasks/get, tasks/update and tasks/cancel (on a server with tasks)
+//     equal to params.taskId (else 400 / -32020), and params._meta with
 //     "io.modelcontextprotocol/protocolVersion" (a string) and
 //     "io.modelcontextprotocol/clientCapabilities" (an object; clientInfo
 //     is optional): missing params, missing _meta or a missing or
@@ -175,6 +177,52 @@
 // from the token's holder (WithAuth) and in the session (WithSessions)
 // the request was sent to: from another it answers nothing (400, -32600),
 // and one naming a session that ended is 404.
+//
+// # Tasks
+//
+// A tool registered with Task (TaskOptional or TaskRequired) may go on in
+// the background as a task of MCP's tasks extension (SEP-2663,
+// ExtensionTasks, under 2026-07-28): its handler runs on the request as
+// any tool's does, and calls Call.StartTask where its long part begins.
+// When the request's clientCapabilities declare the extension (in
+// "extensions"), StartTask returns ErrRunAsTask, which the handler returns;
+// the client is answered with a CreateTaskResult ({"resultType":"task",
+// "taskId", "status":"working", "createdAt", "lastUpdatedAt", "ttlMs",
+// "pollIntervalMs"}) once the task is stored, and the handler runs again
+// from the start in the task, where StartTask returns nil. Before StartTask
+// a handler may gather input by input_required rounds on the request; the
+// task keeps their answers and the handler's state. For a client without
+// the extension StartTask returns nil and the call is answered on its
+// request; a TaskRequired tool refuses such calls with 400 / -32021 (data
+// {"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}})
+// before its handler, and every call under 2025-xx.
+//
+// In the task, Ask returns the answers the task holds, or records the
+// request and returns ErrInputRequired: the task is then input_required,
+// its requests in tasks/get's inputRequests, and tasks/update delivers
+// answers (to keys not pending: ignored); once none is pending the handler
+// runs again from the start with every answer. tasks/get answers the task
+// with its result (completed), its error (failed) or its inputRequests;
+// tasks/cancel cancels a task that has not finished (its Call's Context
+// ends, and what the handler returns then is dropped) and answers an empty
+// result, for a finished task too. A tool that fails as a tool (an error,
+// SetError) completes its task with isError; a *fastserver.Error, a panic
+// or a result that breaks the output schema fails it, the JSON-RPC error
+// inlined. Progress sets the task's statusMessage; Log sends nothing.
+//
+// The tasks methods need the extension in the request's
+// clientCapabilities (else 400 / -32021), an unknown task id is -32602,
+// and they exist only under 2026-07-28 on a server with tasks (else 404 /
+// -32601, as tasks/result and tasks/list always are: SEP-2663 removed
+// them). The store is in memory, bounded (WithTasks: a TTL of one hour
+// from creation, 1,000 tasks and 64 MiB, a token holder's share a tenth of
+// each); under WithAuth a task belongs to its creator, and to anyone else
+// it does not exist. Ids are 128 random bits. Behind a balancer, the tasks
+// requests of a task must reach the instance that holds it: their Mcp-Name
+// header is the task id, which TaskOptions.IDPrefix can make name the
+// instance. Status notifications (notifications/tasks) are not sent: this
+// server does not serve subscriptions/listen. Server.Close cancels every
+// task.
 //
 // # Sessions
 //

@@ -112,6 +112,15 @@ type TaskOptions struct {
 	// MaxTasks is (oldest finished tasks dropped first); a task whose
 	// result would not fit even then fails with -32603. Default 64 MiB.
 	MaxBytes int
+	// MaxOwnerTasks and MaxOwnerBytes are one token holder's share of
+	// MaxTasks and MaxBytes (under WithAuth; without it every client is
+	// one and there are no shares): a holder at its share that starts a
+	// task drops its own oldest finished one, never another's, and with
+	// none finished is refused with 429 / -32603, so one client cannot
+	// take the store from the others. Default a tenth of each (at least
+	// 1); more than the whole means the whole.
+	MaxOwnerTasks int
+	MaxOwnerBytes int
 	// IDPrefix starts every task id, so that a balancer routing
 	// tasks/get, tasks/update and tasks/cancel by their Mcp-Name header
 	// (the task id) can send them to the instance that holds the task: at
@@ -134,7 +143,7 @@ const (
 func WithTasks(o TaskOptions) Option {
 	return func(s *Server) error {
 		switch {
-		case o.TTL < 0, o.PollInterval < 0, o.MaxTasks < 0, o.MaxBytes < 0:
+		case o.TTL < 0, o.PollInterval < 0, o.MaxTasks < 0, o.MaxBytes < 0, o.MaxOwnerTasks < 0, o.MaxOwnerBytes < 0:
 			return errors.New("mcp: TaskOptions fields must not be negative")
 		case len(o.IDPrefix) > 64:
 			return errors.New("mcp: TaskOptions.IDPrefix is longer than 64 bytes")
@@ -219,16 +228,23 @@ type taskStore struct {
 	maxBytes  int
 	prefix    string
 
+	maxOwnerTasks int
+	maxOwnerBytes int
+
 	mu         sync.Mutex
 	byID       map[string]*task
-	head, tail *task // oldest, newest
+	owners     map[string]*ownerUse // by task owner; "" (no token) has none
+	head, tail *task                // oldest, newest
 	bytes      int
 	closed     bool
 }
 
+// ownerUse is what one token holder's tasks take of the store.
+type ownerUse struct{ tasks, bytes int }
+
 func newTaskStore(o TaskOptions) *taskStore {
 	st := &taskStore{ttl: o.TTL, poll: o.PollInterval, maxTasks: o.MaxTasks, maxBytes: o.MaxBytes,
-		prefix: o.IDPrefix, byID: make(map[string]*task)}
+		prefix: o.IDPrefix, byID: make(map[string]*task), owners: make(map[string]*ownerUse)}
 	if st.ttl == 0 {
 		st.ttl = DefaultTaskTTL
 	}
@@ -241,20 +257,30 @@ func newTaskStore(o TaskOptions) *taskStore {
 	if st.maxBytes == 0 {
 		st.maxBytes = DefaultMaxTaskBytes
 	}
+	st.maxOwnerTasks, st.maxOwnerBytes = o.MaxOwnerTasks, o.MaxOwnerBytes
+	if st.maxOwnerTasks == 0 {
+		st.maxOwnerTasks = max(st.maxTasks/10, 1)
+	}
+	if st.maxOwnerBytes == 0 {
+		st.maxOwnerBytes = max(st.maxBytes/10, 1)
+	}
+	st.maxOwnerTasks = min(st.maxOwnerTasks, st.maxTasks)
+	st.maxOwnerBytes = min(st.maxOwnerBytes, st.maxBytes)
 	return st
 }
 
 // Refusals of the task store.
 var (
-	errTasksFull     = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server busy: the task store is full", RetryAfter: 1}
-	errTasksClosed   = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server closing: no new tasks"}
-	errTaskIDMissing = fastserver.InvalidParams("taskId", "params.taskId is required and must be a string")
-	errTaskIDTwice   = fastserver.InvalidParams("taskId", "params.taskId is given twice")
-	errTaskInputs    = fastserver.InvalidParams("inputResponses", "params.inputResponses is required and must be an object whose values are objects")
-	errNoTaskSupport = errors.New("mcp: StartTask needs a tool registered with Task (TaskOptional or TaskRequired)")
-	errTaskTooLarge  = []byte(`{"code":-32603,"message":"the task's result exceeds the task store's byte budget"}`)
-	errTaskPanicked  = []byte(`{"code":-32603,"message":"internal error: the tool panicked"}`)
-	errTaskExpired   = "cancelled: the task reached its TTL"
+	errTasksFull      = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server busy: the task store is full", RetryAfter: 1}
+	errTasksClosed    = &fastserver.Error{Status: 503, Code: decode.CodeInternalError, Message: "server closing: no new tasks"}
+	errTasksOwnerFull = &fastserver.Error{Status: 429, Code: decode.CodeInternalError, Message: "too many tasks: this client's share of the task store is taken by tasks still running", RetryAfter: 1}
+	errTaskIDMissing  = fastserver.InvalidParams("taskId", "params.taskId is required and must be a string")
+	errTaskIDTwice    = fastserver.InvalidParams("taskId", "params.taskId is given twice")
+	errTaskInputs     = fastserver.InvalidParams("inputResponses", "params.inputResponses is required and must be an object whose values are objects")
+	errNoTaskSupport  = errors.New("mcp: StartTask needs a tool registered with Task (TaskOptional or TaskRequired)")
+	errTaskTooLarge   = []byte(`{"code":-32603,"message":"the task's result exceeds the task store's byte budget"}`)
+	errTaskPanicked   = []byte(`{"code":-32603,"message":"internal error: the tool panicked"}`)
+	errTaskExpired    = "cancelled: the task reached its TTL"
 )
 
 // errTasksMissing refuses a tasks request, or a call of a TaskRequired
@@ -293,6 +319,13 @@ func (st *taskStore) dropLocked(t *task) {
 	}
 	t.stop()
 	delete(st.byID, t.id)
+	if u := st.owners[t.owner]; u != nil {
+		if u.tasks--; u.tasks == 0 {
+			delete(st.owners, t.owner)
+		} else {
+			u.bytes -= t.size
+		}
+	}
 	if t.prev != nil {
 		t.prev.next = t.next
 	} else {
@@ -307,41 +340,89 @@ func (st *taskStore) dropLocked(t *task) {
 	st.bytes -= t.size
 }
 
-// makeRoomLocked drops the oldest finished tasks until n more tasks and
-// extra more bytes fit; it reports whether they do.
-func (st *taskStore) makeRoomLocked(n, extra int) bool {
+// roomLocked makes room for n more tasks and extra more bytes of owner
+// ("": none) by dropping finished tasks other than keep, oldest first:
+// the owner's own while it is past its share, then any while the store is
+// past its bounds. It returns the refusal when that is not enough.
+func (st *taskStore) roomLocked(owner string, n, extra int, keep *task) *fastserver.Error {
+	if u := st.owners[owner]; owner != "" {
+		ut, ub := 0, 0
+		if u != nil {
+			ut, ub = u.tasks, u.bytes
+		}
+		t := st.head
+		for ut+n > st.maxOwnerTasks || ub+extra > st.maxOwnerBytes {
+			for t != nil && (t.owner != owner || !t.status.terminal() || t == keep) {
+				t = t.next
+			}
+			if t == nil {
+				return errTasksOwnerFull
+			}
+			next := t.next
+			ut, ub = ut-1, ub-t.size
+			st.dropLocked(t)
+			t = next
+		}
+	}
 	t := st.head
 	for len(st.byID)+n > st.maxTasks || st.bytes+extra > st.maxBytes {
-		for t != nil && !t.status.terminal() {
+		for t != nil && (!t.status.terminal() || t == keep) {
 			t = t.next
 		}
 		if t == nil {
-			return false
+			return errTasksFull
 		}
 		next := t.next
 		st.dropLocked(t)
 		t = next
 	}
-	return true
+	return nil
 }
 
-// resizeLocked sets t's counted size to the bytes it keeps now; it
-// reports false, leaving the size, when the store's budget cannot take
-// them after dropping older finished tasks.
-func (st *taskStore) resizeLocked(t *task) bool {
+// sizeOf is what t counts against the byte bounds.
+func sizeOf(t *task) int {
 	n := len(t.args) + len(t.meta) + len(t.answers) + len(t.user) + len(t.result) + len(t.failure) + len(t.message) + 256
 	for _, p := range t.pending {
 		n += len(p.key) + len(p.req)
 	}
-	if n > t.size && st.bytes+n-t.size > st.maxBytes {
-		// Drop older finished tasks, never t itself (not terminal yet).
-		if !st.makeRoomLocked(0, n-t.size) {
-			return false
-		}
+	return n
+}
+
+// resizeLocked sets t's counted size to the bytes it keeps now; it
+// reports false, leaving the size, when the bounds cannot take them after
+// dropping older finished tasks.
+func (st *taskStore) resizeLocked(t *task) bool {
+	n := sizeOf(t)
+	if n > t.size && st.roomLocked(t.owner, 0, n-t.size, t) != nil {
+		return false
 	}
 	st.bytes += n - t.size
+	if u := st.owners[t.owner]; u != nil {
+		u.bytes += n - t.size
+	}
 	t.size = n
 	return true
+}
+
+// linkLocked adds t, whose size is counted already, to the store.
+func (st *taskStore) linkLocked(t *task) {
+	st.byID[t.id] = t
+	t.prev = st.tail
+	if st.tail != nil {
+		st.tail.next = t
+	} else {
+		st.head = t
+	}
+	st.tail = t
+	if t.owner != "" {
+		u := st.owners[t.owner]
+		if u == nil {
+			u = new(ownerUse)
+			st.owners[t.owner] = u
+		}
+		u.tasks++
+		u.bytes += t.size
+	}
 }
 
 func (st *taskStore) close() {
@@ -446,19 +527,15 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 		return dst, errTasksClosed
 	}
 	st.sweepLocked(now)
-	if !st.makeRoomLocked(1, 0) || !st.resizeLocked(t) {
+	size := sizeOf(t)
+	if e := st.roomLocked(t.owner, 1, size, nil); e != nil {
 		st.mu.Unlock()
 		t.stop()
-		return dst, errTasksFull
+		return dst, e
 	}
-	st.byID[id] = t
-	t.prev = st.tail
-	if st.tail != nil {
-		st.tail.next = t
-	} else {
-		st.head = t
-	}
-	st.tail = t
+	t.size = size
+	st.bytes += size
+	st.linkLocked(t)
 	t.running = true
 	t.rounds++
 	dst = append(dst, `{"resultType":"task",`...)
