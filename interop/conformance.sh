@@ -15,6 +15,10 @@
 # Extensions (tasks, skills) and pending scenarios are run and reported but
 # not required, as the suite itself reports them.
 #
+# REQUIRE_UNSCORED=1 makes the unscored scenarios required too (.ci/run
+# sets it: rpcedge passes them all, the tasks extension's included, and a
+# regression there should fail as one in a scored scenario does).
+#
 # Exit status: 0 when every scored scenario of every revision passes. The
 # per-revision results go to $OUT (default a temporary directory), one
 # folder per revision plus the suite's console output in REV.txt; a summary
@@ -99,11 +103,11 @@ for rev in "${revisions[@]}"; do
     --timeout "$SCENARIO_TIMEOUT_MS" -o "$OUT/$rev" >"$OUT/$rev.txt" 2>&1 || rc=$?
   # The summary lines: "✓ name: 3 passed, 0 failed" (scored or not), then,
   # indented under "Not scored for …", "  ✗ name (reason)".
-  awk -v rev="$rev" -v out="$summary" '
+  awk -v rev="$rev" -v out="$summary" -v strict="${REQUIRE_UNSCORED:-0}" '
     /^Not scored for/ { notscored = 1; next }
     notscored && /^  (✓|✗) / {
       name = $2; ns[name] = 1; nsn++
-      if ($1 == "✓") nsok++
+      if ($1 == "✓") nsok++; else nsbad = nsbad " " name
       next
     }
     /^(✓|✗) [^ ]+: [0-9]+ passed, [0-9]+ failed/ {
@@ -123,6 +127,7 @@ for rev in "${revisions[@]}"; do
       printf "%s: %d of %d scored scenarios pass, %d scored checks fail; not scored: %d of %d pass\n", rev, pass, scored, failing, nsok, nsn
       if (bad != "") { print "failing scored scenarios:" bad; exit 3 }
       if (scored == 0) { print "no scenario ran"; exit 4 }
+      if (strict == "1" && nsbad != "") { print "failing unscored scenarios (REQUIRE_UNSCORED=1):" nsbad; exit 5 }
     }' "$OUT/$rev.txt" || status=1
   grep -E '^(✓|✗|Total:)' "$OUT/$rev.txt" | sed 's/^/  /' || true
   if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then
