@@ -207,7 +207,8 @@ type task struct {
 	stop  context.CancelFunc
 
 	status     taskStatus
-	running    bool   // a handler run is under way
+	doomed     bool   // picked to be dropped (roomLocked)
+	running    bool   // a handler run is under way (tests wait on it)
 	rounds     int    // handler runs started
 	message    string // statusMessage (the last Progress message)
 	created    time.Time
@@ -248,6 +249,10 @@ func newTaskStore(o TaskOptions) *taskStore {
 	if st.ttl == 0 {
 		st.ttl = DefaultTaskTTL
 	}
+	// Whole milliseconds, as ttlMs tells clients: never shorter than that
+	// (found by review on 2026-12-07: a TTL of 1 µs was advertised as
+	// 1 ms and gone at once).
+	st.ttl = (st.ttl + time.Millisecond - 1).Truncate(time.Millisecond)
 	if st.poll == 0 {
 		st.poll = DefaultTaskPollInterval
 	}
@@ -343,38 +348,53 @@ func (st *taskStore) dropLocked(t *task) {
 // roomLocked makes room for n more tasks and extra more bytes of owner
 // ("": none) by dropping finished tasks other than keep, oldest first:
 // the owner's own while it is past its share, then any while the store is
-// past its bounds. It returns the refusal when that is not enough.
+// past its bounds. When that cannot make the room it drops nothing and
+// returns the refusal (found by review on 2026-12-07: it dropped finished
+// tasks one by one before finding out, so one answer larger than the
+// store cleared every other client's results, and failed all the same).
 func (st *taskStore) roomLocked(owner string, n, extra int, keep *task) *fastserver.Error {
+	var victims []*task
+	defer func() {
+		for _, v := range victims {
+			v.doomed = false
+		}
+	}()
+	pick := func(mine bool, over func(tasks, bytes int) bool, tasks, bytes int) bool {
+		for t := st.head; over(tasks, bytes); t = t.next {
+			for t != nil && (t.doomed || t == keep || !t.status.terminal() || mine && t.owner != owner) {
+				t = t.next
+			}
+			if t == nil {
+				return false
+			}
+			t.doomed = true
+			victims = append(victims, t)
+			tasks, bytes = tasks-1, bytes-t.size
+		}
+		return true
+	}
 	if u := st.owners[owner]; owner != "" {
 		ut, ub := 0, 0
 		if u != nil {
 			ut, ub = u.tasks, u.bytes
 		}
-		t := st.head
-		for ut+n > st.maxOwnerTasks || ub+extra > st.maxOwnerBytes {
-			for t != nil && (t.owner != owner || !t.status.terminal() || t == keep) {
-				t = t.next
-			}
-			if t == nil {
-				return errTasksOwnerFull
-			}
-			next := t.next
-			ut, ub = ut-1, ub-t.size
-			st.dropLocked(t)
-			t = next
+		if !pick(true, func(tasks, bytes int) bool {
+			return tasks+n > st.maxOwnerTasks || bytes+extra > st.maxOwnerBytes
+		}, ut, ub) {
+			return errTasksOwnerFull
 		}
 	}
-	t := st.head
-	for len(st.byID)+n > st.maxTasks || st.bytes+extra > st.maxBytes {
-		for t != nil && (!t.status.terminal() || t == keep) {
-			t = t.next
-		}
-		if t == nil {
-			return errTasksFull
-		}
-		next := t.next
-		st.dropLocked(t)
-		t = next
+	tasks, bytes := len(st.byID), st.bytes
+	for _, v := range victims {
+		tasks, bytes = tasks-1, bytes-v.size
+	}
+	if !pick(false, func(tasks, bytes int) bool {
+		return tasks+n > st.maxTasks || bytes+extra > st.maxBytes
+	}, tasks, bytes) {
+		return errTasksFull
+	}
+	for _, v := range victims {
+		st.dropLocked(v)
 	}
 	return nil
 }
@@ -396,12 +416,27 @@ func (st *taskStore) resizeLocked(t *task) bool {
 	if n > t.size && st.roomLocked(t.owner, 0, n-t.size, t) != nil {
 		return false
 	}
+	st.setSizeLocked(t, n)
+	return true
+}
+
+// setSizeLocked counts n bytes for t, whatever the bounds.
+func (st *taskStore) setSizeLocked(t *task, n int) {
 	st.bytes += n - t.size
 	if u := st.owners[t.owner]; u != nil {
 		u.bytes += n - t.size
 	}
 	t.size = n
-	return true
+}
+
+// failTooLarge fails t for want of bytes: what it held for later rounds
+// and its outcome are let go, and its size is counted as it is then (a
+// few hundred bytes at most over the bounds, for the error).
+func (st *taskStore) failTooLarge(t *task) {
+	t.status, t.failure = taskFailed, errTaskTooLarge
+	t.result, t.pending, t.answers, t.user = nil, nil, nil, nil
+	t.stop()
+	st.setSizeLocked(t, sizeOf(t))
 }
 
 // linkLocked adds t, whose size is counted already, to the store.
@@ -536,8 +571,8 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 	t.size = size
 	st.bytes += size
 	st.linkLocked(t)
-	t.running = true
 	t.rounds++
+	t.running = true
 	dst = append(dst, `{"resultType":"task",`...)
 	dst = st.appendTaskLocked(dst, t)
 	st.mu.Unlock()
@@ -636,7 +671,8 @@ func (s *Server) runTask(t *task) {
 	}
 	if t.ctx.Err() != nil {
 		t.status, t.updated = taskCancelled, time.Now()
-		t.message = errTaskExpired
+		t.message, t.answers, t.user = errTaskExpired, nil, nil
+		st.setSizeLocked(t, sizeOf(t))
 		return
 	}
 	if userSet {
@@ -652,10 +688,11 @@ func (s *Server) runTask(t *task) {
 		t.status, t.result = taskCompleted, result
 	}
 	if !st.resizeLocked(t) {
-		t.status, t.result, t.pending, t.failure = taskFailed, nil, nil, errTaskTooLarge
-		st.resizeLocked(t)
+		st.failTooLarge(t)
 	}
 	if t.status.terminal() {
+		t.answers, t.user = nil, nil // no round follows
+		st.setSizeLocked(t, sizeOf(t))
 		t.stop() // the deadline's timer
 	}
 }
@@ -759,9 +796,10 @@ func (s *Server) serveTasksCancel(r *fastserver.Request, dst []byte) ([]byte, er
 		return dst, e
 	}
 	if !t.status.terminal() {
-		t.status, t.updated, t.pending = taskCancelled, time.Now(), nil
+		t.status, t.updated = taskCancelled, time.Now()
+		t.pending, t.answers, t.user = nil, nil, nil
 		t.stop()
-		s.tasks.resizeLocked(t)
+		s.tasks.setSizeLocked(t, sizeOf(t)) // smaller
 	}
 	s.tasks.mu.Unlock()
 	return append(dst, s.empty[Version20260728]...), nil
@@ -798,27 +836,32 @@ func (s *Server) serveTasksUpdate(r *fastserver.Request, dst []byte) ([]byte, er
 	}
 	run := false
 	if t.status == taskInputRequired {
+		// The answers go to copies, kept only when the bounds take them
+		// (found by review on 2026-12-07: an answer too large stayed with
+		// the failed task, uncounted).
+		answers := t.answers[:len(t.answers):len(t.answers)]
+		pending := append([]pendingInput(nil), t.pending...)
 		var it decode.Members
 		for it.Reset(inputs); it.Next(); {
 			key := memberName(&it)
-			for i, p := range t.pending {
+			for i, p := range pending {
 				if p.key == key {
-					t.answers = appendMember(t.answers, key, it.Value())
-					t.pending = append(t.pending[:i], t.pending[i+1:]...)
+					answers = appendMember(answers, key, it.Value())
+					pending = append(pending[:i], pending[i+1:]...)
 					break
 				}
 			}
 		}
+		oldAnswers, oldPending := t.answers, t.pending
+		t.answers, t.pending = answers, pending
 		t.updated = time.Now()
-		if len(t.pending) == 0 {
-			t.pending = nil
-			t.status, t.running = taskWorking, true
+		if !st.resizeLocked(t) {
+			t.answers, t.pending = oldAnswers, oldPending
+			st.failTooLarge(t)
+		} else if len(t.pending) == 0 {
+			t.pending, t.status, t.running = nil, taskWorking, true
 			t.rounds++
 			run = true
-		}
-		if !st.resizeLocked(t) {
-			t.status, t.pending, t.failure, t.running, run = taskFailed, nil, errTaskTooLarge, false, false
-			st.resizeLocked(t)
 		}
 	}
 	st.mu.Unlock()
@@ -838,7 +881,11 @@ func (t *task) note(st *taskStore, message string) {
 	}
 	st.mu.Lock()
 	if !t.status.terminal() {
+		old := t.message
 		t.message, t.updated = message, time.Now()
+		if !st.resizeLocked(t) {
+			t.message = old // the bounds cannot take it: the old one stays
+		}
 	}
 	st.mu.Unlock()
 }
