@@ -46,7 +46,7 @@ func (s *Server) freeze() {
 		tasksUpdate:   route("tasks/update", false, s.serveTasksUpdate),
 		tasksCancel:   route("tasks/cancel", false, s.serveTasksCancel),
 	}
-	if s.taskOptsSet || slices.ContainsFunc(s.tools, func(t *tool) bool { return t.Task != TaskNone }) {
+	if slices.ContainsFunc(s.tools, func(t *tool) bool { return t.Task != TaskNone }) {
 		s.tasks = newTaskStore(s.taskOpts)
 	}
 

@@ -93,18 +93,26 @@ func TestMethodsByVersion(t *testing.T) {
 }
 
 func TestRouteOwnParams(t *testing.T) {
-	_, ep := testServer(t, WithTasks(TaskOptions{}))
+	_, ep := testServer(t)
+	// The tasks methods, on a server with a tool registered with Task.
+	ts, err := New(Info{Name: "tasks", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.AddTool(Tool{Name: "job", Task: TaskOptional, Handler: ToolFunc(func(c *Call) error { return nil })}); err != nil {
+		t.Fatal(err)
+	}
+	tep := ts.Endpoint()
 	// The methods that name a target: they check params themselves, so
 	// that an unknown target (row 16) comes before a member given twice
 	// (row 17).
 	own := map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true,
 		"resources/subscribe": true, "resources/unsubscribe": true, "completion/complete": true}
 	for _, m := range Methods() {
-		v := Version20251125
+		r := routeOf(t, ep, Version20251125, m)
 		if strings.HasPrefix(m, "tasks/") {
-			v = Version20260728 // the tasks extension's methods
+			r = routeOf(t, tep, Version20260728, m) // the tasks extension's
 		}
-		r := routeOf(t, ep, v, m)
 		if r.Handler == nil {
 			if m != "notifications/initialized" {
 				t.Errorf("%s: no handler", m)

@@ -162,8 +162,7 @@ type Server struct {
 	freezeOnce  sync.Once
 	frozen      bool
 	taskOpts    TaskOptions // WithTasks
-	taskOptsSet bool
-	tasks       *taskStore // nil: no tasks (no tool with Task, no WithTasks)
+	tasks       *taskStore  // nil: no tasks (no tool with Task)
 
 	// Built by freeze.
 	routes routes

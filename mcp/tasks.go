@@ -137,9 +137,8 @@ const (
 )
 
 // WithTasks sets the task store's bounds and the ids' prefix. A server
-// whose tools include one registered with Task keeps tasks with the
-// defaults without it; with it, the server serves the tasks methods even
-// without such a tool.
+// keeps tasks, and serves the tasks methods, when a tool is registered with
+// Task; without WithTasks its store has the defaults.
 func WithTasks(o TaskOptions) Option {
 	return func(s *Server) error {
 		switch {
@@ -153,7 +152,7 @@ func WithTasks(o TaskOptions) Option {
 				return fmt.Errorf("mcp: TaskOptions.IDPrefix holds %q: only letters, digits, '-', '_' and '.' are allowed", o.IDPrefix[i])
 			}
 		}
-		s.taskOpts, s.taskOptsSet = o, true
+		s.taskOpts = o
 		return nil
 	}
 }
