@@ -173,6 +173,11 @@ backend be
   default-server check inter 250ms fastinter 100ms downinter 500ms fall 2 rise 2 observe layer4 error-limit 1 on-error mark-down
 `, c.hport, c.sport)
 	for _, i := range c.insts[:n] {
+		// MCP tasks live in the instance that runs them, and their ids
+		// start with its name (-instance): tasks/* go there by Mcp-Name.
+		fmt.Fprintf(&b, "  use-server %s if { req.hdr(Mcp-Method) -m str tasks/get tasks/update tasks/cancel } { req.hdr(Mcp-Name) -m beg %s. }\n", i.name, i.name)
+	}
+	for _, i := range c.insts[:n] {
 		fmt.Fprintf(&b, "  server %s 127.0.0.1:%d\n", i.name, i.port)
 	}
 	cfg := filepath.Join(c.dir, "haproxy.cfg")

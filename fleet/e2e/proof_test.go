@@ -43,6 +43,7 @@ func TestProof(t *testing.T) {
 	t.Run("Tasks", func(t *testing.T) { proofTasks(t, c, &fig) })
 	t.Run("KillInstance", func(t *testing.T) { proofKill(t, c, &fig) })
 	t.Run("KillRedis", func(t *testing.T) { proofRedisDown(t, c, &fig) })
+	t.Run("MCPTasks", func(t *testing.T) { proofMCPTasks(t, c, &fig) })
 	if os.Getenv("FLEET_FIGURES") == "1" && !testing.Short() {
 		t.Run("ScaleOut", func(t *testing.T) { figuresScale(t, c, &fig) })
 		t.Run("LimiterP99", func(t *testing.T) { figuresP99(t, c, &fig) })
@@ -458,4 +459,91 @@ func figuresP99(t *testing.T, c *cluster, fig *figures) {
 	slices.Sort(ratios)
 	fig.add("limiter p99, one local and one Redis-backed instance loaded at once, open loop 2000 req/s each, 16 conns, 4 s × %d rounds: local %v µs, Redis-backed %v µs; median ratio %.3f (%+.1f %%)",
 		rounds, p[0], p[1], ratios[rounds/2], 100*(ratios[rounds/2]-1))
+}
+
+// MCP tasks (SEP-2663) live in the instance that runs them; their ids
+// start with its name, and haproxy routes tasks/* by Mcp-Name (see
+// cluster.haproxy). 60 tasks created through the balancer, round robin
+// over the instances, are each found through it until they complete;
+// straight to another instance a task does not exist (-32602), which is
+// what the routing is for.
+func proofMCPTasks(t *testing.T, c *cluster, fig *figures) {
+	c.startInstances(3, false, "-demo", "conformance", "-rate", "1000000", "-trusted-proxies", "127.0.0.1")
+	c.haproxy(3)
+	const n = 60
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	hdr := func(method, name string) []string {
+		return []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method, "Mcp-Name", name}
+	}
+	type task struct{ TaskID, Status string }
+	ids := make([]string, n)
+	var bad atomic.Int64
+	fail := func(format string, args ...any) {
+		if bad.Add(1) <= 3 {
+			t.Errorf(format, args...)
+		}
+	}
+	parallel(n, func(k int) {
+		r := rpc(c.lb()+"/mcp", `{"jsonrpc":"2.0","id":`+strconv.Itoa(k)+`,"method":"tools/call","params":{"name":"slow_compute","arguments":{"seconds":0.3,"label":"t`+strconv.Itoa(k)+`"},`+meta+`}}`,
+			hdr("tools/call", "slow_compute")...)
+		var v task
+		if r.Status != 200 || r.Code != 0 || json.Unmarshal(r.Result, &v) != nil || v.TaskID == "" {
+			fail("tools/call %d: %+v %s", k, r, r.Result)
+			return
+		}
+		ids[k] = v.TaskID
+	})
+	by := map[string]int{}
+	for _, id := range ids {
+		if name, _, ok := strings.Cut(id, "."); ok {
+			by[name]++
+		}
+	}
+	if len(by) != len(c.insts) {
+		t.Errorf("tasks by instance %v: round robin should spread them over all %d", by, len(c.insts))
+	}
+	get := func(url, id string) rpcResult {
+		return rpc(url+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"`+id+`",`+meta+`}}`, hdr("tasks/get", id)...)
+	}
+	start := time.Now()
+	parallel(n, func(k int) {
+		if ids[k] == "" {
+			return
+		}
+		for {
+			r := get(c.lb(), ids[k])
+			var v task
+			if r.Status != 200 || r.Code != 0 || json.Unmarshal(r.Result, &v) != nil || v.TaskID != ids[k] {
+				fail("tasks/get %s through haproxy: %+v %s", ids[k], r, r.Result)
+				return
+			}
+			if v.Status == "completed" {
+				if !bytes.Contains(r.Result, []byte(`computed t`+strconv.Itoa(k)+` in 0.3s`)) {
+					fail("task %s: %s", ids[k], r.Result)
+				}
+				return
+			}
+			if time.Since(start) > 10*time.Second {
+				fail("task %s still %s after 10 s", ids[k], v.Status)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	elapsed := time.Since(start)
+	// Straight to an instance the id does not name: unknown there.
+	elsewhere := 0
+	for _, id := range ids[:min(10, n)] {
+		for _, in := range c.insts {
+			if id == "" || strings.HasPrefix(id, in.name+".") {
+				continue
+			}
+			if r := get(in.url(), id); r.Status != 200 || r.Code != -32602 {
+				fail("tasks/get %s straight to %s: %+v, want -32602", id, in.name, r)
+			}
+			elsewhere++
+		}
+	}
+	fig.add("%d MCP tasks (slow_compute, 0.3 s) created through haproxy, by instance %v; each polled through haproxy to completed in %v: %d wrong; %d gets straight to another instance: -32602 (the routing by Mcp-Name is what finds them)",
+		n, by, elapsed.Round(time.Millisecond), bad.Load(), elsewhere)
 }

@@ -175,6 +175,11 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 	if opts.Sessions {
 		mopts = append(mopts, mcp.WithSessions(mcp.SessionOptions{}))
 	}
+	if p := taskIDPrefix(opts.Instance, opts.Redis != ""); p != "" {
+		// MCP tasks live in the instance that runs them: their ids name
+		// it, for a balancer to route tasks/* by Mcp-Name (README, fleet).
+		mopts = append(mopts, mcp.WithTasks(mcp.TaskOptions{IDPrefix: p}))
+	}
 	var m *mcp.Server
 	switch opts.Demo {
 	case "", "default":
@@ -854,4 +859,24 @@ func parseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a positive size", v)
 	}
 	return n * mult, nil
+}
+
+// taskIDPrefix is what MCP task ids start with on this instance: its name
+// (with -redis and no -instance, the host name, as the fleet's default)
+// and a dot, bytes outside letters, digits, '-' and '_' turned into '-';
+// "" for a process that is not named.
+func taskIDPrefix(instance string, fleet bool) string {
+	if instance == "" && fleet {
+		instance, _ = os.Hostname()
+	}
+	if instance == "" {
+		return ""
+	}
+	b := []byte(instance[:min(len(instance), 63)])
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			b[i] = '-'
+		}
+	}
+	return string(b) + "."
 }
