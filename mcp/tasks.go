@@ -690,7 +690,8 @@ func (s *Server) runTask(t *task) {
 		st.failTooLarge(t)
 	}
 	if t.status.terminal() {
-		t.answers, t.user = nil, nil // no round follows
+		// No round follows; a progress message would tell of work done.
+		t.answers, t.user, t.message = nil, nil, ""
 		st.setSizeLocked(t, sizeOf(t))
 		t.stop() // the deadline's timer
 	}

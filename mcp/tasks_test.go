@@ -812,3 +812,128 @@ func TestTaskOwnerShares(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskTyped: a typed tool moves into a task as a raw one does; its Out
+// is the task's structuredContent.
+func TestTaskTyped(t *testing.T) {
+	tt := newTasksTest(t)
+	type in struct {
+		N int `json:"n"`
+	}
+	type out struct {
+		Square int `json:"square"`
+	}
+	if err := AddTool(tt.s, Tool{Name: "square", Task: TaskOptional}, func(ctx context.Context, c *Call, x in) (out, error) {
+		if err := c.StartTask(); err != nil {
+			return out{}, err
+		}
+		if c.InTask() && ctx != c.Context() {
+			return out{}, errors.New("not the task's context")
+		}
+		return out{Square: x.N * x.N}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tt.add()
+	for _, n := range []int{3, -12, 40000} {
+		id := viewOf(t, tt.call("square", fmt.Sprintf(`{"n":%d}`, n), metaTasks)).TaskID
+		v := tt.await(id, "completed")
+		var r struct{ StructuredContent out }
+		if err := json.Unmarshal(v.Result, &r); err != nil || r.StructuredContent.Square != n*n {
+			t.Errorf("n=%d: %s", n, v.Result)
+		}
+	}
+	// Without the extension: on the request.
+	a := tt.call("square", `{"n":5}`, meta26)
+	if v := viewOf(t, a); v.Has["taskId"] || !strings.Contains(string(a.Result), `"square":25`) {
+		t.Errorf("on the request: %s", a.Result)
+	}
+}
+
+// TestTaskAfterProgress: a Streaming tool that sent progress on its
+// request's stream, then starts a task: the CreateTaskResult is the
+// stream's last event, and the task runs without the stream.
+func TestTaskAfterProgress(t *testing.T) {
+	tt := newTasksTest(t)
+	tt.add(Tool{Name: "work", Task: TaskOptional, Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		if !c.InTask() {
+			if err := c.Progress(1, 2, "preparing"); err != nil {
+				return err
+			}
+		}
+		if err := c.StartTask(); err != nil {
+			return err
+		}
+		if err := c.Progress(2, 2, "in the task"); err != nil {
+			return err
+		}
+		c.AddText("worked")
+		return nil
+	})})
+	// Through exchange's path (no stream to write to), the plain
+	// answer: the CreateTaskResult.
+	meta := strings.Replace(metaTasks, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+	a := tt.call("work", `{}`, meta)
+	v := viewOf(t, a)
+	if v.ResultType != "task" {
+		t.Fatalf("%s", a.Result)
+	}
+	v = tt.await(v.TaskID, "completed")
+	if v.StatusMessage != "" {
+		t.Errorf("a finished task's statusMessage: %q", v.StatusMessage)
+	}
+	if !strings.Contains(string(v.Result), "worked") {
+		t.Errorf("%s", v.Result)
+	}
+}
+
+// TestTaskOverHTTP: the same through a real server: the progress event,
+// then the CreateTaskResult, on the request's stream; then tasks/get.
+func TestTaskOverHTTP(t *testing.T) {
+	s, err := New(Info{Name: "st", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	s.AddTool(Tool{Name: "work", Task: TaskOptional, Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		if !c.InTask() {
+			if err := c.Progress(1, 2, "preparing"); err != nil {
+				return err
+			}
+		}
+		if err := c.StartTask(); err != nil {
+			return err
+		}
+		c.AddText("worked")
+		return nil
+	})})
+	_, url := serveLoopback(t, s, fastserver.Config{})
+	meta := strings.Replace(metaTasks, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+	a := postMCP(t, url, "2026-07-28", "tools/call", "work", `{"jsonrpc":"2.0","id":"w","method":"tools/call","params":{"name":"work","arguments":{},`+meta+`}}`, sse)
+	if a.status != 200 || len(a.events) != 2 || a.events[0]["method"] != "notifications/progress" {
+		t.Fatalf("%d %s", a.status, a.raw)
+	}
+	res, _ := a.events[1]["result"].(map[string]any)
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" || a.events[1]["id"] != "w" {
+		t.Fatalf("last event %v", a.events[1])
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		g := postMCP(t, url, "2026-07-28", "tasks/get", id, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`",`+metaTasks+`}}`, sse)
+		var v struct{ Result taskView }
+		if g.status != 200 || json.Unmarshal(g.raw, &v) != nil {
+			t.Fatalf("tasks/get: %d %s", g.status, g.raw)
+		}
+		if v.Result.Status == "completed" {
+			if !strings.Contains(string(v.Result.Result), "worked") {
+				t.Errorf("%s", g.raw)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still %s", g.raw)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -708,7 +708,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&au.MetricsPublic, "metrics-public", false, "with -auth-issuer, leave /metrics open (default: it needs a valid token for /mcp)")
 	fs.StringVar(&au.IntrospectionClientID, "auth-introspection-client", "", "client id for RFC 7662 introspection of opaque tokens (secret from $RPCEDGE_INTROSPECTION_SECRET)")
 	fs.StringVar(&o.Redis, "redis", "", "Redis `URL` (redis://127.0.0.1:6379/0) shared by a fleet of instances: -rate holds fleet-wide, A2A tasks live in Redis")
-	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics (default with -redis: the host name)")
+	fs.StringVar(&o.Instance, "instance", "", "`name` of this instance in logs and metrics and at the start of its MCP task ids (default with -redis: the host name)")
 	fs.IntVar(&o.Instances, "instances", 0, "with -redis, the fleet's `size` assumed until Redis has counted the instances: the rate limit's share of an instance started while Redis is down (default 1: alone)")
 	tl := &o.Tasks
 	fs.IntVar(&tl.MaxTasks, "a2a-max-tasks", 0, "A2A tasks kept, the oldest evicted past it (default 10000; with -redis, fleet-wide)")
