@@ -467,7 +467,8 @@ func (st *taskStore) close() {
 	for t := st.head; t != nil; t = t.next {
 		if !t.status.terminal() {
 			t.status, t.updated = taskCancelled, now
-			t.pending = nil
+			t.pending, t.answers, t.user, t.message = nil, nil, nil, ""
+			st.setSizeLocked(t, sizeOf(t))
 		}
 		t.stop()
 	}
@@ -797,7 +798,7 @@ func (s *Server) serveTasksCancel(r *fastserver.Request, dst []byte) ([]byte, er
 	}
 	if !t.status.terminal() {
 		t.status, t.updated = taskCancelled, time.Now()
-		t.pending, t.answers, t.user = nil, nil, nil
+		t.pending, t.answers, t.user, t.message = nil, nil, nil, ""
 		t.stop()
 		s.tasks.setSizeLocked(t, sizeOf(t)) // smaller
 	}

@@ -558,9 +558,24 @@ func protocolErrorJob(c *mcp.Call) error {
 	return &fastserver.Error{Code: decode.CodeInternalError, Message: "the job's backend answered garbage"}
 }
 
+// needElicitation refuses, on the request, a call whose task will ask the
+// user: a client that cannot answer should not get a task that fails at
+// its first question.
+func needElicitation(c *mcp.Call) error {
+	if c.InTask() || c.ClientSupports("elicitation") {
+		return nil
+	}
+	return &fastserver.Error{Status: 400, Code: mcp.CodeMissingCapability,
+		Message: "the tool asks the user: the client must declare the elicitation capability",
+		Data:    []byte(`{"requiredCapabilities":{"elicitation":{}}}`)}
+}
+
 func confirmDelete(c *mcp.Call) error {
 	name, err := c.ArgString("filename")
 	if err != nil {
+		return err
+	}
+	if err := needElicitation(c); err != nil {
 		return err
 	}
 	if err := c.StartTask(); err != nil {
@@ -581,6 +596,9 @@ func confirmDelete(c *mcp.Call) error {
 }
 
 func multiInput(c *mcp.Call) error {
+	if err := needElicitation(c); err != nil {
+		return err
+	}
 	if err := c.StartTask(); err != nil {
 		return err
 	}
