@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 
@@ -14,11 +15,13 @@ import (
 // (reserved by the generator for keywords).
 var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
 
-// structSchemas adds to m, which holds the schemas of the types whose
-// JSON their methods write (codecSchemas), the schema of every struct
-// type under t, its properties the members encoding/json reads and writes
-// (sonicmem.Members), so that the generator, given m, describes each
-// struct by them. The generator's own struct walk follows Go's field promotion
+// typeSchemasOf returns the schemas the generator is given for t, an
+// input or output type, in one walk over the types under t: typeSchemas;
+// for each type (not the generator's own) whose JSON its methods write or
+// read, the schema of that JSON (codecSchema); and for every other struct
+// type, its properties the members encoding/json reads and writes
+// (sonicmem.Members), so that the generator describes each struct by
+// them. The generator's own struct walk follows Go's field promotion
 // instead: an embedded struct with a json name lost its member and lent
 // the embedded fields to its parent, required; an embedded non-struct
 // was left out; a ",string" field was described by its kind, not as the
@@ -31,7 +34,8 @@ var descriptionPrefix = regexp.MustCompile("^[^ \t\n]*=")
 // type that writes or reads its own JSON or text is an error (sonic and
 // encoding/json differ on it). A type that contains itself is an error,
 // as it is for the generator.
-func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error {
+func typeSchemasOf(t reflect.Type, input bool) (map[reflect.Type]*jsonschema.Schema, error) {
+	m := maps.Clone(typeSchemas)
 	open := map[reflect.Type]bool{}
 	var walk func(t reflect.Type) error
 	walk = func(t reflect.Type) error {
@@ -39,6 +43,10 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 			t = t.Elem()
 		}
 		if _, ok := m[t]; ok || generatorTypes[t] {
+			return nil
+		}
+		if s := codecSchema(t, input); s != nil {
+			m[t] = s
 			return nil
 		}
 		switch t.Kind() {
@@ -100,7 +108,10 @@ func structSchemas(t reflect.Type, m map[reflect.Type]*jsonschema.Schema) error 
 		m[t] = s
 		return nil
 	}
-	return walk(t)
+	if err := walk(t); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // derefOnce is t's element when t is a pointer, as encoding/json looks

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -234,7 +235,7 @@ func TestTypedSchemaParity(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			js, err := jsonschema.ForType(typ, &jsonschema.ForOptions{TypeSchemas: codecSchemas(typ, input)})
+			js, err := jsonschema.ForType(typ, &jsonschema.ForOptions{TypeSchemas: codecSchemasRef(typ, input)})
 			if err != nil {
 				t.Fatalf("%s: the generator: %v", name, err)
 			}
@@ -326,4 +327,42 @@ func TestTypedQuotedRefusals(t *testing.T) {
 			t.Errorf("%s: %+v (handler got %+v), want -32602", tc.args, a, got)
 		}
 	}
+}
+
+// codecSchemasRef is the generator's view, the reference of
+// TestTypedSchemaParity: typeSchemas and the schema of each type under t
+// (by Go's fields) whose JSON its methods write or read, and no struct
+// described by its members.
+func codecSchemasRef(t reflect.Type, input bool) map[reflect.Type]*jsonschema.Schema {
+	m := maps.Clone(typeSchemas)
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		if _, ok := m[t]; ok || generatorTypes[t] {
+			return
+		}
+		if s := codecSchema(t, input); s != nil {
+			m[t] = s
+			return
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if f := t.Field(i); f.IsExported() || f.Anonymous {
+					walk(f.Type)
+				}
+			}
+		case reflect.Slice, reflect.Array, reflect.Map:
+			walk(t.Elem())
+		}
+	}
+	walk(t)
+	return m
 }

@@ -28,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math/big"
 	"reflect"
 	"time"
@@ -202,15 +201,15 @@ func inferSchema[T any]() ([]byte, error) { return inferSchemaFor[T](false) }
 // inferSchemaFor is inferSchema for an input type (decoded from the
 // arguments) or an output type (encoded into the result), with the types
 // under T that write or read their own JSON described as they do
-// (codecSchemas).
+// (typeSchemasOf).
 func inferSchemaFor[T any](input bool) ([]byte, error) {
 	return inferSchemaType(reflect.TypeFor[T](), input)
 }
 
 // inferSchemaType is inferSchemaFor for type t.
 func inferSchemaType(t reflect.Type, input bool) ([]byte, error) {
-	m := codecSchemas(t, input)
-	if err := structSchemas(t, m); err != nil {
+	m, err := typeSchemasOf(t, input)
+	if err != nil {
 		return nil, fmt.Errorf("the schema of %v: %w", t, err)
 	}
 	js, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: m})
@@ -260,51 +259,14 @@ var generatorTypes = map[reflect.Type]bool{
 	reflect.TypeFor[big.Int](): true, reflect.TypeFor[big.Rat](): true, reflect.TypeFor[big.Float](): true,
 }
 
-// codecSchemas returns typeSchemas and, for each type under t (not the
-// generator's own) whose JSON its methods write (an output) or read (an
-// input), the schema of that JSON: a json.Marshaler or Unmarshaler may
-// write or take any value ({}); an encoding.TextMarshaler or
-// TextUnmarshaler is a string. The generator describes such a type by its
-// kind (a struct as an object, an int-based enum as an integer), which
-// neither sonic nor encoding/json writes or reads: every call failed
-// (found by review on 2026-12-06: a netip.Addr field, an enum with
+// codecSchema is the schema of the JSON t's methods write (an output) or
+// read (an input), or nil when t has no such methods: a json.Marshaler or
+// Unmarshaler may write or take any value ({}); an encoding.TextMarshaler
+// or TextUnmarshaler is a string. The generator describes such a type by
+// its kind (a struct as an object, an int-based enum as an integer),
+// which neither sonic nor encoding/json writes or reads: every call
+// failed (found by review on 2026-12-06: a netip.Addr field, an enum with
 // MarshalText).
-func codecSchemas(t reflect.Type, input bool) map[reflect.Type]*jsonschema.Schema {
-	m := maps.Clone(typeSchemas)
-	seen := map[reflect.Type]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if seen[t] {
-			return
-		}
-		seen[t] = true
-		if _, ok := m[t]; ok || generatorTypes[t] {
-			return
-		}
-		if s := codecSchema(t, input); s != nil {
-			m[t] = s
-			return
-		}
-		switch t.Kind() {
-		case reflect.Struct:
-			for i := range t.NumField() {
-				if f := t.Field(i); f.IsExported() || f.Anonymous {
-					walk(f.Type)
-				}
-			}
-		case reflect.Slice, reflect.Array, reflect.Map:
-			walk(t.Elem())
-		}
-	}
-	walk(t)
-	return m
-}
-
-// codecSchema is the schema of t's own JSON (codecSchemas), or nil when t
-// has no such methods.
 func codecSchema(t reflect.Type, input bool) *jsonschema.Schema {
 	jsonIface, textIface := jsonMarshaler, textMarshaler
 	if input {
