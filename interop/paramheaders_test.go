@@ -1,10 +1,7 @@
 package interop
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,21 +18,7 @@ import (
 // client's retry with headers succeeds; headers rewritten or dropped by a
 // custom fetch are refused with HTTP 400 and -32020.
 func TestMCPParamHeadersTypeScriptV2(t *testing.T) {
-	dir, node := nodeTools(t)
-	s := startServer(t, "-demo", "conformance")
-	script, err := os.ReadFile("node/ts2_client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url+"/mcp")
-	cmd.Dir = dir // so that the client resolves from the installed node_modules
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("ts2_client.mjs: %v\n%s", err, out)
-	}
+	out := runNodeClient(t, "ts2_client.mjs", 60*time.Second)
 	// The summary is the last line (the client may warn on stderr first).
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	var got struct {

@@ -1,10 +1,7 @@
 package interop
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -38,21 +35,7 @@ import (
 // answered on their request (no extension, 0 s, greet). The script checks
 // everything it sees; this test checks the summary's key answers again.
 func TestMCPTasksTypeScriptV2(t *testing.T) {
-	dir, node := nodeTools(t)
-	s := startServer(t, "-demo", "conformance")
-	script, err := os.ReadFile("node/ts2_tasks_client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url+"/mcp")
-	cmd.Dir = dir // so that the client resolves from the installed node_modules
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("ts2_tasks_client.mjs: %v\n%s", err, out)
-	}
+	out := runNodeClient(t, "ts2_tasks_client.mjs", 45*time.Second)
 	type flow struct {
 		Statuses []string `json:"statuses"`
 		// A cancelled task's statusMessage: gone with the cancel (a

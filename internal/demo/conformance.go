@@ -503,18 +503,6 @@ func greetTool(c *mcp.Call) error {
 	return nil
 }
 
-// sleep waits d or until the call's context ends.
-func sleep(c *mcp.Call, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-c.Context().Done():
-		return c.Context().Err()
-	}
-}
-
 func slowCompute(c *mcp.Call) error {
 	secs, err := c.ArgFloat("seconds")
 	if err != nil {
@@ -533,7 +521,7 @@ func slowCompute(c *mcp.Call) error {
 			return err
 		}
 		_ = c.Progress(0, secs, "computing "+label)
-		if err := sleep(c, time.Duration(secs*float64(time.Second))); err != nil {
+		if err := pause(c, time.Duration(secs*float64(time.Second))); err != nil {
 			return err
 		}
 	}
@@ -545,7 +533,7 @@ func failingJob(c *mcp.Call) error {
 	if err := c.StartTask(); err != nil {
 		return err
 	}
-	if err := sleep(c, time.Second); err != nil {
+	if err := pause(c, time.Second); err != nil {
 		return err
 	}
 	return errors.New("the job failed: no such input")
@@ -619,7 +607,7 @@ func toolWithTask(c *mcp.Call) error {
 	if err := c.StartTask(); err != nil {
 		return err
 	}
-	if err := sleep(c, 100*time.Millisecond); err != nil {
+	if err := pause(c, 100*time.Millisecond); err != nil {
 		return err
 	}
 	c.AddText("Hello, " + contentString(name, "name") + "! (from a task)")
