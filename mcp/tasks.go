@@ -35,6 +35,7 @@ package mcp
 // id name the instance.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -282,7 +283,7 @@ var (
 	errTaskIDTwice    = fastserver.InvalidParams("taskId", "params.taskId is given twice")
 	errTaskInputs     = fastserver.InvalidParams("inputResponses", "params.inputResponses is required and must be an object whose values are objects")
 	errNoTaskSupport  = errors.New("mcp: StartTask needs a tool registered with Task (TaskOptional or TaskRequired)")
-	errTaskTooLarge   = []byte(`{"code":-32603,"message":"the task's result exceeds the task store's byte budget"}`)
+	errTaskTooLarge   = []byte(`{"code":-32603,"message":"the task's data exceeds the task store's byte budget"}`)
 	errTaskPanicked   = []byte(`{"code":-32603,"message":"internal error: the tool panicked"}`)
 	errTaskExpired    = "cancelled: the task reached its TTL"
 )
@@ -544,12 +545,12 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 		return dst, err
 	}
 	t := &task{id: id, owner: taskOwner(c.who), tool: c.tool, v: c.v,
-		args: clone(c.args), meta: clone(c.meta), answers: clone(c.used)}
+		args: bytes.Clone(c.args), meta: bytes.Clone(c.meta), answers: bytes.Clone(c.used)}
 	switch {
 	case c.userSet:
-		t.user = clone(c.user)
+		t.user = bytes.Clone(c.user)
 	case c.hasState:
-		t.user = clone(c.state.user)
+		t.user = bytes.Clone(c.state.user)
 	}
 	now := time.Now()
 	t.created, t.updated = now, now
@@ -579,13 +580,6 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 
 	go s.runTask(t)
 	return append(dst, s.meta...), nil
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // appendTaskLocked appends the members of the Task object of t, from
@@ -676,7 +670,7 @@ func (s *Server) runTask(t *task) {
 		return
 	}
 	if userSet {
-		t.user = clone(user)
+		t.user = bytes.Clone(user)
 	}
 	t.updated = time.Now()
 	switch {
@@ -705,7 +699,7 @@ func splitAsks(asks []byte) []pendingInput {
 	var out []pendingInput
 	var it decode.Members
 	for it.Reset(obj); it.Next(); {
-		out = append(out, pendingInput{key: memberName(&it), req: clone(it.Value())})
+		out = append(out, pendingInput{key: memberName(&it), req: bytes.Clone(it.Value())})
 	}
 	return out
 }
