@@ -41,8 +41,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rpcedge/rpcedge/auth"
@@ -173,6 +175,55 @@ func (s *Server) Close() {
 	}
 }
 
+// WritePrometheus writes the task store's metrics in Prometheus's text
+// format, for fastserver.Config.MoreMetrics (nothing on a server without
+// tasks):
+//
+//	rpcedge_mcp_tasks{status}                gauge, tasks kept, by status
+//	rpcedge_mcp_task_bytes                   gauge, bytes counted against TaskOptions.MaxBytes
+//	rpcedge_mcp_tasks_refused_total{reason}  counter, calls refused a task: "full", "share", "closed"
+//
+// A scrape walks the store once under its lock (at most MaxTasks tasks).
+func (s *Server) WritePrometheus(w io.Writer) {
+	st := s.tasks
+	if st == nil {
+		return
+	}
+	var n [len(taskStatusNames)]int
+	st.mu.Lock()
+	for t := st.head; t != nil; t = t.next {
+		n[t.status]++
+	}
+	held := st.bytes
+	st.mu.Unlock()
+	b := []byte(taskMetricsHelp)
+	for i, name := range taskStatusNames {
+		b = fmt.Appendf(b, "rpcedge_mcp_tasks{status=%q} %d\n", name, n[i])
+	}
+	b = fmt.Appendf(b, "rpcedge_mcp_task_bytes %d\n", held)
+	for i, reason := range refusalReasons {
+		b = fmt.Appendf(b, "rpcedge_mcp_tasks_refused_total{reason=%q} %d\n", reason, st.refused[i].Load())
+	}
+	w.Write(b)
+}
+
+const taskMetricsHelp = `# HELP rpcedge_mcp_tasks MCP tasks kept (SEP-2663), by status.
+# TYPE rpcedge_mcp_tasks gauge
+# HELP rpcedge_mcp_task_bytes Bytes the MCP task store counts against its budget.
+# TYPE rpcedge_mcp_task_bytes gauge
+# HELP rpcedge_mcp_tasks_refused_total Calls refused a task: the store full of running tasks (full), a token holder at its share (share), the server closing (closed).
+# TYPE rpcedge_mcp_tasks_refused_total counter
+`
+
+// Why a call was refused a task (taskStore.refused).
+const (
+	refusedFull = iota
+	refusedShare
+	refusedClosed
+)
+
+var refusalReasons = [...]string{"full", "share", "closed"}
+
 // The task statuses of SEP-2663.
 type taskStatus uint8
 
@@ -238,6 +289,8 @@ type taskStore struct {
 	head, tail *task                // oldest, newest
 	bytes      int
 	closed     bool
+
+	refused [len(refusalReasons)]atomic.Uint64
 }
 
 // ownerUse is what one token holder's tasks take of the store.
@@ -560,6 +613,7 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 	if st.closed {
 		st.mu.Unlock()
 		t.stop()
+		st.refused[refusedClosed].Add(1)
 		return dst, errTasksClosed
 	}
 	st.sweepLocked(now)
@@ -567,6 +621,11 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 	if e := st.roomLocked(t.owner, 1, size, nil); e != nil {
 		st.mu.Unlock()
 		t.stop()
+		if e == errTasksOwnerFull {
+			st.refused[refusedShare].Add(1)
+		} else {
+			st.refused[refusedFull].Add(1)
+		}
 		return dst, e
 	}
 	t.size = size

@@ -931,3 +931,45 @@ func blocker(block <-chan struct{}) ToolHandler {
 		return nil
 	})
 }
+
+// TestTaskMetrics: the store's gauges and refusal counters.
+func TestTaskMetrics(t *testing.T) {
+	tt := newTasksTest(t, WithTasks(TaskOptions{MaxTasks: 2}))
+	block := make(chan struct{})
+	defer close(block)
+	tt.add(Tool{Name: "run", Task: TaskOptional, Handler: blocker(block)})
+	scrape := func() string {
+		var b strings.Builder
+		tt.s.WritePrometheus(&b)
+		return b.String()
+	}
+	done := viewOf(t, tt.call("run", `{}`, metaTasks)).TaskID
+	tt.await(done, "completed")
+	for range 2 {
+		viewOf(t, tt.call("run", `{"block":1}`, metaTasks))
+	}
+	if a := tt.call("run", `{"block":1}`, metaTasks); a.Status != 503 {
+		t.Fatalf("%+v", a)
+	}
+	tt.s.Close()
+	if a := tt.call("run", `{}`, metaTasks); a.Status != 503 {
+		t.Fatalf("%+v", a)
+	}
+	m := scrape()
+	for _, want := range []string{`rpcedge_mcp_tasks{status="cancelled"} 2`, `rpcedge_mcp_tasks{status="working"} 0`,
+		`rpcedge_mcp_tasks_refused_total{reason="full"} 1`, `rpcedge_mcp_tasks_refused_total{reason="closed"} 1`,
+		`rpcedge_mcp_tasks_refused_total{reason="share"} 0`, "# TYPE rpcedge_mcp_tasks gauge"} {
+		if !strings.Contains(m, want+"\n") {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	if !strings.Contains(m, "rpcedge_mcp_task_bytes ") || strings.Contains(m, "rpcedge_mcp_task_bytes 0\n") {
+		t.Errorf("task bytes:\n%s", m)
+	}
+	var none strings.Builder
+	s, _ := New(Info{Name: "n", Version: "1"})
+	s.WritePrometheus(&none)
+	if none.Len() != 0 {
+		t.Errorf("a server without tasks wrote %q", none.String())
+	}
+}

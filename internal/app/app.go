@@ -196,6 +196,13 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 		return nil, fmt.Errorf("mcp demo: %w", err)
 	}
 	app.mcp = m
+	more := app.opts.Server.MoreMetrics
+	app.opts.Server.MoreMetrics = func(w io.Writer) { // and the MCP task store's
+		if more != nil {
+			more(w)
+		}
+		m.WritePrometheus(w)
+	}
 	var tasks a2a.TaskStore
 	var events a2a.Broker
 	if opts.Redis != "" && !opts.Stdio {
