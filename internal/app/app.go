@@ -421,12 +421,14 @@ func (a *App) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops the HTTP server gracefully (see fastserver.Server.Shutdown),
-// then the demo's background work and the fleet connection.
+// then the MCP tasks still running, the demo's background work and the
+// fleet connection.
 func (a *App) Shutdown(ctx context.Context) error {
 	var err error
 	if a.srv != nil {
 		err = a.srv.Shutdown(ctx)
 	}
+	a.mcp.Close()
 	a.demo.Close()
 	a.closeFleet()
 	return err
