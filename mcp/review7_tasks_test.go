@@ -308,14 +308,9 @@ func TestR7TaskFaultOversizedAnswerMakesTaskVanish(t *testing.T) {
 	e.audit()
 }
 
-// r7Held is what t keeps (resizeLocked's measure of it).
-func r7Held(t *task) int {
-	n := len(t.args) + len(t.meta) + len(t.answers) + len(t.user) + len(t.result) + len(t.failure) + len(t.message) + 256
-	for _, p := range t.pending {
-		n += len(p.key) + len(p.req)
-	}
-	return n
-}
+// r7Held is what t keeps now (resizeLocked's measure of it), against
+// which its counted size is checked.
+func r7Held(t *task) int { return sizeOf(t) }
 
 // r7AskTool asks for "k" in its task, then answers "done".
 func r7AskTool() Tool {

@@ -131,6 +131,9 @@ type TaskOptions struct {
 	IDPrefix string
 }
 
+// maxTaskDuration bounds TaskOptions.TTL and PollInterval.
+const maxTaskDuration = 365 * 24 * time.Hour
+
 // Default task options.
 const (
 	DefaultTaskTTL          = time.Hour
@@ -147,6 +150,10 @@ func WithTasks(o TaskOptions) Option {
 		switch {
 		case o.TTL < 0, o.PollInterval < 0, o.MaxTasks < 0, o.MaxBytes < 0, o.MaxOwnerTasks < 0, o.MaxOwnerBytes < 0:
 			return errors.New("mcp: TaskOptions fields must not be negative")
+		case o.TTL > maxTaskDuration, o.PollInterval > maxTaskDuration:
+			// Found by review on 2026-12-07: math.MaxInt64 ("never")
+			// overflowed the rounding to whole milliseconds: ttlMs 1.
+			return errors.New("mcp: TaskOptions.TTL and PollInterval must not exceed a year")
 		case len(o.IDPrefix) > 64:
 			return errors.New("mcp: TaskOptions.IDPrefix is longer than 64 bytes")
 		}
@@ -191,6 +198,7 @@ func (s *Server) WritePrometheus(w io.Writer) {
 	}
 	var n [len(taskStatusNames)]int
 	st.mu.Lock()
+	st.sweepLocked(time.Now())
 	for t := st.head; t != nil; t = t.next {
 		n[t.status]++
 	}
@@ -338,7 +346,6 @@ var (
 	errNoTaskSupport  = errors.New("mcp: StartTask needs a tool registered with Task (TaskOptional or TaskRequired)")
 	errTaskTooLarge   = []byte(`{"code":-32603,"message":"the task's data exceeds the task store's byte budget"}`)
 	errTaskPanicked   = []byte(`{"code":-32603,"message":"internal error: the tool panicked"}`)
-	errTaskExpired    = "cancelled: the task reached its TTL"
 )
 
 // errTasksMissing refuses a tasks request, or a call of a TaskRequired
@@ -454,11 +461,19 @@ func (st *taskStore) roomLocked(owner string, n, extra int, keep *task) *fastser
 
 // sizeOf is what t counts against the byte bounds.
 func sizeOf(t *task) int {
-	n := len(t.args) + len(t.meta) + len(t.answers) + len(t.user) + len(t.result) + len(t.failure) + len(t.message) + 256
+	n := len(t.args) + len(t.meta) + len(t.answers) + len(t.user) + len(t.result) + len(t.message) + 256
+	if !shared(t.failure) { // the store's own errors are shared, not held
+		n += len(t.failure)
+	}
 	for _, p := range t.pending {
 		n += len(p.key) + len(p.req)
 	}
 	return n
+}
+
+// shared reports whether failure is one of the store's own error objects.
+func shared(failure []byte) bool {
+	return len(failure) > 0 && (&failure[0] == &errTaskTooLarge[0] || &failure[0] == &errTaskPanicked[0])
 }
 
 // resizeLocked sets t's counted size to the bytes it keeps now; it
@@ -483,11 +498,11 @@ func (st *taskStore) setSizeLocked(t *task, n int) {
 }
 
 // failTooLarge fails t for want of bytes: what it held for later rounds
-// and its outcome are let go, and its size is counted as it is then (a
-// few hundred bytes at most over the bounds, for the error).
+// and its outcome are let go (its error is the store's own, shared), so
+// its size only shrinks.
 func (st *taskStore) failTooLarge(t *task) {
 	t.status, t.failure = taskFailed, errTaskTooLarge
-	t.result, t.pending, t.answers, t.user = nil, nil, nil, nil
+	t.result, t.pending, t.answers, t.user, t.message = nil, nil, nil, nil, ""
 	t.stop()
 	st.setSizeLocked(t, sizeOf(t))
 }
@@ -723,13 +738,10 @@ func (s *Server) runTask(t *task) {
 		return // cancelled, expired or dropped: the outcome is not wanted
 	}
 	if t.ctx.Err() != nil {
-		t.status, t.updated = taskCancelled, time.Now()
-		t.message, t.answers, t.user = errTaskExpired, nil, nil
-		st.setSizeLocked(t, sizeOf(t))
+		// Its TTL passed while it ran (a cancel or Close made it
+		// terminal above): it is gone, as the next sweep would find.
+		st.dropLocked(t)
 		return
-	}
-	if userSet {
-		t.user = bytes.Clone(user)
 	}
 	t.updated = time.Now()
 	switch {
@@ -737,17 +749,22 @@ func (s *Server) runTask(t *task) {
 		t.status, t.failure = taskFailed, failure
 	case pending != nil:
 		t.status, t.pending = taskInputRequired, pending
+		if userSet {
+			t.user = bytes.Clone(user)
+		}
 	default:
 		t.status, t.result = taskCompleted, result
 	}
+	if t.status.terminal() {
+		// No round follows: what was kept for one goes before the result
+		// is counted (found by review on 2026-12-07: a result that fit
+		// was refused for the answers it replaced), and a progress
+		// message would tell of work done.
+		t.answers, t.user, t.message = nil, nil, ""
+		t.stop() // the deadline's timer
+	}
 	if !st.resizeLocked(t) {
 		st.failTooLarge(t)
-	}
-	if t.status.terminal() {
-		// No round follows; a progress message would tell of work done.
-		t.answers, t.user, t.message = nil, nil, ""
-		st.setSizeLocked(t, sizeOf(t))
-		t.stop() // the deadline's timer
 	}
 }
 
