@@ -241,7 +241,11 @@ func TestHostileCutStreamUnsubscribes(t *testing.T) {
 		if _, err := s.UpdateArtifact(context.Background(), id, ArtifactUpdate{Artifact: Artifact{ArtifactID: "big", Parts: PartsOf(TextPart(big))}}); err != nil {
 			t.Fatal(err)
 		}
-		if cutAt < 0 && time.Since(start) >= wait {
+		if time.Since(start) >= wait {
+			// The last change held StreamWait is the one that cut the
+			// stream: the first such one may be a stall of a loaded
+			// machine (a CI run under -race counted 289 changes "after"
+			// a pause that came before the cut).
 			cutAt = sent
 		}
 	}
