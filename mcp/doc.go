@@ -222,7 +222,7 @@
 // header is the task id, which TaskOptions.IDPrefix can make name the
 // instance. Status notifications (notifications/tasks) are not sent: this
 // server does not serve subscriptions/listen. Server.Close cancels every
-// task.
+// task; Server.WritePrometheus writes the store's metrics.
 //
 // # Sessions
 //
