@@ -76,8 +76,6 @@ package mcp
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"net"
 	"slices"
@@ -325,9 +323,7 @@ var (
 // create starts a session of version v whose client declared caps, for
 // owner (ownerOf).
 func (t *sessionTable) create(v Version, caps []byte, owner string, now time.Time) (*session, *fastserver.Error) {
-	var raw [16]byte
-	rand.Read(raw[:])
-	ss := &session{id: base64.RawURLEncoding.EncodeToString(raw[:]), owner: owner, version: v, caps: declaredCapabilities(caps),
+	ss := &session{id: randomID(), owner: owner, version: v, caps: declaredCapabilities(caps),
 		subs: map[string]bool{}, events: make(chan []byte, t.opts.Queue), seen: now}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -109,6 +109,14 @@ var (
 
 var b64url = base64.RawURLEncoding
 
+// randomID returns 128 random bits, base64url: the ids of sessions and
+// tasks. (crypto/rand.Read never fails since Go 1.24.)
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return b64url.EncodeToString(b[:])
+}
+
 // encode issues the state of a round bound to binding.
 func (c *stateCodec) encode(binding string, answers, user []byte, now time.Time) (string, error) {
 	body := make([]byte, 0, 64+len(binding)+len(answers)+len(user))

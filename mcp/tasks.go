@@ -37,8 +37,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -361,13 +359,7 @@ func unknownTask(id []byte) *fastserver.Error {
 }
 
 // newID returns a task id: the prefix and 128 random bits, base64url.
-func (st *taskStore) newID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return st.prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
+func (st *taskStore) newID() string { return st.prefix + randomID() }
 
 // sweepLocked drops the tasks whose TTL has passed, oldest first
 // (creation order is expiry order: one TTL for all).
@@ -608,11 +600,7 @@ func (c *Call) InTask() bool { return c.task != nil }
 func (c *Call) createTask(dst []byte) ([]byte, error) {
 	s := c.srv
 	st := s.tasks
-	id, err := st.newID()
-	if err != nil {
-		return dst, err
-	}
-	t := &task{id: id, owner: taskOwner(c.who), tool: c.tool, v: c.v,
+	t := &task{id: st.newID(), owner: taskOwner(c.who), tool: c.tool, v: c.v,
 		args: bytes.Clone(c.args), meta: bytes.Clone(c.meta), answers: bytes.Clone(c.used)}
 	switch {
 	case c.userSet:
