@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -972,4 +975,83 @@ func TestTaskMetrics(t *testing.T) {
 	if none.Len() != 0 {
 		t.Errorf("a server without tasks wrote %q", none.String())
 	}
+}
+
+// TestTaskOverStdio: over a newline-delimited stream (StreamEndpoint, no
+// headers) a task is created, and found by tasks/get on the same stream.
+func TestTaskOverStdio(t *testing.T) {
+	tt := newTasksTest(t)
+	tt.add(Tool{Name: "job", Task: TaskOptional, Handler: ToolFunc(func(c *Call) error {
+		if err := c.StartTask(); err != nil {
+			return err
+		}
+		c.AddText("done")
+		return nil
+	})})
+	pr, pw := io.Pipe()
+	var out syncBuffer
+	served := make(chan error, 1)
+	go func() {
+		served <- fastserver.ServeLines(context.Background(), tt.s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, pr, &out)
+	}()
+	line := func(id int, method, params string) {
+		fmt.Fprintf(pw, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":{%s,%s}}`+"\n", id, method, params, metaTasks)
+	}
+	answer := func(id int) map[string]any {
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			for _, l := range strings.Split(out.String(), "\n") {
+				var m map[string]any
+				if json.Unmarshal([]byte(l), &m) == nil && m["id"] == float64(id) {
+					return m
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Fatalf("no answer %d in %q", id, out.String())
+		return nil
+	}
+	line(1, "tools/call", `"name":"job","arguments":{}`)
+	res, _ := answer(1)["result"].(map[string]any)
+	id, _ := res["taskId"].(string)
+	if res["resultType"] != "task" || id == "" {
+		t.Fatalf("%v", res)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for n := 2; ; n++ {
+		line(n, "tasks/get", `"taskId":"`+id+`"`)
+		g, _ := answer(n)["result"].(map[string]any)
+		if g["status"] == "completed" {
+			if !strings.Contains(fmt.Sprint(g["result"]), "done") {
+				t.Errorf("%v", g)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still %v", g)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	pw.Close()
+	if err := <-served; err != nil {
+		t.Errorf("ServeLines: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
