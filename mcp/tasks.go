@@ -96,12 +96,13 @@ var ErrRunAsTask = errors.New("mcp: the call goes on as a task")
 // TaskOptions configures the task store (WithTasks). Zero fields take
 // their defaults.
 type TaskOptions struct {
-	// TTL is how long a task is kept after its creation (its ttlMs):
-	// tasks/get finds it for that long, and a task still running then is
-	// cancelled. Default 1 hour.
+	// TTL is how long a task is kept after its creation (its ttlMs),
+	// rounded up to a whole millisecond: tasks/get finds it for that long,
+	// and a task still running then is cancelled and forgotten. Default 1
+	// hour; at most a year.
 	TTL time.Duration
 	// PollInterval is the pollIntervalMs advised to clients, rounded
-	// up to a whole millisecond. Default 1 second.
+	// up to a whole millisecond. Default 1 second; at most a year.
 	PollInterval time.Duration
 	// MaxTasks bounds the tasks kept at once, running or finished. When
 	// the store is full, the oldest finished task is dropped before its
