@@ -146,6 +146,54 @@ func TestMCPNetHTTP(t *testing.T) {
 	}
 }
 
+func TestMCPTasks(t *testing.T) {
+	addr := start(t, build(t, "mcp-tasks"), "-addr", "127.0.0.1:0", "-work", "300ms")
+	u := "http://" + addr + "/mcp"
+	c := http.DefaultClient
+	meta := func(caps string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+	tasks := meta(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)
+	hdr := func(method, name string) []string {
+		return []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method, "Mcp-Name", name}
+	}
+	// A client without the extension waits on the request.
+	st, b := post(t, c, u, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"report","arguments":{"month":"2026-11"},`+meta(`{}`)+`}}`, hdr("tools/call", "report")...)
+	expect(t, st, b, 200, `"structuredContent":{"month":"2026-11","orders":700}`)
+	// A bad month is refused on the request, before any task.
+	st, b = post(t, c, u, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"report","arguments":{"month":"Nov"},`+tasks+`}}`, hdr("tools/call", "report")...)
+	expect(t, st, b, 200, `"isError":true`)
+	// One that declares it gets a task, then its result.
+	st, b = post(t, c, u, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"report","arguments":{"month":"2026-10"},`+tasks+`}}`, hdr("tools/call", "report")...)
+	expect(t, st, b, 200, `"resultType":"task"`)
+	id := regexp.MustCompile(`"taskId":"([^"]+)"`).FindStringSubmatch(b)
+	if id == nil {
+		t.Fatalf("no taskId in %s", b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, b = post(t, c, u, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"`+id[1]+`",`+tasks+`}}`, hdr("tasks/get", id[1])...)
+		if strings.Contains(b, `"status":"completed"`) {
+			expect(t, st, b, 200, `"structuredContent":{"month":"2026-10","orders":700}`)
+			break
+		}
+		expect(t, st, b, 200, `"statusMessage":"counting orders"`)
+		if time.Now().After(deadline) {
+			t.Fatalf("task still %s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(m), `rpcedge_mcp_tasks{status="completed"} 1`) {
+		t.Errorf("/metrics: no completed task in\n%s", m)
+	}
+}
+
 func TestA2AAgent(t *testing.T) {
 	addr := start(t, build(t, "a2a-agent"), "-addr", "127.0.0.1:0")
 	st, b := post(t, http.DefaultClient, "http://"+addr+"/a2a",
