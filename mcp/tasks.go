@@ -805,11 +805,10 @@ func (s *Server) taskRequest(r *fastserver.Request) (*task, *fastserver.Error) {
 		return nil, errTaskIDMissing
 	}
 	st := s.tasks
-	key := decode.AppendUnquoted(nil, id)
 	owner := taskOwner(auth.FromRequest(r))
 	st.mu.Lock()
 	st.sweepLocked(time.Now())
-	t := st.byID[string(key)]
+	t, _ := lookup(st.byID, id) // no copy of a plain id
 	if t == nil || t.owner != owner {
 		st.mu.Unlock()
 		return nil, unknownTask(id)

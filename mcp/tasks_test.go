@@ -17,6 +17,7 @@ import (
 	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/valyala/fasthttp"
 )
 
 // metaTasks is the _meta of a 2026-07-28 request whose client declares
@@ -1054,4 +1055,65 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// BenchmarkTask measures what a task costs beside the same call answered
+// on its request: the call that creates it (the store, the goroutine and
+// the handler's run in it, until the task completes) and a tasks/get of a
+// finished one.
+func BenchmarkTask(b *testing.B) {
+	s, err := New(Info{Name: "bench", Version: "1"}, WithTasks(TaskOptions{MaxTasks: 1 << 20, MaxBytes: 1 << 30}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan struct{}, 1)
+	s.AddTool(Tool{Name: "echo", InputSchema: `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+		Task: TaskOptional, Handler: ToolFunc(func(c *Call) error {
+			if err := c.StartTask(); err != nil {
+				return err
+			}
+			err := c.AddTextJSON(c.Arg("text"))
+			if c.InTask() {
+				done <- struct{}{}
+			}
+			return err
+		})})
+	ep := s.Endpoint()
+	run := func(b *testing.B, headers hdr, body string, after func(out []byte)) {
+		m := decodeOwn(b, []byte(body))
+		var h fasthttp.RequestHeader
+		for i := 0; i+1 < len(headers); i += 2 {
+			h.Set(headers[i], headers[i+1])
+		}
+		var r fastserver.Request
+		dst := make([]byte, 0, 4096)
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Reset(&h, &m, nil)
+			if e := ep.Check(&r); e != nil {
+				b.Fatal(e)
+			}
+			out, err := ep.Route(&r).Handler.ServeRPC(&r, dst[:0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			after(out)
+			dst = out
+		}
+	}
+	args := `"name":"echo","arguments":{"text":"hello, world"},`
+	b.Run("on the request", func(b *testing.B) {
+		run(b, v26("tools/call", HeaderName, "echo"), call(args+meta26), func([]byte) {})
+	})
+	b.Run("as a task, to completed", func(b *testing.B) {
+		run(b, v26("tools/call", HeaderName, "echo"), call(args+metaTasks), func([]byte) { <-done })
+	})
+	a := exchange(b, ep, v26("tools/call", HeaderName, "echo"), call(args+metaTasks))
+	<-done
+	v, _ := decode.Lookup(a.Result, "taskId")
+	id := string(decode.AppendUnquoted(nil, v))
+	b.Run("tasks/get, completed", func(b *testing.B) {
+		run(b, v26("tasks/get", HeaderName, id), req("tasks/get", `"taskId":"`+id+`",`+metaTasks), func([]byte) {})
+	})
 }
