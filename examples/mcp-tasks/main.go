@@ -46,7 +46,8 @@ func main() {
 				return ReportOut{}, err // mcp.ErrRunAsTask: the client gets a task id now
 			}
 			_ = c.Progress(0, 1, "counting orders") // the task's statusMessage
-			select {                                // the long part, in the task (or on the request)
+			// The long part, in the task (or on the request).
+			select {
 			case <-time.After(*work):
 			case <-ctx.Done(): // tasks/cancel, the task's TTL, shutdown
 				return ReportOut{}, ctx.Err()
