@@ -102,7 +102,8 @@
 //   - Under earlier versions Mcp-Method and Mcp-Name are optional, but a
 //     present one must match the body: else 400 / -32020.
 //   - A present Mcp-Name disagrees with a body whose source field
-//     (params.name or params.uri) is absent, given twice or not a string;
+//     (params.name, params.uri or params.taskId) is absent, given twice or
+//     not a string;
 //     without the header such a body goes on to -32602. Mcp-Name on a
 //     method that names nothing (tools/list, …) is ignored.
 //   - Notifications are judged by their headers alone (_meta is not

@@ -97,7 +97,8 @@ var ErrRunAsTask = errors.New("mcp: the call goes on as a task")
 // their defaults.
 type TaskOptions struct {
 	// TTL is how long a task is kept after its creation (its ttlMs),
-	// rounded up to a whole millisecond: tasks/get finds it for that long,
+	// rounded up to a whole millisecond: tasks/get finds it for that long
+	// (unless, finished, it was dropped to make room: MaxTasks, MaxBytes),
 	// and a task still running then is cancelled and forgotten. Default 1
 	// hour; at most a year.
 	TTL time.Duration
@@ -107,18 +108,23 @@ type TaskOptions struct {
 	// MaxTasks bounds the tasks kept at once, running or finished. When
 	// the store is full, the oldest finished task is dropped before its
 	// TTL; when none has finished, a call that would start a task is
-	// refused with 503 / -32603. Default 1,000.
+	// refused with 503 / -32603 and Retry-After: 1. Default 1,000.
 	MaxTasks int
 	// MaxBytes bounds the bytes the tasks keep: arguments, the client's
-	// _meta, answers, pending requests and results. It is enforced as
-	// MaxTasks is (oldest finished tasks dropped first); a task whose
-	// result would not fit even then fails with -32603. Default 64 MiB.
+	// _meta, answers, pending requests, the handler's state, the
+	// statusMessage, the result or error, and 256 bytes a task. It is
+	// enforced as MaxTasks is (oldest finished tasks dropped first, never
+	// one still running): a call whose task does not fit even then is
+	// refused (503, or 429 at a holder's share), a task whose answers,
+	// requests or result do not fit fails with -32603, and a statusMessage
+	// that does not fit is not kept. Default 64 MiB.
 	MaxBytes int
 	// MaxOwnerTasks and MaxOwnerBytes are one token holder's share of
 	// MaxTasks and MaxBytes (under WithAuth; without it every client is
 	// one and there are no shares): a holder at its share that starts a
 	// task drops its own oldest finished one, never another's, and with
-	// none finished is refused with 429 / -32603, so one client cannot
+	// none finished is refused with 429 / -32603 (Retry-After: 1), so one
+	// client cannot
 	// take the store from the others. Default a tenth of each (at least
 	// 1); more than the whole means the whole.
 	MaxOwnerTasks int

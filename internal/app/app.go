@@ -871,9 +871,9 @@ func parseSize(v string) (int64, error) {
 }
 
 // taskIDPrefix is what MCP task ids start with on this instance: its name
-// (with -redis and no -instance, the host name, as the fleet's default)
-// and a dot, bytes outside letters, digits, '-' and '_' turned into '-';
-// "" for a process that is not named.
+// (with -redis and no -instance, the host name, as the fleet's default),
+// at most 63 bytes of it, bytes outside letters, digits, '-' and '_'
+// turned into '-', and a dot; "" for a process that is not named.
 func taskIDPrefix(instance string, fleet bool) string {
 	if instance == "" && fleet {
 		instance, _ = os.Hostname()
