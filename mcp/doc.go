@@ -209,7 +209,8 @@
 // result, for a finished task too. A tool that fails as a tool (an error,
 // SetError) completes its task with isError; a *fastserver.Error, a panic
 // or a result that breaks the output schema fails it, the JSON-RPC error
-// inlined. Progress sets the task's statusMessage; Log sends nothing.
+// inlined. Progress sets the task's statusMessage; Log sends nothing;
+// Call.TaskID names the task.
 //
 // The tasks methods need the extension in the request's
 // clientCapabilities (else 400 / -32021), an unknown task id is -32602,

@@ -601,6 +601,15 @@ func (c *Call) StartTask() error {
 // InTask reports whether the call runs in a task (after StartTask).
 func (c *Call) InTask() bool { return c.task != nil }
 
+// TaskID returns the id of the task the call runs in (the client's
+// taskId, for logs and correlation), or "" outside a task.
+func (c *Call) TaskID() string {
+	if c.task == nil {
+		return ""
+	}
+	return c.task.id
+}
+
 // createTask puts a task for the call c (whose handler returned
 // ErrRunAsTask) in the store, starts it and appends its CreateTaskResult
 // to dst.

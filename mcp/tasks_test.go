@@ -141,9 +141,10 @@ func TestTaskLifecycle(t *testing.T) {
 			return err
 		}
 		inTask.Add(1)
-		if !c.InTask() || c.Request() != nil {
+		if !c.InTask() || c.Request() != nil || c.TaskID() == "" {
 			return errors.New("not in a task")
 		}
+		c.AddText("task " + c.TaskID() + ": ")
 		if err := c.Progress(1, 2, "halfway"); err != nil {
 			return err
 		}
@@ -194,7 +195,7 @@ func TestTaskLifecycle(t *testing.T) {
 			t.Fatalf("completed %s: %v", g.Result, err)
 		}
 		want := "done: " + string(decode.AppendUnquoted(nil, []byte(`"`+text+`"`)))
-		if len(res.Content) != 1 || res.Content[0].Text != want || res.StructuredContent["n"] != 1 || res.IsError {
+		if len(res.Content) != 2 || res.Content[0].Text != "task "+v.TaskID+": " || res.Content[1].Text != want || res.StructuredContent["n"] != 1 || res.IsError {
 			t.Errorf("result %s, want text %q", g.Result, want)
 		}
 		if strings.Contains(string(g.Result), "related-task") {
@@ -216,7 +217,7 @@ func TestTaskWithoutExtension(t *testing.T) {
 		if err := c.StartTask(); err != nil {
 			return err
 		}
-		c.AddText("sync " + fmt.Sprint(c.InTask()))
+		c.AddText("sync " + fmt.Sprint(c.InTask()) + c.TaskID())
 		return nil
 	})}, Tool{Name: "req", Task: TaskRequired, Handler: ToolFunc(func(c *Call) error {
 		required.Add(1)
