@@ -396,10 +396,10 @@ func TestR8TaskRoomLockedOracle(t *testing.T) {
 			MaxOwnerTasks: 1 + r.IntN(6), MaxOwnerBytes: 100 + r.IntN(1500)})
 		var list []*task
 		for i := range r.IntN(12) {
-			tk := &task{id: strconv.Itoa(i), owner: owners[r.IntN(3)], status: taskStatus(r.IntN(5)), size: 1 + r.IntN(400)}
+			tk := &task{id: strconv.Itoa(i), owner: owners[r.IntN(3)], status: taskStatus(r.IntN(5))}
 			tk.ctx, tk.stop = context.WithCancel(context.Background())
-			st.bytes += tk.size
 			st.linkLocked(tk)
+			st.setSizeLocked(tk, 1+r.IntN(400))
 			list = append(list, tk)
 		}
 		owner, n, extra := owners[r.IntN(3)], r.IntN(2), r.IntN(900)

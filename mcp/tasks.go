@@ -506,7 +506,8 @@ func (st *taskStore) failTooLarge(t *task) {
 	st.setSizeLocked(t, sizeOf(t))
 }
 
-// linkLocked adds t, whose size is counted already, to the store.
+// linkLocked adds t to the store, its size not counted yet
+// (setSizeLocked counts it).
 func (st *taskStore) linkLocked(t *task) {
 	st.byID[t.id] = t
 	t.prev = st.tail
@@ -523,7 +524,6 @@ func (st *taskStore) linkLocked(t *task) {
 			st.owners[t.owner] = u
 		}
 		u.tasks++
-		u.bytes += t.size
 	}
 }
 
@@ -626,12 +626,10 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 	}
 	now := time.Now()
 	t.created, t.updated = now, now
-	t.ctx, t.stop = context.WithDeadline(context.Background(), now.Add(st.ttl))
 
 	st.mu.Lock()
 	if st.closed {
 		st.mu.Unlock()
-		t.stop()
 		st.refused[refusedClosed].Add(1)
 		return dst, errTasksClosed
 	}
@@ -639,7 +637,6 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 	size := sizeOf(t)
 	if e := st.roomLocked(t.owner, 1, size, nil); e != nil {
 		st.mu.Unlock()
-		t.stop()
 		if e == errTasksOwnerFull {
 			st.refused[refusedShare].Add(1)
 		} else {
@@ -647,9 +644,9 @@ func (c *Call) createTask(dst []byte) ([]byte, error) {
 		}
 		return dst, e
 	}
-	t.size = size
-	st.bytes += size
+	t.ctx, t.stop = context.WithDeadline(context.Background(), now.Add(st.ttl))
 	st.linkLocked(t)
+	st.setSizeLocked(t, size)
 	t.rounds++
 	t.running = true
 	dst = append(dst, `{"resultType":"task",`...)
