@@ -11,6 +11,13 @@ import (
 // server runs them after decoding.
 func benchServe(b *testing.B, headers hdr, body string) {
 	_, ep := testServer(b)
+	b.SetBytes(int64(len(body)))
+	benchEndpoint(b, ep, headers, body, nil)
+}
+
+// benchEndpoint is benchServe on ep, after (when not nil) given each
+// answer.
+func benchEndpoint(b *testing.B, ep *fastserver.Endpoint, headers hdr, body string, after func(out []byte)) {
 	m := decodeOwn(b, []byte(body))
 	var h fasthttp.RequestHeader
 	for i := 0; i+1 < len(headers); i += 2 {
@@ -18,7 +25,6 @@ func benchServe(b *testing.B, headers hdr, body string) {
 	}
 	var r fastserver.Request
 	dst := make([]byte, 0, 4096)
-	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Reset(&h, &m, nil)
@@ -28,6 +34,9 @@ func benchServe(b *testing.B, headers hdr, body string) {
 		out, err := ep.Route(&r).Handler.ServeRPC(&r, dst[:0])
 		if err != nil {
 			b.Fatal(err)
+		}
+		if after != nil {
+			after(out)
 		}
 		dst = out
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/rpcedge/rpcedge/auth"
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
-	"github.com/valyala/fasthttp"
 )
 
 // metaTasks is the _meta of a 2026-07-28 request whose client declares
@@ -1081,40 +1080,18 @@ func BenchmarkTask(b *testing.B) {
 			return err
 		})})
 	ep := s.Endpoint()
-	run := func(b *testing.B, headers hdr, body string, after func(out []byte)) {
-		m := decodeOwn(b, []byte(body))
-		var h fasthttp.RequestHeader
-		for i := 0; i+1 < len(headers); i += 2 {
-			h.Set(headers[i], headers[i+1])
-		}
-		var r fastserver.Request
-		dst := make([]byte, 0, 4096)
-		b.ReportAllocs()
-		for b.Loop() {
-			r.Reset(&h, &m, nil)
-			if e := ep.Check(&r); e != nil {
-				b.Fatal(e)
-			}
-			out, err := ep.Route(&r).Handler.ServeRPC(&r, dst[:0])
-			if err != nil {
-				b.Fatal(err)
-			}
-			after(out)
-			dst = out
-		}
-	}
 	args := `"name":"echo","arguments":{"text":"hello, world"},`
 	b.Run("on the request", func(b *testing.B) {
-		run(b, v26("tools/call", HeaderName, "echo"), call(args+meta26), func([]byte) {})
+		benchEndpoint(b, ep, v26("tools/call", HeaderName, "echo"), call(args+meta26), nil)
 	})
 	b.Run("as a task, to completed", func(b *testing.B) {
-		run(b, v26("tools/call", HeaderName, "echo"), call(args+metaTasks), func([]byte) { <-done })
+		benchEndpoint(b, ep, v26("tools/call", HeaderName, "echo"), call(args+metaTasks), func([]byte) { <-done })
 	})
 	a := exchange(b, ep, v26("tools/call", HeaderName, "echo"), call(args+metaTasks))
 	<-done
 	v, _ := decode.Lookup(a.Result, "taskId")
 	id := string(decode.AppendUnquoted(nil, v))
 	b.Run("tasks/get, completed", func(b *testing.B) {
-		run(b, v26("tasks/get", HeaderName, id), req("tasks/get", `"taskId":"`+id+`",`+metaTasks), func([]byte) {})
+		benchEndpoint(b, ep, v26("tasks/get", HeaderName, id), req("tasks/get", `"taskId":"`+id+`",`+metaTasks), nil)
 	})
 }
