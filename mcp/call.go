@@ -55,10 +55,9 @@ type Call struct {
 	busy bool
 
 	// Tasks (tasks.go): startTask says the handler's StartTask asked for
-	// one; task and ctx are set on the Call that runs in a task.
+	// one; task is set on the Call that runs in a task.
 	startTask bool
 	task      *task
-	ctx       context.Context
 }
 
 // walk walks the params of the tools/call m once, for the header rules
@@ -127,7 +126,7 @@ func (c *Call) release() {
 	c.idx, c.lastArg = argIndex{}, nil
 	c.walked, c.checked = false, nil
 	c.w = walked{}
-	c.startTask, c.task, c.ctx = false, nil, nil
+	c.startTask, c.task = false, nil
 	c.structured = reuse(c.structured)
 	c.scratch = reuse(c.scratch)
 	if c.kept {
@@ -154,8 +153,8 @@ func (c *Call) Request() *fastserver.Request { return c.r }
 // period); in a task, the task's (cancelled by tasks/cancel, the task's
 // TTL or Server.Close).
 func (c *Call) Context() context.Context {
-	if c.ctx != nil {
-		return c.ctx
+	if c.task != nil {
+		return c.task.ctx
 	}
 	return c.r.Context()
 }

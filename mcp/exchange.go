@@ -239,7 +239,7 @@ func (x *callExchange) wantsStream(v Version) bool {
 // is cancelled it returns the Context's error.
 func (c *Call) Progress(progress, total float64, message string) error {
 	if c.task != nil {
-		if err := c.ctx.Err(); err != nil {
+		if err := c.task.ctx.Err(); err != nil {
 			return err
 		}
 		c.task.note(c.srv.tasks, message)

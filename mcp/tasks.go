@@ -688,7 +688,7 @@ func (s *Server) runTask(t *task) {
 	st := s.tasks
 	c := &Call{v: t.v, args: t.args, tool: t.tool, task: t}
 	c.srv, c.method, c.target = s, "tools/call", t.tool.Name
-	c.meta, c.ctx = t.meta, t.ctx
+	c.meta = t.meta
 	st.mu.Lock()
 	if len(t.answers) > 0 {
 		c.inputs = append(append([]byte{'{'}, t.answers...), '}')
