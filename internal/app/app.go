@@ -876,7 +876,9 @@ func parseSize(v string) (int64, error) {
 // turned into '-', and a dot; "" for a process that is not named.
 func taskIDPrefix(instance string, fleet bool) string {
 	if instance == "" && fleet {
-		instance, _ = os.Hostname()
+		if instance, _ = os.Hostname(); instance == "" {
+			instance = "rpcedge" // the fleet's name for it then too
+		}
 	}
 	if instance == "" {
 		return ""
