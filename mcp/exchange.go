@@ -141,14 +141,8 @@ func (x *callExchange) begin(s *Server, v Version, method, name string, p *excha
 	}
 	x.method, x.target = method, name
 	if p.inputs != nil {
-		if kindOf(p.inputs) != kindObject || decode.DuplicateName(p.inputs) {
+		if !inputResponses(p.inputs) {
 			return errInputsNotObject
-		}
-		var it decode.Members
-		for it.Reset(p.inputs); it.Next(); {
-			if kindOf(it.Value()) != kindObject {
-				return errInputsNotObject
-			}
 		}
 		x.inputs = p.inputs
 	}
@@ -168,6 +162,21 @@ func (x *callExchange) begin(s *Server, v Version, method, name string, p *excha
 		}
 	}
 	return nil
+}
+
+// inputResponses reports whether v is what inputResponses must be: an
+// object, no name twice, of objects.
+func inputResponses(v []byte) bool {
+	if kindOf(v) != kindObject || decode.DuplicateName(v) {
+		return false
+	}
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		if kindOf(it.Value()) != kindObject {
+			return false
+		}
+	}
+	return true
 }
 
 // binding is what a requestState of the call is bound to. Under

@@ -884,16 +884,8 @@ func (s *Server) serveTasksUpdate(r *fastserver.Request, dst []byte) ([]byte, er
 	m := r.Msg
 	var inputs []byte
 	if m.ParamsType == decode.ParamsObject {
-		v, n := decode.Lookup(m.Params, "inputResponses")
-		if n == 1 && kindOf(v) == kindObject && !decode.DuplicateName(v) {
+		if v, n := decode.Lookup(m.Params, "inputResponses"); n == 1 && inputResponses(v) {
 			inputs = v
-			var it decode.Members
-			for it.Reset(v); it.Next(); {
-				if kindOf(it.Value()) != kindObject {
-					inputs = nil
-					break
-				}
-			}
 		}
 	}
 	t, e := s.taskRequest(r)
