@@ -322,7 +322,10 @@ func TestTaskHeaders(t *testing.T) {
 		t.Errorf("base64 Mcp-Name: %+v", a)
 	}
 	// An escaped id in the body is the same id.
-	esc := strings.Replace(body, id[:1], `\u00`+fmt.Sprintf("%02x", id[0]), 1)
+	esc := strings.Replace(body, `"taskId":"`+id, `"taskId":"\u00`+fmt.Sprintf("%02x", id[0])+id[1:], 1)
+	if esc == body {
+		t.Fatal("the id was not escaped")
+	}
 	if a := exchange(t, tt.ep, v26("tasks/get", HeaderName, id), esc); a.Code != 0 {
 		t.Errorf("escaped taskId: %+v", a)
 	}
