@@ -581,18 +581,31 @@ func TestStreamSlowReaderCut(t *testing.T) {
 	}
 	waitUntil(t, "subscribed", func() bool { return s.events.(*LocalBroker).Subscribers() == 1 })
 	big := strings.Repeat("x", 64<<10)
+	// The change that cuts the stream is the first whose publisher waited
+	// StreamWait for room. The stream unsubscribes on a goroutine of its
+	// own after the cut, and the changes published until it runs are
+	// passed over at once: their count is not the measure (CI once
+	// counted 547 changes until then, where an idle machine counts 67).
 	var sent int
+	cutAt := -1
 	for sent = 0; sent < 2000 && s.events.(*LocalBroker).Subscribers() > 0; sent++ {
 		u := ArtifactUpdate{Artifact: Artifact{ArtifactID: "big", Parts: PartsOf(TextPart(big))}, Append: sent > 0}
+		t0 := time.Now()
 		if _, err := s.UpdateArtifact(context.Background(), id, u); err != nil {
 			t.Fatal(err)
+		}
+		if cutAt < 0 && time.Since(t0) >= s.streamWait {
+			cutAt = sent
 		}
 	}
 	if s.events.(*LocalBroker).Subscribers() != 0 {
 		t.Fatalf("the stream was not cut after %d changes of 64 KiB", sent)
 	}
-	if sent > 200 {
-		t.Errorf("cut only after %d changes", sent)
+	switch {
+	case cutAt < 0:
+		t.Errorf("the stream unsubscribed after %d changes, none of which waited StreamWait", sent)
+	case cutAt > 200:
+		t.Errorf("cut only at change %d", cutAt)
 	}
 	waitUntil(t, "the cut stream finished", func() bool { st := fs.Stats(); return st.Entered == st.Answered })
 	// The client sees the end of the connection, without a final event.
