@@ -51,6 +51,7 @@
 //	completion/complete                     yes          yes
 //	logging/setLevel                        -            yes
 //	resources/subscribe, unsubscribe        -            yes
+//	subscriptions/listen                    yes          -
 //	tasks/get, tasks/update, tasks/cancel   with tasks   -
 //
 // logging/setLevel checks its level and answers {}; without a session it
@@ -222,9 +223,32 @@
 // it does not exist. Ids are 128 random bits. Behind a balancer, the tasks
 // requests of a task must reach the instance that holds it: their Mcp-Name
 // header is the task id, which TaskOptions.IDPrefix can make name the
-// instance. Status notifications (notifications/tasks) are not sent: this
-// server does not serve subscriptions/listen. Server.Close cancels every
-// task; Server.WritePrometheus writes the store's metrics.
+// instance. Status notifications (notifications/tasks) are not sent
+// (optional in SEP-2663, and the listen filter names no opt-in for them).
+// Server.Close cancels every task; Server.WritePrometheus writes the
+// store's metrics.
+//
+// # Listening (2026-07-28)
+//
+// subscriptions/listen (SEP-2575) is 2026-07-28's way to receive what no
+// request asked for: its answer is a stream that opens with
+// notifications/subscriptions/acknowledged (the opt-ins honored) and then
+// carries notifications/resources/updated for the URIs of
+// params.notifications.resourceSubscriptions, fed by
+// NotifyResourceUpdated, each tagged with the listen request's id in
+// _meta["io.modelcontextprotocol/subscriptionId"]; server/discover
+// declares resources.subscribe. The lists are fixed once served, so
+// toolsListChanged, promptsListChanged and resourcesListChanged are never
+// honored (the acknowledgement leaves them out). A URI that names no
+// resource and matches no template is -32601, a malformed filter -32602,
+// a client that does not accept text/event-stream 406, and the stdio
+// transport, which has no streams, -32600. Updates of a URI merge while
+// one waits to be written, so a slow reader costs its stream no more than
+// its subscriptions; streams are bounded in number and in URIs each
+// (WithListen: 1,000 and 1,000), write a keep-alive comment after 15 s of
+// silence, and end gracefully (their SubscriptionsListenResult) after an
+// hour, at shutdown and at Server.Close; the client then listens again.
+// Server.Listeners counts them; WritePrometheus writes their metrics.
 //
 // # Sessions
 //
@@ -412,8 +436,10 @@
 //     with data {"uri": …}; MCP 2026-07-28 (SEP-2164) asks for -32602.
 //     The conformance suite warns on it.
 //   - On newline-delimited streams (stdio) nothing is streamed: a
-//     Streaming tool's notifications are not sent there, and 2025-xx
-//     requests to the client fail (ErrNoStream).
+//     Streaming tool's notifications are not sent there, 2025-xx
+//     requests to the client fail (ErrNoStream), and subscriptions/listen
+//     is refused with -32600 (calls are served one at a time there, and
+//     a listen stream would hold the transport).
 //
 // # Lifetimes and concurrency
 //

@@ -45,6 +45,7 @@ func (s *Server) freeze() {
 		tasksGet:      route("tasks/get", false, s.serveTasksGet),
 		tasksUpdate:   route("tasks/update", false, s.serveTasksUpdate),
 		tasksCancel:   route("tasks/cancel", false, s.serveTasksCancel),
+		listen:        route("subscriptions/listen", false, s.serveListen),
 	}
 	if slices.ContainsFunc(s.tools, func(t *tool) bool { return t.Task != TaskNone }) {
 		s.tasks = newTaskStore(s.taskOpts)
@@ -96,6 +97,12 @@ const capabilities = `{"completions":{},"logging":{},"prompts":{},"resources":{}
 // (WithSessions): subscriptions to resource updates, delivered on the
 // session's GET stream.
 const capabilitiesWithSessions = `{"completions":{},"logging":{},"prompts":{},"resources":{"subscribe":true},"tools":{}}`
+
+// capabilitiesDiscover is what server/discover declares: 2026-07-28
+// delivers resource updates on subscriptions/listen streams, so
+// resources.subscribe as a 2025-xx session's; no list changes (the lists
+// are fixed once served).
+const capabilitiesDiscover = capabilitiesWithSessions
 
 func (s *Server) listResult(v Version, key string, items func([]byte, Version) []byte) []byte {
 	b := s.openResult(nil, v)
@@ -221,10 +228,10 @@ func (s *Server) discoverResult() []byte {
 	b = append(b, `],"capabilities":`...)
 	if s.tasks != nil {
 		// The tasks extension (SEP-2663), served under 2026-07-28.
-		b = append(b, capabilities[:len(capabilities)-1]...)
+		b = append(b, capabilitiesDiscover[:len(capabilitiesDiscover)-1]...)
 		b = append(b, `,"extensions":{"`+ExtensionTasks+`":{}}}`...)
 	} else {
-		b = append(b, capabilities...)
+		b = append(b, capabilitiesDiscover...)
 	}
 	b = append(b, `,"serverInfo":`...)
 	b = append(b, s.infoJSON(Version20260728)...)

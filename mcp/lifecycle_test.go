@@ -79,7 +79,7 @@ func TestDiscover(t *testing.T) {
 	want := map[string]any{
 		"resultType":        "complete",
 		"supportedVersions": []any{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"},
-		"capabilities":      map[string]any{"tools": map[string]any{}, "resources": map[string]any{}, "prompts": map[string]any{}, "completions": map[string]any{}, "logging": map[string]any{}},
+		"capabilities":      map[string]any{"tools": map[string]any{}, "resources": map[string]any{"subscribe": true}, "prompts": map[string]any{}, "completions": map[string]any{}, "logging": map[string]any{}},
 		"serverInfo":        info,
 		"instructions":      "use echo",
 		"ttlMs":             float64(90000),

@@ -163,6 +163,8 @@ type Server struct {
 	frozen      bool
 	taskOpts    TaskOptions // WithTasks
 	tasks       *taskStore  // nil: no tasks (no tool with Task)
+	listenOpts  ListenOptions
+	listen      *listenTable // subscriptions/listen streams
 
 	// Built by freeze.
 	routes routes
@@ -205,6 +207,7 @@ func New(info Info, opts ...Option) (*Server, error) {
 			return nil, err
 		}
 	}
+	s.listen = newListenTable(s.listenOpts)
 	return s, nil
 }
 
@@ -314,6 +317,7 @@ func Methods() []string {
 		"resources/templates/list",
 		"resources/unsubscribe",
 		"server/discover",
+		"subscriptions/listen",
 		"tasks/cancel",
 		"tasks/get",
 		"tasks/update",
@@ -332,7 +336,7 @@ type routes struct {
 	promptsList, promptsGet      fastserver.Route
 	complete, setLevel           fastserver.Route
 	tasksGet, tasksUpdate        fastserver.Route
-	tasksCancel                  fastserver.Route
+	tasksCancel, listen          fastserver.Route
 }
 
 func route(label string, own bool, f func(*fastserver.Request, []byte) ([]byte, error)) fastserver.Route {
@@ -382,6 +386,10 @@ func (s *Server) route(r *fastserver.Request) fastserver.Route {
 	case "resources/unsubscribe":
 		if legacy {
 			return rt.unsubscribe
+		}
+	case "subscriptions/listen":
+		if !legacy {
+			return rt.listen
 		}
 	case "tasks/get":
 		if !legacy && s.tasks != nil {

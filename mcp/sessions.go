@@ -564,12 +564,15 @@ func (s *Server) DroppedNotifications() uint64 {
 }
 
 // NotifyResourceUpdated sends notifications/resources/updated for uri to
-// every session subscribed to it (on its GET stream, when one is open;
-// queued until one opens, up to SessionOptions.Queue). It returns how many
-// sessions it was queued for. Safe for concurrent use.
+// every 2026-07-28 subscriptions/listen stream that follows it (merged
+// into one already waiting there to be written) and to every 2025-xx
+// session subscribed to it (on its GET stream, when one is open; queued
+// until one opens, up to SessionOptions.Queue). It returns how many
+// streams and sessions it was queued for. Safe for concurrent use.
 func (s *Server) NotifyResourceUpdated(uri string) int {
+	n := s.listen.notify(uri)
 	if s.sessions == nil {
-		return 0
+		return n
 	}
 	msg := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), decode.AppendString(nil, uri)...)
 	msg = append(msg, "}}"...)
@@ -590,7 +593,6 @@ func (s *Server) NotifyResourceUpdated(uri string) int {
 		ss.mu.Unlock()
 	}
 	t.mu.Unlock()
-	n := 0
 	for _, ss := range targets {
 		ss.mu.Lock()
 		if !ss.ended {

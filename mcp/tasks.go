@@ -178,25 +178,34 @@ func idByte(c byte) bool {
 
 // Close cancels every task still running or waiting for input (their
 // status becomes cancelled) and makes calls that would start one fail
-// with 503 / -32603. It returns at once: a handler that ignores its
-// Context runs on, and what it returns is dropped. Close is for a server
-// that stops while its process goes on; it is safe to call more than once.
+// with 503 / -32603; it ends every subscriptions/listen stream gracefully
+// (its SubscriptionsListenResult) and refuses new ones the same way. It
+// returns at once: a handler that ignores its Context runs on, and what
+// it returns is dropped. Close is for a server that stops while its
+// process goes on; it is safe to call more than once.
 func (s *Server) Close() {
 	if st := s.tasks; st != nil {
 		st.close()
 	}
+	s.listen.close()
 }
 
-// WritePrometheus writes the task store's metrics in Prometheus's text
-// format, for fastserver.Config.MoreMetrics (nothing on a server without
-// tasks):
+// WritePrometheus writes the server's metrics in Prometheus's text
+// format, for fastserver.Config.MoreMetrics: the subscriptions/listen
+// streams', and the task store's on a server with tasks:
 //
+//	rpcedge_mcp_listen_streams               gauge, subscriptions/listen streams open
+//	rpcedge_mcp_listen_notifications_total   counter, notifications/resources/updated written to them
+//	rpcedge_mcp_listen_merged_total          counter, updates merged into one already waiting on a stream
+//	rpcedge_mcp_listen_refused_total         counter, streams refused: ListenOptions.Max open, or the server closed
 //	rpcedge_mcp_tasks{status}                gauge, tasks kept, by status
 //	rpcedge_mcp_task_bytes                   gauge, bytes counted against TaskOptions.MaxBytes
 //	rpcedge_mcp_tasks_refused_total{reason}  counter, calls refused a task: "full", "share", "closed"
 //
-// A scrape walks the store once under its lock (at most MaxTasks tasks).
+// A scrape walks the task store once under its lock (at most MaxTasks
+// tasks).
 func (s *Server) WritePrometheus(w io.Writer) {
+	s.listen.writePrometheus(w)
 	st := s.tasks
 	if st == nil {
 		return
