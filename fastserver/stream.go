@@ -152,6 +152,11 @@ type Stream struct {
 	hdone   chan struct{} // the handler's goroutine has ended
 	sentAny bool          // (handler's) the first signal was given
 	buf     []byte        // (handler's) an event being framed
+	// (handler's) ReleaseBody was called; the request's id and method,
+	// copied out of the body it gave back.
+	bodyGone bool
+	idCopy   []byte
+	method   []byte
 
 	// The handler's outcome, set before done.
 	out      []byte
@@ -318,6 +323,37 @@ func (st *Stream) Cut() {
 		}
 	}
 	st.c.dl.cancel(ErrStreamClosed)
+}
+
+// ReleaseBody gives back what the request's body holds while the stream
+// runs: its share of the in-flight body budget (Config.InflightBodyBytes)
+// and its buffer. A stream holds them until it ends, since its handler
+// may read params all along; a handler that outlives what it needed of
+// them (a subscription, once it has copied what it follows) calls
+// ReleaseBody first, so that long streams with large bodies cannot tie up
+// the budget every other request needs. After it the request's Msg keeps
+// its id and method (copied) and has no params: nothing borrowed from the
+// body may be used any more (params, values found in them, what the
+// endpoint's Check kept in Request.Memo). It must be called on the
+// handler's goroutine before the stream's first event (Send, SendResult,
+// Comment, Start); later, or when the answer cannot stream, it does
+// nothing.
+func (st *Stream) ReleaseBody() {
+	c := st.c
+	if c == nil || st.bodyGone || st.sentAny || st.Err() != nil {
+		return
+	}
+	// The connection's goroutine waits in Request.Stream for the first
+	// event: until then the call is this goroutine's.
+	st.bodyGone = true
+	m := st.r.Msg
+	st.idCopy = append(st.idCopy[:0], m.ID...)
+	st.method = append(st.method[:0], m.Method...)
+	m.ID, m.Method, m.Params = st.idCopy, st.method, nil
+	s := c.s
+	s.releaseBody(c) // c.held is false before the first event
+	c.first, c.body.wire.reserved, c.dz.ch.reserved = 0, 0, 0
+	c.dec.Trim(0) // the body's buffer back to the pool: nothing refers to it
 }
 
 // Stopping returns a channel that is closed when the server begins to
@@ -498,7 +534,7 @@ func (st *Stream) reset(r *Request) {
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
 	st.mu.Unlock()
-	st.forced, st.cut, st.msg = false, false, st.msg[:0]
+	st.forced, st.cut, st.msg, st.bodyGone = false, false, st.msg[:0], false
 	st.out, st.err, st.panicked, st.pv, st.stack = nil, nil, false, nil, nil
 	st.status, st.code, st.finalOut, st.writeErr, st.finished = 0, 0, false, nil, false
 	st.left = false
