@@ -152,6 +152,9 @@ func (h *subStream) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, erro
 	if err := streamRefusal(st); err != nil {
 		return dst, err
 	}
+	// What the stream needs of the request is in h: its body goes back
+	// now, not when the stream ends (MaxStreamDuration, an hour).
+	st.ReleaseBody()
 	f := s.follow(st, h.id)
 	defer f.cancel()
 	t, err := s.tasks.Get(st.Context(), h.id)

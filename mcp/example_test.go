@@ -155,7 +155,7 @@ func ExampleServer_Endpoint_discover() {
 	call(s.Endpoint(), map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"},
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	// Output:
-	// {"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}},"serverInfo":{"name":"example","title":"Example","version":"1.0.0"},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","title":"Example","version":"1.0.0"}}}
+	// {"resultType":"complete","supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"capabilities":{"completions":{},"logging":{},"prompts":{},"resources":{"subscribe":true},"tools":{}},"serverInfo":{"name":"example","title":"Example","version":"1.0.0"},"ttlMs":60000,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"example","title":"Example","version":"1.0.0"}}}
 }
 
 func ExampleAddTool() {

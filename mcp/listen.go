@@ -68,7 +68,7 @@ type ListenOptions struct {
 	// MaxDuration ends a stream gracefully, with its
 	// SubscriptionsListenResult, after it has been open that long: the
 	// client listens again (and should read again what it follows).
-	// Default 1 hour.
+	// Default 1 hour; at most a year.
 	MaxDuration time.Duration
 }
 
@@ -93,6 +93,12 @@ func WithListen(o ListenOptions) Option {
 	return func(s *Server) error {
 		if o.Max < 0 || o.Subscriptions < 0 || o.KeepAlive < 0 || o.MaxDuration < 0 {
 			return errors.New("mcp: ListenOptions fields must not be negative")
+		}
+		if o.MaxDuration > maxTaskDuration {
+			// Found by review on 2026-12-07: math.MaxInt64 ("never")
+			// overflowed the stream's deadline, which then lay in the
+			// past: every stream ended at once.
+			return errors.New("mcp: ListenOptions.MaxDuration must not exceed a year")
 		}
 		s.listenOpts = o
 		return nil
@@ -362,12 +368,17 @@ func (s *Server) serveListen(r *fastserver.Request, dst []byte) ([]byte, error) 
 		default:
 			return dst, err
 		}
+		// The filter's URIs are copied: the body goes back now, not
+		// when the stream ends an hour later (found by review on
+		// 2026-12-07: 256 listens padded to 1 MiB held the whole
+		// in-flight budget, and every other request was refused 503).
+		st.ReleaseBody()
 		l, e := s.listen.add(f.uris)
 		if e != nil {
 			return dst, e
 		}
 		defer s.listen.remove(l)
-		return s.listenStream(st, r.Msg.ID, l, f, dst)
+		return s.listenStream(st, r.Msg.ID, l, f, dst) // the id, as ReleaseBody copied it
 	}))
 }
 

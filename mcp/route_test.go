@@ -144,7 +144,7 @@ func TestRouteOwnParams(t *testing.T) {
 func TestLabels(t *testing.T) {
 	_, ep := testServer(t)
 	want := []string{"completion/complete", "initialize", "logging/setLevel", "notifications/initialized", "ping", "prompts/get", "prompts/list",
-		"resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover", "tasks/cancel", "tasks/get", "tasks/update", "tools/call", "tools/list"}
+		"resources/list", "resources/read", "resources/subscribe", "resources/templates/list", "resources/unsubscribe", "server/discover", "subscriptions/listen", "tasks/cancel", "tasks/get", "tasks/update", "tools/call", "tools/list"}
 	got := append([]string(nil), ep.Labels...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {
