@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -811,5 +812,28 @@ func TestStreamContinuingBusyTask(t *testing.T) {
 	}
 	if err != nil || !strings.Contains(data, "CANCELED") {
 		t.Errorf("the stream did not go on to the cancel: %q, %v", data, err)
+	}
+}
+
+// A SubscribeToTask stream gives its request body back once it starts
+// (fastserver.Stream.ReleaseBody): streams padded to near the body
+// ceiling do not hold the in-flight budget while they follow their task,
+// so other requests are still served.
+func TestStreamSubscribeReleasesBody(t *testing.T) {
+	s, _, addr := streamServer(t, fastserver.Config{MaxBodyBytes: 1 << 20, InflightBodyBytes: 2 << 20}, nil)
+	id := holdTask(t, s)
+	pad := strings.Repeat("p", 900<<10+rand.IntN(1000))
+	for i := range 3 {
+		c := post(t, addr, "1.0", streamReq(10+i, "SubscribeToTask", `{"id":"`+id+`","pad":"`+pad+`"}`))
+		if _, _, err := c.next(); err != nil {
+			t.Fatalf("stream %d: %v (status %d %s)", i, err, c.resp.StatusCode, c.body)
+		}
+	}
+	waitUntil(t, "three streams", func() bool { return s.events.(*LocalBroker).Subscribers() == 3 })
+	// 3 × 900 KiB held would pass the 2 MiB budget: this one would wait
+	// for room and be refused 503.
+	c := post(t, addr, "1.0", streamReq(20, "GetTask", `{"id":"`+id+`","pad":"`+pad+`"}`), "Accept: application/json")
+	if c.resp.StatusCode != 200 {
+		t.Errorf("GetTask beside three padded streams: %d %s", c.resp.StatusCode, c.body)
 	}
 }
