@@ -69,7 +69,10 @@ import (
 // errBudget: 503 / -32603 with Retry-After. Whatever a body holds is
 // released when its request ends, however it ends; the request of an
 // answer that streams ends with the stream (its handler still reads the
-// body's params, in the decoder's buffer).
+// body's params, in the decoder's buffer), unless the handler gives the
+// body back before the stream's first event (Stream.ReleaseBody: a
+// subscription that copied what it follows), so that hour-long streams
+// do not hold the budget.
 //
 // The buffers a body outgrew are garbage until the next collection: the
 // heap that bodies hold stays within about three times the budget (live
