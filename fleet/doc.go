@@ -1,17 +1,19 @@
 // Package fleet runs rpcedge as several instances behind a load balancer
 // with their shared state in Redis: a rate limit that holds fleet-wide
 // (Limiter, a fastserver.RateLimiter), an A2A task store every
-// instance serves (TaskStore, an a2a.TaskStore), and the changes of those
+// instance serves (TaskStore, an a2a.TaskStore), the changes of those
 // tasks carried to the A2A streams of every instance (Broker, an
-// a2a.Broker).
+// a2a.Broker), and MCP resource updates carried to the listen streams
+// and sessions of every instance (ResourceUpdates, an mcp.Relay).
 //
 //	f, err := fleet.New(fleet.Options{URL: "redis://127.0.0.1:6379/0", Instance: "edge-1"})
 //	lim, err := f.Limiter(fleet.LimiterOptions{Rate: 100})     // fastserver.Config.RateLimiter
 //	tasks, err := f.TaskStore(fleet.TaskOptions{})             // a2a.Config.Tasks
 //	events := f.Broker()                                       // a2a.Config.Events
+//	updates := f.ResourceUpdates()                             // mcp.WithRelay(updates)
 //	// fastserver.Config.MoreMetrics = f.WritePrometheus
 //	...
-//	events.Close(); lim.Close(); f.Close()
+//	updates.Close(); events.Close(); lim.Close(); f.Close()
 //
 // cmd/rpcedge does this with -redis URL -instance NAME.
 //

@@ -202,6 +202,9 @@ func (f *Fleet) Size() int { return int(f.size.Load()) }
 //	rpcedge_fleet_redis_errors_total{instance}       counter, calls that failed for want of Redis
 //	rpcedge_fleet_redis_state_changes_total{instance} counter
 //	rpcedge_fleet_events_dropped_total{instance}     counter, remote task changes dropped (Broker's queue full)
+//	rpcedge_fleet_resource_updates_published_total{instance} counter, MCP resource updates published (ResourceUpdates)
+//	rpcedge_fleet_resource_updates_received_total{instance}  counter, those of other instances received
+//	rpcedge_fleet_resource_updates_dropped_total{instance}   counter, updates not published (queue full, Redis down)
 //	rpcedge_fleet_instance_info{instance}            gauge, always 1
 //
 // and those of the limiters made from it.
@@ -224,6 +227,12 @@ const fleetMetricsHelp = `# HELP rpcedge_fleet_redis_up Whether this instance re
 # TYPE rpcedge_fleet_redis_state_changes_total counter
 # HELP rpcedge_fleet_events_dropped_total Task changes from other instances dropped because the delivering queue was full.
 # TYPE rpcedge_fleet_events_dropped_total counter
+# HELP rpcedge_fleet_resource_updates_published_total MCP resource updates this instance published to the others.
+# TYPE rpcedge_fleet_resource_updates_published_total counter
+# HELP rpcedge_fleet_resource_updates_received_total MCP resource updates received from other instances and told to this instance's streams.
+# TYPE rpcedge_fleet_resource_updates_received_total counter
+# HELP rpcedge_fleet_resource_updates_dropped_total MCP resource updates not published: the queue full, Redis unreachable or failing.
+# TYPE rpcedge_fleet_resource_updates_dropped_total counter
 # HELP rpcedge_fleet_instance_info This instance's name, as a label; always 1.
 # TYPE rpcedge_fleet_instance_info gauge
 # HELP rpcedge_fleet_lease_calls_total Lease calls (the GCRA script) made to Redis.

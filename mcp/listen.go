@@ -271,6 +271,34 @@ const listenMetricsHelp = `# HELP rpcedge_mcp_listen_streams MCP subscriptions/l
 # TYPE rpcedge_mcp_listen_refused_total counter
 `
 
+// Relay carries resource updates between the instances of a fleet
+// (WithRelay), so that NotifyResourceUpdated on one instance reaches the
+// listen streams and sessions of every instance. Package fleet's
+// ResourceUpdates is one, over Redis. Implementations must be safe for
+// concurrent use.
+type Relay interface {
+	// Publish carries an update of uri to the other instances. It must
+	// not wait on the network: NotifyResourceUpdated calls it.
+	Publish(uri string)
+	// Receive is called once, by New, with the function that tells this
+	// instance's streams and sessions of an update another instance
+	// published; it does not wait either.
+	Receive(deliver func(uri string))
+}
+
+// WithRelay makes NotifyResourceUpdated carry each update to the other
+// instances of a fleet through r, and r's updates reach this instance's
+// streams and sessions.
+func WithRelay(r Relay) Option {
+	return func(s *Server) error {
+		if r == nil {
+			return errors.New("mcp: WithRelay needs a Relay")
+		}
+		s.relay = r
+		return nil
+	}
+}
+
 // Listeners returns how many subscriptions/listen streams are open.
 func (s *Server) Listeners() int {
 	t := s.listen

@@ -165,6 +165,7 @@ type Server struct {
 	tasks       *taskStore  // nil: no tasks (no tool with Task)
 	listenOpts  ListenOptions
 	listen      *listenTable // subscriptions/listen streams
+	relay       Relay        // WithRelay; nil without
 
 	// Built by freeze.
 	routes routes
@@ -208,6 +209,9 @@ func New(info Info, opts ...Option) (*Server, error) {
 		}
 	}
 	s.listen = newListenTable(s.listenOpts)
+	if s.relay != nil {
+		s.relay.Receive(func(uri string) { s.notifyLocal(uri) })
+	}
 	return s, nil
 }
 

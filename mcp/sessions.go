@@ -567,9 +567,19 @@ func (s *Server) DroppedNotifications() uint64 {
 // every 2026-07-28 subscriptions/listen stream that follows it (merged
 // into one already waiting there to be written) and to every 2025-xx
 // session subscribed to it (on its GET stream, when one is open; queued
-// until one opens, up to SessionOptions.Queue). It returns how many
-// streams and sessions it was queued for. Safe for concurrent use.
+// until one opens, up to SessionOptions.Queue), and with WithRelay to
+// those of the fleet's other instances. It returns how many streams and
+// sessions of this instance it was queued for. Safe for concurrent use.
 func (s *Server) NotifyResourceUpdated(uri string) int {
+	if s.relay != nil {
+		s.relay.Publish(uri)
+	}
+	return s.notifyLocal(uri)
+}
+
+// notifyLocal is NotifyResourceUpdated for this instance's streams and
+// sessions only.
+func (s *Server) notifyLocal(uri string) int {
 	n := s.listen.notify(uri)
 	if s.sessions == nil {
 		return n

@@ -120,6 +120,7 @@ type App struct {
 	fleet   *fleet.Fleet
 	limiter *fleet.Limiter
 	broker  *fleet.Broker
+	updates *fleet.ResourceUpdates
 	issuer  *auth.Issuer
 }
 
@@ -180,6 +181,17 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 		// it, for a balancer to route tasks/* by Mcp-Name (README, fleet).
 		mopts = append(mopts, mcp.WithTasks(mcp.TaskOptions{IDPrefix: p}))
 	}
+	var tasks a2a.TaskStore
+	var events a2a.Broker
+	if opts.Redis != "" && !opts.Stdio {
+		if err := app.joinFleet(&tasks, base); err != nil {
+			return nil, err
+		}
+		events = app.broker
+		// MCP resource updates noticed on one instance reach the listen
+		// streams of all.
+		mopts = append(mopts, mcp.WithRelay(app.updates))
+	}
 	var m *mcp.Server
 	switch opts.Demo {
 	case "", "default":
@@ -193,6 +205,7 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 		err = fmt.Errorf("unknown demo %q (want one of %s)", opts.Demo, strings.Join(Demos, ", "))
 	}
 	if err != nil {
+		app.closeFleet()
 		return nil, fmt.Errorf("mcp demo: %w", err)
 	}
 	app.mcp = m
@@ -202,14 +215,6 @@ func newApp(ctx context.Context, opts Options) (*App, error) {
 			more(w)
 		}
 		m.WritePrometheus(w)
-	}
-	var tasks a2a.TaskStore
-	var events a2a.Broker
-	if opts.Redis != "" && !opts.Stdio {
-		if err := app.joinFleet(&tasks, base); err != nil {
-			return nil, err
-		}
-		events = app.broker
 	}
 	ao := demo.A2AOptions{PublicURL: opts.PublicURL, Tasks: tasks, Events: events,
 		MaxTasks: opts.Tasks.MaxTasks, MaxTaskBytes: opts.Tasks.MaxTaskBytes,
@@ -369,6 +374,7 @@ func (a *App) joinFleet(tasks *a2a.TaskStore, logger *slog.Logger) error {
 	}
 	*tasks = ts
 	a.broker = f.Broker()
+	a.updates = f.ResourceUpdates()
 	more := c.MoreMetrics
 	c.MoreMetrics = func(w io.Writer) {
 		if more != nil {
@@ -389,6 +395,9 @@ func (a *App) close() {
 
 // closeFleet gives back unspent lease tokens and leaves the fleet.
 func (a *App) closeFleet() {
+	if a.updates != nil {
+		a.updates.Close()
+	}
 	if a.broker != nil {
 		a.broker.Close()
 	}

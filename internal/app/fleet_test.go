@@ -1,13 +1,19 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rpcedge/rpcedge/internal/services"
 )
@@ -163,5 +169,73 @@ func TestFleetStreams(t *testing.T) {
 	}
 	if evs := sub.rest(); len(evs) != 1 || dig(evs[0], "status", "state") != "canceled" || evs[0]["final"] != true {
 		t.Errorf("subscription on b: %v", evs)
+	}
+}
+
+// With -redis an update noticed on one instance reaches the MCP listen
+// streams of another (fleet.ResourceUpdates, mcp.WithRelay).
+func TestFleetResourceUpdates(t *testing.T) {
+	r := services.StartRedis(t)
+	var apps []*App
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		var opts Options
+		opts.Server.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Redis, opts.Instance = r.URL(), name
+		a, err := New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go a.Serve(ln)
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			a.Shutdown(ctx)
+		})
+		apps, urls = append(apps, a), append(urls, "http://"+ln.Addr().String())
+	}
+	body := `{"jsonrpc":"2.0","id":"l-` + strconv.Itoa(rand.IntN(1e6)) + `","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["rpcedge://about"]},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest("POST", urls[1]+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- line
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	for {
+		apps[0].mcp.NotifyResourceUpdated("rpcedge://about")
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatal("the listen stream ended")
+			}
+			if strings.Contains(line, `"method":"notifications/resources/updated"`) && strings.Contains(line, `"uri":"rpcedge://about"`) {
+				return
+			}
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no update noticed on a reached b's listen stream")
+		}
 	}
 }
