@@ -165,18 +165,23 @@ func (b *Broker) Close() {
 // after each loss of the connection.
 func (b *Broker) listen(ctx context.Context) {
 	defer close(b.done)
-	cl := b.f.client
+	b.f.follow(ctx, b.channel, "task-event", func(m rueidis.PubSubMessage) { b.enqueue(m.Message) })
+}
+
+// follow hands each message of channel to handle until ctx ends,
+// subscribing again (every ProbeInterval) after each loss of the
+// connection; what names the subscription in the log.
+func (f *Fleet) follow(ctx context.Context, channel, what string, handle func(rueidis.PubSubMessage)) {
+	cl := f.client
 	for ctx.Err() == nil {
-		err := cl.Receive(ctx, cl.B().Subscribe().Channel(b.channel).Build(), func(m rueidis.PubSubMessage) {
-			b.enqueue(m.Message)
-		})
+		err := cl.Receive(ctx, cl.B().Subscribe().Channel(channel).Build(), handle)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			b.f.log.Debug("fleet: the task-event subscription ended; subscribing again", "error", err)
+			f.log.Debug("fleet: the "+what+" subscription ended; subscribing again", "error", err)
 		}
-		t := time.NewTimer(b.f.opts.ProbeInterval)
+		t := time.NewTimer(f.opts.ProbeInterval)
 		select {
 		case <-ctx.Done():
 			t.Stop()

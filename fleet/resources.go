@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
@@ -175,30 +174,14 @@ func (u *ResourceUpdates) publish(ctx context.Context) {
 // listen receives the fleet's updates until Close, subscribing again
 // after each loss of the connection.
 func (u *ResourceUpdates) listen(ctx context.Context) {
-	cl := u.f.client
-	for ctx.Err() == nil {
-		err := cl.Receive(ctx, cl.B().Subscribe().Channel(u.channel).Build(), func(m rueidis.PubSubMessage) {
-			origin, uri, ok := strings.Cut(m.Message, "\n")
-			if !ok || origin == u.origin {
-				return
-			}
-			if d := u.deliver.Load(); d != nil {
-				u.received.Inc()
-				(*d)(uri)
-			}
-		})
-		if ctx.Err() != nil {
+	u.f.follow(ctx, u.channel, "resource-update", func(m rueidis.PubSubMessage) {
+		origin, uri, ok := strings.Cut(m.Message, "\n")
+		if !ok || origin == u.origin {
 			return
 		}
-		if err != nil {
-			u.f.log.Debug("fleet: the resource-update subscription ended; subscribing again", "error", err)
+		if d := u.deliver.Load(); d != nil {
+			u.received.Inc()
+			(*d)(uri)
 		}
-		t := time.NewTimer(u.f.opts.ProbeInterval)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
