@@ -51,9 +51,10 @@ func releaseMethods(s **Server, proceed <-chan struct{}, seen chan<- releaseSeen
 }
 
 // A stream that calls ReleaseBody before its first event gives back the
-// body's budget while it runs, and its final answer still carries the
-// request's id; one that does not (or calls it late) holds the budget
-// until it ends. The connection then serves its next request normally.
+// body's budget while it runs but for its id's copies' share, and its
+// final answer still carries the request's id; one that does not (or
+// calls it late, or has an id whose copies outweigh its body) holds the
+// body's budget until it ends. The connection then serves its next request normally.
 func TestStreamReleaseBody(t *testing.T) {
 	var s *Server
 	proceed := make(chan struct{})
@@ -63,11 +64,13 @@ func TestStreamReleaseBody(t *testing.T) {
 	for i, c := range []struct {
 		flags string
 		held  bool
+		bigID bool // an id so long that its copies outweigh the body
 	}{
-		{`"release":true`, false},
-		{`"release":false`, true},
-		{`"late":true`, true},
-		{`"release":true`, false},
+		{`"release":true`, false, false},
+		{`"release":false`, true, false},
+		{`"late":true`, true, false},
+		{`"release":true`, true, true},
+		{`"release":true`, false, false},
 	} {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -75,6 +78,10 @@ func TestStreamReleaseBody(t *testing.T) {
 		}
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
 		id := fmt.Sprintf(`"r\u0041-%d-%d"`, i, rand.IntN(1e6))
+		if c.bigID {
+			id = `"` + strings.Repeat("i", 100<<10) + `"`
+		}
+		keep := int64(idCopies * (len(id) + len("sub")))
 		n := rand.IntN(1000)
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":"sub","params":{"n":%d,%s,"pad":"%s"}}`, id, n, c.flags, pad)
 		next := `{"jsonrpc":"2.0","id":99,"method":"sub","params":{"n":1}}`
@@ -91,8 +98,8 @@ func TestStreamReleaseBody(t *testing.T) {
 		switch {
 		case c.held && got.used < int64(len(pad)):
 			t.Errorf("%s: %d bytes of the budget held while the stream runs, want the body's (%d)", c.flags, got.used, len(pad))
-		case !c.held && got.used != 0:
-			t.Errorf("%s: %d bytes of the budget held after ReleaseBody, want 0", c.flags, got.used)
+		case !c.held && got.used != keep:
+			t.Errorf("%s: %d bytes of the budget held after ReleaseBody, want the id's copies' %d", c.flags, got.used, keep)
 		case !c.held && (!got.params || got.method != "sub"):
 			t.Errorf("%s: after ReleaseBody Params nil %v, Method %q", c.flags, got.params, got.method)
 		}

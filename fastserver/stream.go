@@ -334,27 +334,52 @@ func (st *Stream) Cut() {
 // the budget every other request needs. After it the request's Msg keeps
 // its id and method (copied) and has no params: nothing borrowed from the
 // body may be used any more (params, values found in them, what the
-// endpoint's Check kept in Request.Memo). It must be called on the
-// handler's goroutine before the stream's first event (Send, SendResult,
+// endpoint's Check kept in Request.Memo). The stream keeps copies of the
+// id (its events, its final answer), so a share of the budget stays
+// charged for them, idCopies times the id and method: a stream whose id
+// is so large that this is no less than its body keeps its body's charge,
+// as if ReleaseBody had not been called (found by review on 2026-12-07:
+// streams with megabyte ids held several megabytes each, uncharged). It
+// must be called before the stream's first event (Send, SendResult,
 // Comment, Start); later, or when the answer cannot stream, it does
 // nothing.
 func (st *Stream) ReleaseBody() {
 	c := st.c
-	if c == nil || st.bodyGone || st.sentAny || st.Err() != nil {
+	if c == nil || st.Err() != nil {
 		return
 	}
 	// The connection's goroutine waits in Request.Stream for the first
-	// event: until then the call is this goroutine's.
-	st.bodyGone = true
+	// event, then takes mu before it touches the call: until then, and
+	// under mu, the call is this goroutine's. Under mu a sender the
+	// handler started meanwhile (it should not) finds its event queued
+	// after the release, or the release not done.
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.bodyGone || st.events > 0 || st.forced || st.done || st.closed {
+		return
+	}
 	m := st.r.Msg
+	keep := idCopies * int64(len(m.ID)+len(m.Method))
+	held := c.first + c.body.wire.reserved + c.dz.ch.reserved + c.dz.held
+	s := c.s
+	if keep >= held || !s.budget.try(keep) {
+		return // no gain, or no room for the copies' share: the body stays
+	}
+	st.bodyGone = true
 	st.idCopy = append(st.idCopy[:0], m.ID...)
 	st.method = append(st.method[:0], m.Method...)
-	m.ID, m.Method, m.Params = st.idCopy, st.method, nil
-	s := c.s
+	m.ID, m.Method, m.Params, m.ParamsType = st.idCopy, st.method, nil, decode.ParamsAbsent
 	s.releaseBody(c) // c.held is false before the first event
-	c.first, c.body.wire.reserved, c.dz.ch.reserved = 0, 0, 0
-	c.dec.Trim(0) // the body's buffer back to the pool: nothing refers to it
+	c.body.wire.reserved, c.dz.ch.reserved = 0, 0
+	c.first, c.state = keep, false // the copies' share, released as the body's would be
+	c.dec.Trim(0)                  // the body's buffer back to the pool: nothing refers to it
 }
+
+// idCopies is how many copies of a request's id and method a stream
+// that released its body is charged for: the Stream's own, the final
+// answer's prefix and its copy, a SendResult being framed, the two event
+// buffers, and a handler's own (an event it builds, a template).
+const idCopies = 8
 
 // Stopping returns a channel that is closed when the server begins to
 // shut down (Server.Shutdown): a long stream should then end on its own
@@ -556,7 +581,7 @@ func (st *Stream) release() {
 		st.cslot = false
 		st.c.s.clientStreams.give(st.ckey)
 	}
-	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg, &st.res} {
+	for _, b := range []*[]byte{&st.fill, &st.spare, &st.buf, &st.msg, &st.res, &st.idCopy, &st.method} {
 		if cap(*b) > keepEventBuffer {
 			*b = nil
 		}
