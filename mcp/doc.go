@@ -249,6 +249,8 @@
 // silence, and end gracefully (their SubscriptionsListenResult) after an
 // hour, at shutdown and at Server.Close; the client then listens again.
 // Server.Listeners counts them; WritePrometheus writes their metrics.
+// Behind a balancer, WithRelay carries each update to the streams of
+// every instance (package fleet's ResourceUpdates, over Redis).
 //
 // # Sessions
 //
