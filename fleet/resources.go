@@ -118,7 +118,8 @@ func (u *ResourceUpdates) Publish(uri string) {
 }
 
 // Receive sets the function that tells this instance's streams of the
-// updates other instances publish (mcp.New calls it).
+// updates other instances publish (mcp.New calls it). A ResourceUpdates
+// serves one mcp.Server: a second Receive replaces the first's function.
 func (u *ResourceUpdates) Receive(deliver func(uri string)) { u.deliver.Store(&deliver) }
 
 // Close stops publishing and listening: what is still queued is dropped.

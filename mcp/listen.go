@@ -282,7 +282,7 @@ type Relay interface {
 	Publish(uri string)
 	// Receive is called once, by New, with the function that tells this
 	// instance's streams and sessions of an update another instance
-	// published; it does not wait either.
+	// published; it does not wait either. A Relay serves one Server.
 	Receive(deliver func(uri string))
 }
 
