@@ -170,12 +170,20 @@ func (b *Broker) listen(ctx context.Context) {
 
 // follow hands each message of channel to handle until ctx ends,
 // subscribing again (every ProbeInterval) after each loss of the
-// connection; what names the subscription in the log.
+// connection; what names the subscription in the log. When ctx ends it
+// unsubscribes: the client only drops its handler, and Redis would go on
+// pushing the channel's messages to the fleet's shared connection (found
+// by review on 2026-12-07); it waits for Redis unsubscribeWait at most,
+// so that closing is quick with Redis stalled (its connection then
+// carries the messages until the Fleet closes it).
 func (f *Fleet) follow(ctx context.Context, channel, what string, handle func(rueidis.PubSubMessage)) {
 	cl := f.client
 	for ctx.Err() == nil {
 		err := cl.Receive(ctx, cl.B().Subscribe().Channel(channel).Build(), handle)
 		if ctx.Err() != nil {
+			uctx, cancel := context.WithTimeout(context.Background(), unsubscribeWait)
+			cl.Do(uctx, cl.B().Unsubscribe().Channel(channel).Build())
+			cancel()
 			return
 		}
 		if err != nil {
@@ -190,6 +198,9 @@ func (f *Fleet) follow(ctx context.Context, channel, what string, handle func(ru
 		}
 	}
 }
+
+// unsubscribeWait bounds the UNSUBSCRIBE a subscription sends as it ends.
+const unsubscribeWait = 250 * time.Millisecond
 
 // enqueue queues a message for deliver, or drops and counts it when the
 // queue holds eventQueue messages or eventQueueBytes. It never waits: it

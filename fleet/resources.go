@@ -63,7 +63,7 @@ type ResourceUpdates struct {
 	bytes   int
 	wake    chan struct{}
 
-	deliver                      atomic.Pointer[func(string)]
+	deliver                      atomic.Pointer[[]func(string)] // Receive's functions
 	published, received, dropped *metrics.Counter
 }
 
@@ -117,10 +117,20 @@ func (u *ResourceUpdates) Publish(uri string) {
 	}
 }
 
-// Receive sets the function that tells this instance's streams of the
-// updates other instances publish (mcp.New calls it). A ResourceUpdates
-// serves one mcp.Server: a second Receive replaces the first's function.
-func (u *ResourceUpdates) Receive(deliver func(uri string)) { u.deliver.Store(&deliver) }
+// Receive adds a function that tells this instance's streams of the
+// updates other instances publish (mcp.New calls it): a ResourceUpdates
+// may serve several mcp.Servers of the instance, each told of every
+// update.
+func (u *ResourceUpdates) Receive(deliver func(uri string)) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var fs []func(string)
+	if p := u.deliver.Load(); p != nil {
+		fs = append(fs, *p...)
+	}
+	fs = append(fs, deliver)
+	u.deliver.Store(&fs)
+}
 
 // Close stops publishing and listening: what is still queued is dropped.
 func (u *ResourceUpdates) Close() {
@@ -133,7 +143,6 @@ func (u *ResourceUpdates) Close() {
 // publish sends the queued updates, a batch in one round trip.
 func (u *ResourceUpdates) publish(ctx context.Context) {
 	var batch []string
-	var cmds rueidis.Commands
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,7 +164,10 @@ func (u *ResourceUpdates) publish(ctx context.Context) {
 			continue
 		}
 		cl := u.f.client
-		cmds = cmds[:0]
+		// A slice of its own per batch: DoMulti may return (ctx done)
+		// while the client's writer still reads the commands (found by
+		// review on 2026-12-07, under -race).
+		cmds := make(rueidis.Commands, 0, len(batch))
 		for _, uri := range batch {
 			cmds = append(cmds, cl.B().Publish().Channel(u.channel).Message(u.origin+"\n"+uri).Build())
 		}
@@ -180,9 +192,11 @@ func (u *ResourceUpdates) listen(ctx context.Context) {
 		if !ok || origin == u.origin {
 			return
 		}
-		if d := u.deliver.Load(); d != nil {
+		if fs := u.deliver.Load(); fs != nil {
 			u.received.Inc()
-			(*d)(uri)
+			for _, d := range *fs {
+				d(uri)
+			}
 		}
 	})
 }

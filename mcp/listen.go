@@ -280,9 +280,10 @@ type Relay interface {
 	// Publish carries an update of uri to the other instances. It must
 	// not wait on the network: NotifyResourceUpdated calls it.
 	Publish(uri string)
-	// Receive is called once, by New, with the function that tells this
+	// Receive is called by New with the function that tells this
 	// instance's streams and sessions of an update another instance
-	// published; it does not wait either. A Relay serves one Server.
+	// published; it does not wait either. A Relay given to several
+	// Servers gets one function from each, and must call them all.
 	Receive(deliver func(uri string))
 }
 
