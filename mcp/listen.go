@@ -30,7 +30,10 @@ package mcp
 // 64 KiB of them); a URI that names no resource and matches no template
 // is refused as resources/read refuses it (-32601), before the stream
 // starts. Each stream holds one of fastserver's streams (Config.
-// MaxStreams, MaxClientStreams) for as long as it is open.
+// MaxStreams, MaxClientStreams) for as long as it is open, and gives its
+// request's body back to the in-flight budget once the filter is copied
+// (fastserver.Stream.ReleaseBody). With WithRelay, updates noticed on
+// another instance of a fleet reach the streams too.
 //
 // Not served: the stream over stdio (the newline-delimited transport has
 // no streams: the request is refused with -32600), and
