@@ -423,10 +423,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.netMu.Lock()
 		nets := s.net
 		s.netMu.Unlock()
-		for _, hs := range nets {
-			// Stop accepting and close idle connections; the requests in
-			// flight are waited for below.
-			go hs.Shutdown(wait)
+		// The net/http servers (ServeNetHTTP) stop accepting and close
+		// idle connections; each returns once its connections are idle,
+		// which is also when its GET streams (ServeEvents: not requests
+		// the counts below see) have ended and given back their slots,
+		// as they do at once when shutdown is closed. Waited for: Shutdown
+		// returned before them (found in CI on 2026-12-07: a stream's
+		// done not yet called, its slot held).
+		var wg sync.WaitGroup
+		netErr := make([]error, len(nets))
+		for i, hs := range nets {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				netErr[i] = hs.Shutdown(wait)
+			}()
 		}
 		err := s.http.ShutdownWithContext(wait)
 		// Requests served through HTTPHandler are not fasthttp's: wait
@@ -436,6 +447,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		if err == nil && s.entered.Load() != s.answered.Load() {
 			err = context.DeadlineExceeded
+		}
+		wg.Wait()
+		if err == nil {
+			err = errors.Join(netErr...)
 		}
 		done <- err
 	}()
