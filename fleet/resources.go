@@ -11,6 +11,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/redis/rueidis"
+	"github.com/rpcedge/rpcedge/internal/coalesce"
 	"github.com/rpcedge/rpcedge/mcp"
 )
 
@@ -57,12 +58,9 @@ type ResourceUpdates struct {
 	done    chan struct{} // both goroutines ended
 	once    sync.Once
 
-	mu      sync.Mutex
-	pending []string
-	waiting map[string]bool
-	bytes   int
-	wake    chan struct{}
+	q *coalesce.Queue // the URIs waiting to be published, each once
 
+	mu                           sync.Mutex                     // Receive's
 	deliver                      atomic.Pointer[[]func(string)] // Receive's functions
 	published, received, dropped *metrics.Counter
 }
@@ -83,8 +81,7 @@ func (f *Fleet) ResourceUpdates() *ResourceUpdates {
 		origin:    hex.EncodeToString(raw[:]),
 		cancel:    cancel,
 		done:      make(chan struct{}),
-		waiting:   make(map[string]bool),
-		wake:      make(chan struct{}, 1),
+		q:         coalesce.New(updateQueue, updateQueueBytes),
 		published: f.set.GetOrCreateCounter(`rpcedge_fleet_resource_updates_published_total` + label),
 		received:  f.set.GetOrCreateCounter(`rpcedge_fleet_resource_updates_received_total` + label),
 		dropped:   f.set.GetOrCreateCounter(`rpcedge_fleet_resource_updates_dropped_total` + label),
@@ -100,20 +97,8 @@ func (f *Fleet) ResourceUpdates() *ResourceUpdates {
 // Publish queues an update of uri for the other instances; it never
 // waits. An update of a URI already queued merges into it.
 func (u *ResourceUpdates) Publish(uri string) {
-	u.mu.Lock()
-	switch {
-	case u.waiting[uri]:
-	case len(u.pending) >= updateQueue || u.bytes+len(uri) > updateQueueBytes:
+	if u.q.Add(uri) == coalesce.Dropped {
 		u.dropped.Inc()
-	default:
-		u.waiting[uri] = true
-		u.pending = append(u.pending, uri)
-		u.bytes += len(uri)
-	}
-	u.mu.Unlock()
-	select {
-	case u.wake <- struct{}{}:
-	default:
 	}
 }
 
@@ -147,15 +132,9 @@ func (u *ResourceUpdates) publish(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-u.wake:
+		case <-u.q.Wake():
 		}
-		u.mu.Lock()
-		batch = append(batch[:0], u.pending...)
-		clear(u.pending)
-		u.pending = u.pending[:0]
-		clear(u.waiting)
-		u.bytes = 0
-		u.mu.Unlock()
+		batch = u.q.Take(batch)
 		if len(batch) == 0 {
 			continue
 		}

@@ -162,11 +162,7 @@ func r4Quiet(t *testing.T, u *ResourceUpdates) {
 	}
 }
 
-func (u *ResourceUpdates) r4Pending() (n, bytes int) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.pending), u.bytes
-}
+func (u *ResourceUpdates) r4Pending() (n, bytes int) { return u.q.Len() }
 
 // r4Pause pauses Redis's clients for d, in mode ("WRITE": PUBLISH and
 // scripts wait, PING does not).

@@ -52,6 +52,7 @@ import (
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/internal/coalesce"
 )
 
 // ListenOptions bounds the subscriptions/listen streams of 2026-07-28
@@ -115,10 +116,9 @@ type listenTable struct {
 
 	done chan struct{} // closed by Server.Close: open streams end
 
-	mu     sync.Mutex
-	byURI  map[string][]*listener
-	n      int
-	closed bool // new streams are refused
+	mu    sync.Mutex
+	byURI map[string][]*listener
+	n     int
 
 	sent, merged, refused atomic.Uint64
 }
@@ -142,11 +142,7 @@ func newListenTable(o ListenOptions) *listenTable {
 // listener is one listen stream's state.
 type listener struct {
 	uris []string
-	wake chan struct{} // a notification is pending (capacity 1)
-
-	mu      sync.Mutex
-	waiting map[string]bool // uri → an update of it is pending
-	pending []string        // those uris, in the order their updates came
+	q    *coalesce.Queue // the uris updated and not yet written, each once
 }
 
 var (
@@ -162,11 +158,11 @@ var (
 
 // add registers a stream that follows uris.
 func (t *listenTable) add(uris []string) (*listener, *fastserver.Error) {
-	l := &listener{uris: uris, wake: make(chan struct{}, 1), waiting: make(map[string]bool, len(uris))}
+	l := &listener{uris: uris, q: coalesce.New(0, 0)} // at most uris: nothing to bound
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
-	case t.closed:
+	case t.isClosed():
 		t.refused.Add(1)
 		return nil, errListenClosed
 	case t.n >= t.opts.Max:
@@ -210,17 +206,8 @@ func (t *listenTable) notify(uri string) int {
 	defer t.mu.Unlock()
 	ls := t.byURI[uri]
 	for _, l := range ls {
-		l.mu.Lock()
-		if l.waiting[uri] {
+		if l.q.Add(uri) == coalesce.Merged {
 			t.merged.Add(1)
-		} else {
-			l.waiting[uri] = true
-			l.pending = append(l.pending, uri)
-		}
-		l.mu.Unlock()
-		select {
-		case l.wake <- struct{}{}:
-		default:
 		}
 	}
 	return len(ls)
@@ -230,25 +217,19 @@ func (t *listenTable) notify(uri string) int {
 func (t *listenTable) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return
+	if !t.isClosed() {
+		close(t.done)
 	}
-	t.closed = true
-	close(t.done)
 }
 
-// take returns the URIs updated since the last take, in order, reusing
-// buf.
-func (l *listener) take(buf []string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	buf = append(buf[:0], l.pending...)
-	clear(l.pending)
-	l.pending = l.pending[:0]
-	for _, u := range buf {
-		delete(l.waiting, u)
+// isClosed reports whether close was called.
+func (t *listenTable) isClosed() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
 	}
-	return buf
 }
 
 // writePrometheus writes the streams' metrics (Server.WritePrometheus).
@@ -444,8 +425,8 @@ func (s *Server) listenStream(st *fastserver.Stream, id []byte, l *listener, f l
 	var uris []string
 	for {
 		select {
-		case <-l.wake:
-			uris = l.take(uris)
+		case <-l.q.Wake():
+			uris = l.q.Take(uris)
 			for _, u := range uris {
 				ev = append(ev[:0], `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`...)
 				ev = decode.AppendString(ev, u)

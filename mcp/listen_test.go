@@ -330,17 +330,17 @@ func TestListenMerges(t *testing.T) {
 	for i := range 30000 {
 		lt.notify(uris[(i*7)%3])
 	}
-	if len(l.pending) != 3 || len(l.waiting) != 3 {
-		t.Fatalf("pending %d, waiting %d", len(l.pending), len(l.waiting))
+	if n, _ := l.q.Len(); n != 3 {
+		t.Fatalf("pending %d", n)
 	}
-	if got := l.take(nil); !reflect.DeepEqual(got, []string{"u://1", "u://2", "u://3"}) {
+	if got := l.q.Take(nil); !reflect.DeepEqual(got, []string{"u://1", "u://2", "u://3"}) {
 		t.Errorf("take: %v", got)
 	}
 	if m := lt.merged.Load(); m != 30000-3 {
 		t.Errorf("merged %d", m)
 	}
 	lt.notify("u://2")
-	if got := l.take(nil); !reflect.DeepEqual(got, []string{"u://2"}) {
+	if got := l.q.Take(nil); !reflect.DeepEqual(got, []string{"u://2"}) {
 		t.Errorf("after a take: %v", got)
 	}
 	lt.remove(l)
@@ -371,8 +371,8 @@ func TestListenNotifyAllocs(t *testing.T) {
 	step := func() {
 		lt.notify(uris[i%3])
 		lt.notify(uris[(i+1)%3])
-		buf = l.take(buf)
-		<-l.wake
+		buf = l.q.Take(buf)
+		<-l.q.Wake()
 		i++
 	}
 	step()
@@ -401,8 +401,8 @@ func BenchmarkNotifyResourceUpdated(b *testing.B) {
 			b.Fatal("not 100")
 		}
 		for i := 0; i < len(ls); i += 10 {
-			buf = ls[i].take(buf)
-			<-ls[i].wake
+			buf = ls[i].q.Take(buf)
+			<-ls[i].q.Wake()
 		}
 	}
 }

@@ -263,9 +263,8 @@ func TestR9ListenNoReaderBoundedPending(t *testing.T) {
 			t.Fatalf("NotifyResourceUpdated = %d", n)
 		}
 		if i%97 == 0 {
-			l.mu.Lock()
-			maxPending = max(maxPending, len(l.pending), len(l.waiting))
-			l.mu.Unlock()
+			n, _ := l.q.Len()
+			maxPending = max(maxPending, n)
 		}
 		if time.Since(start) > 20*time.Second {
 			t.Fatalf("100,000 notifications took over 20 s (%d done)", i)
@@ -274,9 +273,7 @@ func TestR9ListenNoReaderBoundedPending(t *testing.T) {
 	if maxPending > 3 {
 		t.Fatalf("pending grew to %d for 3 URIs", maxPending)
 	}
-	l.mu.Lock()
-	pending := len(l.pending)
-	l.mu.Unlock()
+	pending, _ := l.q.Len()
 	sent, merged := s.listen.sent.Load(), s.listen.merged.Load()
 	// At most 3 taken and being written (Send blocked on the full queue).
 	if sum := sent + merged + uint64(pending); sum > total || sum+3 < total {
