@@ -2,19 +2,14 @@ package fleet
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rpcedge/rpcedge/fastserver"
 	"github.com/rpcedge/rpcedge/internal/services"
 	"github.com/rpcedge/rpcedge/mcp"
 )
@@ -32,21 +27,7 @@ func relayServer(t *testing.T, f *Fleet, uris ...string) (*mcp.Server, *Resource
 	for _, uri := range uris {
 		s.AddResource(mcp.Resource{URI: uri, Text: uri})
 	}
-	srv, err := fastserver.New(fastserver.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, s.Endpoint())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return s, u, "http://" + ln.Addr().String() + "/mcp"
+	return s, u, r4Serve(t, s)
 }
 
 // listenUpdates opens a subscriptions/listen stream following uris and

@@ -162,6 +162,20 @@ func r4Quiet(t *testing.T, u *ResourceUpdates) {
 	}
 }
 
+// r4Pair starts a redis-server and two instances on it, "a" and "b",
+// with their relays (closed when the test ends), Redis commands timing
+// out after timeout (0: the default).
+func r4Pair(t *testing.T, timeout time.Duration) (r *services.Redis, p string, fa, fb *Fleet, ua, ub *ResourceUpdates) {
+	t.Helper()
+	r = services.StartRedis(t)
+	p = r4Prefix()
+	fa, fb = r4Fleet(t, r, "a", p, timeout), r4Fleet(t, r, "b", p, timeout)
+	ua, ub = fa.ResourceUpdates(), fb.ResourceUpdates()
+	t.Cleanup(ua.Close)
+	t.Cleanup(ub.Close)
+	return r, p, fa, fb, ua, ub
+}
+
 func (u *ResourceUpdates) r4Pending() (n, bytes int) { return u.q.Len() }
 
 // r4Pause pauses Redis's clients for d, in mode ("WRITE": PUBLISH and
@@ -311,12 +325,7 @@ func r4WaitPauseOver(t *testing.T, r *services.Redis) {
 // exactly the queue's 4 MiB. One longer than the queue's bytes is
 // dropped and counted, and the relay still works after it.
 func TestR4ResourcesURIsIntact(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 5*time.Second), r4Fleet(t, r, "b", p, 5*time.Second)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	_, _, _, _, ua, ub := r4Pair(t, 5*time.Second)
 	sinkA, sinkB := r4Receiver(ua), r4Receiver(ub)
 	r4Linked(t, ua, sinkB)
 
@@ -381,12 +390,7 @@ func r4Lens(ss []string) []int {
 // newlines and all. An mcp.Server behind the relay (sessions on) takes
 // the same, invalid UTF-8 and 1 MiB included, without crashing.
 func TestR4ResourcesForeignMessages(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 0), r4Fleet(t, r, "b", p, 0)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	r, p, _, fb, ua, ub := r4Pair(t, 0)
 	sinkA, sinkB := r4Receiver(ua), r4Receiver(ub)
 	r4Linked(t, ua, sinkB)
 	r4Linked(t, ub, sinkA)
@@ -444,12 +448,7 @@ func TestR4ResourcesForeignMessages(t *testing.T) {
 // when Redis resumes, what was queued goes out and the last update of
 // the burst reaches the other instance.
 func TestR4ResourcesPublishNeverBlocksWhilePaused(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 10*time.Second), r4Fleet(t, r, "b", p, 10*time.Second)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	r, _, fa, fb, ua, ub := r4Pair(t, 10*time.Second)
 	sinkB := r4Receiver(ub)
 	r4Linked(t, ua, sinkB)
 
@@ -533,12 +532,7 @@ func TestR4ResourcesPublishNeverBlocksWhilePaused(t *testing.T) {
 // flight: it goes out after it, so the other instance hears the URI
 // twice, the second time after the change.
 func TestR4ResourcesInFlightUpdateNotLost(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 10*time.Second), r4Fleet(t, r, "b", p, 10*time.Second)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	r, _, _, _, ua, ub := r4Pair(t, 10*time.Second)
 	sinkB := r4Receiver(ub)
 	r4Linked(t, ua, sinkB)
 
@@ -563,12 +557,7 @@ func TestR4ResourcesInFlightUpdateNotLost(t *testing.T) {
 // counted) and do not break anything; once it is set, updates are
 // delivered. With no Receive at all the relay still publishes.
 func TestR4ResourcesReceiveSetLate(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 0), r4Fleet(t, r, "b", p, 0)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	_, p, fa, _, ua, ub := r4Pair(t, 0)
 	// Both subscribed: NUMSUB counts 2 (one per fleet connection).
 	channel := p + "{mcp}:resources"
 	deadline := time.Now().Add(10 * time.Second)
@@ -704,12 +693,7 @@ func r4Serve(t *testing.T, s *mcp.Server) string {
 // after its connection is killed under it with Redis up (CLIENT KILL)
 // and after Redis restarts, with no other traffic to redial for it.
 func TestR4ResourcesResubscribes(t *testing.T) {
-	r := services.StartRedis(t)
-	p := r4Prefix()
-	fa, fb := r4Fleet(t, r, "a", p, 0), r4Fleet(t, r, "b", p, 0)
-	ua, ub := fa.ResourceUpdates(), fb.ResourceUpdates()
-	t.Cleanup(ua.Close)
-	t.Cleanup(ub.Close)
+	r, _, _, _, ua, ub := r4Pair(t, 0)
 	sinkB := r4Receiver(ub)
 	r4Linked(t, ua, sinkB)
 
