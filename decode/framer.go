@@ -62,9 +62,19 @@ func (f *Framer) Line() int64 { return f.line }
 // m's slices borrow from the Framer's buffers and stay valid until the
 // next call to Next. Next allocates nothing, but for the objects Decode
 // names.
-func (f *Framer) Next(m *Message) error {
+func (f *Framer) Next(m *Message) error { return f.NextInto(&f.d, m) }
+
+// NextInto is Next with the line decoded by d, under d's options rather
+// than the Framer's, so that m's slices borrow from d's buffer and stay
+// valid until d is next reset or written, not only until the next call. A
+// reader that reads ahead while it serves the messages before (to see a
+// cancellation while the call it names runs, say) gives each message
+// read ahead a Decoder of its own. d must not be used by anything else
+// during the call; the Framer's own buffer still holds the bytes read
+// past the line.
+func (f *Framer) NextInto(d *Decoder, m *Message) error {
 	for {
-		f.d.Reset()
+		d.Reset()
 		f.cr = false
 		started := false // a non-whitespace byte has been seen on this line
 		any := false     // any byte of the line has been seen
@@ -79,12 +89,12 @@ func (f *Framer) Next(m *Message) error {
 						// ends no line, and is the line's.
 						f.line++
 						if f.cr {
-							f.d.Write(crByte)
+							d.Write(crByte)
 						}
-						if !started && !f.d.bad {
+						if !started && !d.bad {
 							return io.EOF
 						}
-						return f.d.Finish(m)
+						return d.Finish(m)
 					}
 					return f.rerr
 				}
@@ -104,7 +114,7 @@ func (f *Framer) Next(m *Message) error {
 				if f.cr {
 					// The '\r' held back is followed by more of the line.
 					f.cr = false
-					f.d.Write(crByte)
+					d.Write(crByte)
 				}
 				// A '\r' right before the '\n' belongs to the line end
 				// (not to the message, nor to its ceiling); one at the end
@@ -115,7 +125,7 @@ func (f *Framer) Next(m *Message) error {
 				}
 				// Once a verdict is reached, Write keeps returning it and
 				// stores nothing: the rest of the line is skipped.
-				f.d.Write(chunk)
+				d.Write(chunk)
 			}
 			if nl < 0 {
 				f.head = f.tail
@@ -124,12 +134,12 @@ func (f *Framer) Next(m *Message) error {
 			f.cr = false
 			f.head += nl + 1
 			f.line++
-			if !started && !f.d.bad {
+			if !started && !d.bad {
 				break // a blank line
 			}
 			// A line of whitespace longer than the ceiling is refused as
 			// any other (found by review on 2026-12-07: it was skipped).
-			return f.d.Finish(m)
+			return d.Finish(m)
 		}
 	}
 }
