@@ -144,7 +144,9 @@ func ExampleRequest_HeaderOf() {
 // (Request.Keep) instead of taking it from a pool per request: the server
 // never clears Keep, so a later request the same call serves finds it;
 // each request resets what it reuses, and nothing of one request shows in
-// another's answer. ServeLines serves a stream's lines with one call.
+// another's answer. ServeLines serves a stream's lines with a few calls
+// (at most 18: it reads up to 16 lines ahead of the one it serves), so a
+// stream of any length makes at most that many scratch spaces.
 func ExampleRequest_Keep() {
 	type scratch struct{ buf []byte }
 	made := 0
@@ -164,14 +166,22 @@ func ExampleRequest_Keep() {
 		return decode.AppendString(dst, strings.ToUpper(string(s.buf))), nil
 	})
 	ep := ms.Endpoint("/rpc", decode.IDsJSONRPC)
-	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"upper","params":{"text":"abc"}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"upper","params":{"text":"d"}}` + "\n")
-	if err := fastserver.ServeLines(context.Background(), ep, fastserver.Config{}, in, os.Stdout); err != nil {
+	var in strings.Builder
+	for i, text := range strings.Fields(strings.Repeat("abc d ef ", 20)) {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"upper","params":{"text":%q}}`+"\n", i+1, text)
+	}
+	var out strings.Builder
+	if err := fastserver.ServeLines(context.Background(), ep, fastserver.Config{}, strings.NewReader(in.String()), &out); err != nil {
 		fmt.Println(err)
 	}
-	fmt.Println("scratch spaces made:", made)
+	answers := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	fmt.Println(answers[0])
+	fmt.Println(answers[1])
+	fmt.Println("answers:", len(answers))
+	fmt.Println("at most 18 scratch spaces:", made <= 18)
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"result":"ABC"}
 	// {"jsonrpc":"2.0","id":2,"result":"D"}
-	// scratch spaces made: 1
+	// answers: 60
+	// at most 18 scratch spaces: true
 }

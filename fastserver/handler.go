@@ -245,7 +245,9 @@ func (r *Request) Host() []byte {
 
 // Context returns the context the call runs under: it carries the
 // handler deadline and is cancelled when the server shuts down past its
-// grace period. Handlers that wait should select on Done.
+// grace period and, on a stream of messages, when the client cancels the
+// request (Endpoint.Cancel: context.Canceled). Handlers that wait should
+// select on Done.
 func (r *Request) Context() context.Context {
 	if r.ctx == nil {
 		return context.Background()
@@ -348,6 +350,25 @@ type Endpoint struct {
 	// nil every method is offered to Other, and such a request gets
 	// 100 Continue first. Default nil.
 	OtherMethods []string
+	// Cancel, when set, is asked about every notification a stream of
+	// messages (ServeLines) brings, as soon as it is read: ahead of the
+	// calls read before it, which may still wait or run. A non-nil result
+	// is the raw id of the request the notification cancels (MCP's
+	// notifications/cancelled over stdio, say). The requests read before
+	// it with that id (string ids compared by their text, escapes
+	// resolved; other ids byte for byte) that are not answered yet are
+	// cancelled: one still waiting is never served, a running handler's
+	// context ends with context.Canceled, and neither gets an answer.
+	// The notification itself is then served in its turn as any other.
+	// Over HTTP Cancel is not asked: there a client cancels a request by
+	// closing its connection or its answer's stream. Cancel is asked on
+	// ServeLines' reading goroutine, before Check (which cannot gate it)
+	// and while Check and the handlers of earlier messages run: it must
+	// be safe for that, and must not block (reading waits for it). It
+	// must not keep or modify m's slices; a panic in it costs the
+	// cancellation only. Default nil: a stream's requests are never
+	// cancelled.
+	Cancel func(m *decode.Message) []byte
 }
 
 // takesOther reports whether a request to the endpoint with method m

@@ -123,8 +123,8 @@ func TestAnswerBufferTrim(t *testing.T) {
 	}
 }
 
-// TestServeLinesAnswerTrim: the one call of a newline-delimited stream
-// drops an answer buffer a large answer grew, as a pooled call does, so
+// TestServeLinesAnswerTrim: the calls of a newline-delimited stream
+// drop an answer buffer a large answer grew, as a pooled call does, so
 // that a stream does not keep its largest answer for as long as it
 // lasts. The answers are still whole.
 func TestServeLinesAnswerTrim(t *testing.T) {
@@ -148,17 +148,24 @@ func TestServeLinesAnswerTrim(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		c := s.newCall(ep.IDs)
-		if err := s.serveFramed(context.Background(), s.endpoints[pathRPC], f, bufio.NewWriter(&out), c); err != nil {
-			t.Fatalf("serveFramed: %v", err)
+		l := s.newLines(s.endpoints[pathRPC], f)
+		if err := l.serve(context.Background(), bufio.NewWriter(&out)); err != nil {
+			t.Fatalf("serve: %v", err)
 		}
+		l.stop()
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 		if len(lines) != 2 || !strings.Contains(lines[0], strings.Repeat("b", 3*keepAnswerBuffer)) || !strings.Contains(lines[1], `"id":2`) {
 			t.Fatalf("then %s: %d answer lines, want 2 whole ones", last, len(lines))
 		}
-		if cap(c.out) > keepAnswerBuffer || cap(c.zbuf) > keepAnswerBuffer {
-			t.Errorf("then %s: the stream's call keeps answer buffers of %d and %d bytes (at most %d)",
-				last, cap(c.out), cap(c.zbuf), keepAnswerBuffer)
+		if len(l.free) != l.made || l.made == 0 {
+			t.Fatalf("then %s: %d calls made, %d back", last, l.made, len(l.free))
+		}
+		for range l.made {
+			c := <-l.free
+			if cap(c.out) > keepAnswerBuffer || cap(c.zbuf) > keepAnswerBuffer {
+				t.Errorf("then %s: a stream's call keeps answer buffers of %d and %d bytes (at most %d)",
+					last, cap(c.out), cap(c.zbuf), keepAnswerBuffer)
+			}
 		}
 	}
 }

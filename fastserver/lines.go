@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
+	"sync"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/valyala/fasthttp"
@@ -19,15 +21,25 @@ import (
 // answered -32700 and the next line is read normally. There are no
 // headers: ep.Check sees none. Logs go to cfg.Logger only, never to w.
 //
-// ServeLines returns nil when r ends, ctx's error when ctx is done, and
-// otherwise the first read or write error. Calls are served one at a
-// time. When ctx is done while a call is being served, its answer is
-// written first; while ServeLines waits for input, it returns at once
-// (contract §6: SIGTERM stops -stdio even while it waits for input). So
-// that a read blocked on r cannot hold it, r is read on a goroutine of
-// its own, one Read at a time; a Read still blocked when ServeLines
-// returns ends with r (its bytes, if any come, are dropped: nothing more
-// is read once ctx is done).
+// Calls are served one at a time, in order, while the lines after them
+// are read ahead: up to 16 messages wait behind the one being served
+// (so up to 18 × cfg.MaxBodyBytes of lines are held at once), and reading
+// pauses while that many wait. A notification is offered to ep.Cancel as
+// soon as it is read, so that one that cancels a request read before it
+// (MCP's notifications/cancelled) takes effect while that request waits or
+// runs: it is never served, or its handler's context ends, and it gets no
+// answer.
+//
+// ServeLines returns nil when r ends (once every line read is answered),
+// ctx's error when ctx is done, and otherwise the first read or write
+// error (a read error after the lines before it are answered). When ctx
+// is done while a call is being served, its answer is written first and
+// the lines read ahead are dropped; while ServeLines waits for input, it
+// returns at once (contract §6: SIGTERM stops -stdio even while it waits
+// for input). So that a read blocked on r cannot hold it, r is read on a
+// goroutine of its own, one Read at a time; a Read still blocked when
+// ServeLines returns ends with r (its bytes, if any come, are dropped:
+// nothing more is read once ServeLines returns).
 func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io.Writer) error {
 	if ep == nil || ep.Route == nil {
 		return errors.New("fastserver: ServeLines needs an endpoint with a Route")
@@ -40,54 +52,253 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		return err
 	}
 	e := s.endpoints[ep.Path]
-	src := newCtxReader(ctx, r)
+	rctx, stopReading := context.WithCancel(ctx)
+	defer stopReading()
+	src := newCtxReader(rctx, r)
 	defer src.close()
 	f, err := decode.NewFramer(src, decode.Options{MaxBytes: s.cfg.MaxBodyBytes, MaxDepth: s.cfg.MaxDepth, IDs: ep.IDs})
 	if err != nil {
 		return err
 	}
 	defer s.running.stop()
-	return s.serveFramed(ctx, e, f, bufio.NewWriter(w), s.newCall(ep.IDs))
+	l := s.newLines(e, f)
+	err = l.serve(ctx, bufio.NewWriter(w))
+	stopReading()
+	l.stop()
+	return err
 }
 
-// serveFramed is ServeLines' loop: the messages f frames, served by c one
-// at a time, their answers written to bw. After each answer c drops an
-// answer buffer grown over keepAnswerBuffer (call.trimAnswer), as a
-// pooled call does: the stream's one call would otherwise keep its
-// largest answer for as long as the stream lasts.
-func (s *Server) serveFramed(ctx context.Context, e *endpoint, f *decode.Framer, bw *bufio.Writer, c *call) error {
+// linesAhead is how many messages ServeLines reads ahead of the one it
+// serves: enough for a client's burst of calls and the cancellation
+// behind them, bounded so that a client that writes faster than it is
+// answered holds a bounded number of lines in memory.
+const linesAhead = 16
+
+// lines serves one stream of messages: a reading goroutine decodes each
+// line into a call of its own and queues it, the serving goroutine
+// (serve) answers the queued calls in order. A call carries its message
+// (decoded by its own Decoder, so it stays valid while later lines are
+// read), and goes back to free once answered.
+type lines struct {
+	s     *Server
+	e     *endpoint
+	f     *decode.Framer
+	free  chan *call    // calls not in use
+	queue chan *call    // read and not yet served; closed when reading ends
+	quit  chan struct{} // closed when serve has returned
+	done  chan struct{} // closed when the reading goroutine has ended
+	rerr  error         // why reading ended, set before queue is closed
+	made  int           // calls made, by the reading goroutine
+
+	// live lists the requests read and not yet answered, for Cancel.
+	mu   sync.Mutex
+	live []*call
+}
+
+// maxLineCalls bounds the calls a stream makes: one being read into,
+// linesAhead queued, one being served.
+const maxLineCalls = linesAhead + 2
+
+// newLines starts reading f on a goroutine of its own.
+func (s *Server) newLines(e *endpoint, f *decode.Framer) *lines {
+	l := &lines{s: s, e: e, f: f,
+		free:  make(chan *call, maxLineCalls),
+		queue: make(chan *call, linesAhead),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go l.read()
+	return l
+}
+
+// stop ends the reading goroutine (its reader's context is done by now,
+// or r has ended) and waits for it.
+func (l *lines) stop() {
+	close(l.quit)
+	<-l.done
+}
+
+// take returns a call to read the next line into: a free one, else a new
+// one while fewer than maxLineCalls exist, else the next to come free;
+// nil when serve has returned.
+func (l *lines) take() *call {
+	select {
+	case c := <-l.free:
+		return c
+	default:
+	}
+	if l.made < maxLineCalls {
+		l.made++
+		return l.s.newCall(l.e.IDs)
+	}
+	select {
+	case c := <-l.free:
+		return c
+	case <-l.quit:
+		return nil
+	}
+}
+
+// read is the reading goroutine: it decodes line after line into calls
+// and queues them, until the stream ends, a read fails or serve returns.
+func (l *lines) read() {
+	defer close(l.done)
+	defer close(l.queue)
+	for {
+		c := l.take()
+		if c == nil {
+			return
+		}
+		c.cancelled.Store(false)
+		err := l.f.NextInto(&c.dec, &c.msg)
+		switch err.(type) {
+		case nil:
+			switch c.msg.Kind {
+			case decode.KindRequest:
+				l.mu.Lock()
+				l.live = append(l.live, c)
+				l.mu.Unlock()
+			case decode.KindNotification:
+				if l.e.Cancel != nil {
+					l.cancel(&c.msg)
+				}
+			}
+		case *decode.Error:
+			// A refused line: answered in its turn.
+		default:
+			l.rerr = err
+			l.free <- c
+			return
+		}
+		select {
+		case l.queue <- c:
+		case <-l.quit:
+			return
+		}
+	}
+}
+
+// cancel cancels the live requests the notification note names
+// (Endpoint.Cancel).
+func (l *lines) cancel(note *decode.Message) {
+	id := l.cancelTarget(note)
+	if id == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.live {
+		if sameID(c.msg.ID, id) {
+			// The flag first: invoke, arming the context after this
+			// cancel found it unarmed, sees the flag and cancels it.
+			c.cancelled.Store(true)
+			c.dl.cancel(context.Canceled)
+			l.s.log.Debug("request cancelled by the client", "method", string(c.msg.Method), "line", l.f.Line())
+		}
+	}
+}
+
+// cancelTarget is Endpoint.Cancel, guarded: a panic in it costs the
+// cancellation, never the stream.
+func (l *lines) cancelTarget(note *decode.Message) (id []byte) {
+	defer func() {
+		if v := recover(); v != nil {
+			l.s.panicked(stageDispatch, v, "method", string(note.Method))
+			id = nil
+		}
+	}()
+	return l.e.Cancel(note)
+}
+
+// sameID reports whether two raw ids name the same request: strings by
+// their text, escapes resolved; other ids byte for byte.
+func sameID(a, b []byte) bool {
+	if len(a) > 0 && a[0] == '"' {
+		return decode.StringsEqual(a, b)
+	}
+	return bytes.Equal(a, b)
+}
+
+// serve is ServeLines' loop: the queued calls served one at a time,
+// their answers written to bw in order. After each answer the call drops
+// an answer buffer grown over keepAnswerBuffer and a body buffer over
+// keepBodyBuffer (call.trimAnswer, Decoder.Trim), as a pooled call does:
+// a stream's calls would otherwise keep their largest line and answer
+// for as long as the stream lasts.
+func (l *lines) serve(ctx context.Context, bw *bufio.Writer) error {
 	var h fields // no headers on a stream
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		err := f.Next(&c.msg)
-		if err == io.EOF {
-			return bw.Flush()
+		var c *call
+		var ok bool
+		select {
+		case c, ok = <-l.queue:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		var label string
-		switch de := err.(type) {
-		case nil:
-			status, _ := s.dispatchLine(c, e, &h, &label)
-			if status == fasthttp.StatusAccepted {
-				continue
+		if !ok {
+			if err := bw.Flush(); err != nil {
+				return err
 			}
-		case *decode.Error:
-			c.error(de.HTTPStatus(), c.msg.AnswerID(), de.Code, de.Reason, nil)
-		default:
-			bw.Flush()
-			return err
+			if l.rerr == io.EOF {
+				return nil
+			}
+			return l.rerr
 		}
-		oneLine(c.out)
-		c.out = append(c.out, '\n')
-		if _, err := bw.Write(c.out); err != nil {
-			return err
+		answer := l.answer(c, &h)
+		if answer {
+			oneLine(c.out)
+			c.out = append(c.out, '\n')
 		}
-		if err := bw.Flush(); err != nil {
-			return err
+		var err error
+		if answer {
+			if _, err = bw.Write(c.out); err == nil {
+				err = bw.Flush()
+			}
 		}
 		c.trimAnswer()
+		c.dec.Trim(keepBodyBuffer)
+		// The message's slices point into the buffer Trim may have
+		// dropped: cleared, so that they do not keep it (found by review
+		// on 2026-12-07: 18 calls kept 72 MiB of 4 MiB lines).
+		c.msg = decode.Message{}
+		l.free <- c
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// answer serves c, unless the client cancelled it, and reports whether
+// its answer is to be written (a notification's and a cancelled
+// request's are not).
+func (l *lines) answer(c *call, h *fields) bool {
+	m := &c.msg
+	write := true
+	switch {
+	case c.cancelled.Load():
+		write = false
+	case m.Kind == decode.KindInvalid:
+		de := &m.Error
+		c.error(de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
+	default:
+		var label string
+		status, _ := l.s.dispatchLine(c, l.e, h, &label)
+		write = status != fasthttp.StatusAccepted
+	}
+	if m.Kind != decode.KindRequest {
+		return write
+	}
+	l.mu.Lock()
+	if i := slices.Index(l.live, c); i >= 0 {
+		l.live = slices.Delete(l.live, i, i+1)
+	}
+	l.mu.Unlock()
+	// Read once the call has left live: a cancel that found it there has
+	// set the flag by now, and none can after.
+	return write && !c.cancelled.Load()
 }
 
 // dispatchLine is dispatch for ServeLines, guarded: a panic in an

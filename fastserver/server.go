@@ -617,6 +617,10 @@ type call struct {
 	pending  bool  // the body may still be arriving on the connection
 	early    bool  // an early answer took the connection
 	retry    int   // the handler error's RetryAfter, for the answer's header
+	// cancelled says the client cancelled the request (Endpoint.Cancel,
+	// on a stream of messages): invoke ends the handler's context as soon
+	// as it is armed, and the answer is not written.
+	cancelled atomic.Bool
 
 	// For answers that stream (stream.go): the request being served, its
 	// endpoint and label, the result's offset in out, the stream.
@@ -1169,6 +1173,11 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.prefix = len(c.out)
 	s.running.ensure()
 	c.req.ctx = s.running.arm(&c.dl) // linked already if it had a body
+	if c.cancelled.Load() {
+		// Cancelled while it was being dispatched: the canceller's own
+		// cancel of the context came before it was armed (lines.go).
+		c.dl.cancel(context.Canceled)
+	}
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
 	if c.st.started {
 		// The answer is a stream (stream.go): its StreamHandler goes on
@@ -1199,6 +1208,8 @@ func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (st
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "server shutting down", nil)
 	case expired == ErrStreamClosed: // the stream's client is gone (stream.go): no deadline passed
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the stream is closed", nil)
+	case expired == context.Canceled: // the client cancelled it (Endpoint.Cancel): the answer is not written
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "request cancelled", nil)
 	case expired != nil:
 		s.metrics.timeouts.Inc()
 		s.log.Warn("handler passed its deadline", "method", string(m.Method), "deadline", s.cfg.HandlerTimeout)

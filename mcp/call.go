@@ -149,9 +149,10 @@ func reuse(b []byte) []byte {
 func (c *Call) Request() *fastserver.Request { return c.r }
 
 // Context returns the context the call runs under: on a request, the
-// handler deadline's (cancelled when the server shuts down past its grace
-// period); in a task, the task's (cancelled by tasks/cancel, the task's
-// TTL or Server.Close).
+// handler deadline's, also cancelled when the server shuts down past its
+// grace period and when the client cancels the request (over stdio,
+// notifications/cancelled: context.Canceled); in a task, the task's
+// (cancelled by tasks/cancel, the task's TTL or Server.Close).
 func (c *Call) Context() context.Context {
 	if c.task != nil {
 		return c.task.ctx

@@ -277,7 +277,13 @@
 // headers: a request's version is the one its
 // params._meta["io.modelcontextprotocol/protocolVersion"] names, as MCP
 // 2026-07-28 defines for stdio, and 2025-03-26 when it names none; a
-// version not served is -32022.
+// version not served is -32022. Calls are served one at a time, in order,
+// while the lines after them are read ahead, so that a
+// notifications/cancelled (the only way to cancel over stdio) takes
+// effect at once: the request it names is never served if it still
+// waits, its tool's context (Call.Context) ends with context.Canceled if
+// it runs, and it gets no answer (MCP: "Not send a response for the
+// cancelled request").
 //
 // # Tools and their schemas
 //

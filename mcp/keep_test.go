@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,7 +13,7 @@ import (
 )
 
 // TestGetCallKeep: on a server's own Request (ServeLines serves a stream
-// with one) the first Call stays with it (Request.Keep) and every later
+// with a few) the first Call stays with it (Request.Keep) and every later
 // request gets it again — also after a tool panicked while holding it
 // (reclaim, in Check); a Call asked for while the kept one is busy comes
 // from the pool; a Request made with Reset keeps nothing.
@@ -21,36 +23,64 @@ func TestGetCallKeep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []*Call
+	var reqs []*fastserver.Request
 	var nested *Call
 	s.AddTool(Tool{Name: "who", Handler: ToolFunc(func(c *Call) error {
-		seen = append(seen, c)
+		seen, reqs = append(seen, c), append(reqs, c.r)
 		n := getCall(c.r) // the kept one is busy: a pooled one
 		nested = n
 		n.release()
 		return c.AddTextJSON(nil)
 	})})
 	s.AddTool(Tool{Name: "boom", Handler: ToolFunc(func(c *Call) error {
-		seen = append(seen, c)
+		seen, reqs = append(seen, c), append(reqs, c.r)
 		panic("the tool failed")
 	})})
-	var in strings.Builder
-	for i, name := range []string{"who", "who", "boom", "who", "who"} {
-		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`+"\n", i, name)
-	}
+	// The requests go one at a time, each after the answer before it, so
+	// that the stream reads them into a few calls in turn (one served, one
+	// waiting for the next line, a third when the first has not come back
+	// yet): each Request keeps its Call.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, inR, outW)
+		outW.Close()
+	}()
+	br := bufio.NewReader(outR)
 	var out strings.Builder
-	if err := fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, strings.NewReader(in.String()), &out); err != nil {
+	for i, name := range []string{"who", "who", "boom", "who", "who", "who", "who", "boom", "who", "who", "who", "who"} {
+		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`+"\n", i, name)
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.WriteString(line)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if strings.Count(out.String(), `"result"`) != 4 || !strings.Contains(out.String(), `"code":-32603`) {
+	if strings.Count(out.String(), `"result"`) != 10 || strings.Count(out.String(), `"code":-32603`) != 2 {
 		t.Fatalf("answers:\n%s", out.String())
 	}
+	kept := map[*fastserver.Request]*Call{}
 	for i, c := range seen {
-		if c != seen[0] || !c.kept {
-			t.Fatalf("request %d got Call %p (kept %v), the first got %p: the kept Call was not handed out again", i, c, c.kept, seen[0])
+		if !c.kept {
+			t.Fatalf("request %d got Call %p, not kept", i, c)
 		}
+		if k, ok := kept[reqs[i]]; ok && k != c {
+			t.Fatalf("request %d got Call %p, its Request kept %p: the kept Call was not handed out again", i, c, k)
+		}
+		kept[reqs[i]] = c
 	}
-	if seen[0].busy {
-		t.Error("the kept Call is still busy after the last request")
+	if len(kept) >= len(seen) {
+		t.Fatalf("%d Requests for %d requests: none served twice", len(kept), len(seen))
+	}
+	for _, c := range seen {
+		if c.busy {
+			t.Error("a kept Call is still busy after the last request")
+		}
 	}
 	if nested == seen[0] || nested.kept {
 		t.Errorf("a Call asked for while the kept one was busy: %p, kept %v", nested, nested.kept)

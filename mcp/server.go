@@ -297,9 +297,17 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // served is refused with -32022; a _meta or version key given twice, or a
 // version that is not a string, with -32602. Notifications carry no
 // version: they are accepted. Routing and results are those of Endpoint.
+//
+// A notifications/cancelled cancels the request its requestId names, as
+// soon as it is read (fastserver.Endpoint.Cancel): a request still
+// waiting behind others is never served, a running handler's context is
+// cancelled, and neither is answered (MCP: "Not send a response for the
+// cancelled request"). A tool that watches its context (Call.Context)
+// stops at once.
 func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
 	ep.Check = checkStream
+	ep.Cancel = cancelTarget
 	ep.Authorize = nil // a local process's own stream: no OAuth (MCP authorization §1.2)
 	return ep
 }
