@@ -2,6 +2,7 @@ package fastserver
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net"
 	"sync"
@@ -61,7 +62,32 @@ type deadlineCtx struct {
 	// request's own) says the context is in the list.
 	prev, next *deadlineCtx
 	linked     bool
+
+	// runs counts the handler runs started under the context (start), so
+	// that a look at a client (watchdog.lookAtClients) acts only on the
+	// run it looked for. streamed says the run's answer became a stream,
+	// whose client the peer watch looks after. look is when the watchdog
+	// next looks whether the client of run lookRun is still connected
+	// (monoNow nanoseconds, 0 for never): the watchdog's own, under its
+	// mutex. A tick that finds runs past lookRun schedules the new run's
+	// first look, whatever its deadline (a handler that asked Deadline,
+	// as context.WithTimeout does, fixed it before any tick: found by
+	// review on 2026-12-07, such a run was never looked at).
+	runs     atomic.Uint64 // written under mu
+	streamed atomic.Bool
+	look     int64
+	lookRun  uint64
 }
+
+// ErrClientGone is why a handler's context ends when its client closed
+// the connection (or, over net/http, the request's context ended) while
+// the handler ran: a handler that has run for goneEvery (2 s) has its
+// client looked at every goneEvery from then on, so one that a client
+// left is told within about 4 s rather than running to its deadline for
+// an answer no one reads (MCP 2026-07-28: "The server MUST treat a client
+// disconnect as cancellation of that request"). A streamed answer's
+// handler is told ErrStreamClosed instead.
+var ErrClientGone = errors.New("fastserver: the client went away")
 
 var _ context.Context = (*deadlineCtx)(nil)
 
@@ -108,8 +134,24 @@ func (d *deadlineCtx) start(deadline int64) context.Context {
 	d.deadline.Store(deadline)
 	d.active = true
 	d.err = nil
+	d.runs.Add(1)
+	if d.streamed.Load() {
+		d.streamed.Store(false)
+	}
 	d.mu.Unlock()
 	return d
+}
+
+// endRun ends the context with err if run is still the handler run under
+// it (runs) and it has not ended yet.
+func (d *deadlineCtx) endRun(run uint64, err error) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.runs.Load() != run || !d.active || d.err != nil {
+		return false
+	}
+	d.end(err)
+	return true
 }
 
 // cancel ends the context now with err, if a handler is running under it.
@@ -211,6 +253,12 @@ type watchdog struct {
 	// after it (its body was read while the grace period ran out) starts
 	// cancelled too.
 	ended atomic.Pointer[error]
+
+	// looks is the ticks' list of clients to look at (lookAt), kept for
+	// the next tick; clientGone, when set, counts each handler run ended
+	// with ErrClientGone.
+	looks      []clientLook
+	clientGone func()
 }
 
 // ceilMillis is d in whole milliseconds, rounded up: a positive timeout
@@ -280,6 +328,7 @@ func (w *watchdog) run() {
 				return
 			}
 			w.mu.Lock()
+			looks := w.looks[:0]
 			for d := w.head; d != nil; d = d.next {
 				if w.tooSlow(d, now) && !d.slow.Load() {
 					d.slow.Store(true)
@@ -291,10 +340,72 @@ func (w *watchdog) run() {
 				case dl <= now:
 					d.expire(now)
 				}
+				if run := d.runs.Load(); run != d.lookRun {
+					d.lookRun, d.look = run, now+int64(goneEvery) // started since the last look
+				} else if d.look != 0 && now >= d.look {
+					looks = w.lookAt(looks, d, now)
+				}
 			}
 			w.mu.Unlock()
+			w.looks = w.lookAtClients(looks)
 		}
 	}
+}
+
+// clientLook is a running handler whose client the watchdog looks at:
+// the run, and the socket or, over net/http, the request's Done channel.
+type clientLook struct {
+	d    *deadlineCtx
+	run  uint64
+	sock net.Conn
+	gone <-chan struct{}
+}
+
+// lookAt, under w.mu, adds d's client to looks if its handler run is
+// still the one due for a look, and sets the next look.
+func (w *watchdog) lookAt(looks []clientLook, d *deadlineCtx, now int64) []clientLook {
+	d.look = now + int64(goneEvery)
+	d.mu.Lock()
+	same := d.runs.Load() == d.lookRun && d.active
+	d.mu.Unlock()
+	if !same || d.streamed.Load() || d.conn == nil {
+		d.look = 0 // ended, or a stream: the peer watch's
+		return looks
+	}
+	l := clientLook{d: d, run: d.lookRun}
+	if b, ok := d.conn.(*bridgeConn); ok {
+		l.gone = b.gone
+	} else {
+		l.sock = watchedSocket(d.conn) // under w.mu: d.conn is the request's
+	}
+	if l.sock == nil && l.gone == nil {
+		d.look = 0 // nothing to look at (an in-memory connection)
+		return looks
+	}
+	return append(looks, l)
+}
+
+// lookAtClients looks at each client in looks, w.mu released (a peek is
+// a system call), and ends the handler run of each that went away with
+// ErrClientGone. It returns looks emptied, for the next tick.
+func (w *watchdog) lookAtClients(looks []clientLook) []clientLook {
+	for _, l := range looks {
+		left := false
+		if l.gone != nil {
+			select {
+			case <-l.gone:
+				left = true
+			default:
+			}
+		} else {
+			left = peerGone(l.sock)
+		}
+		if left && l.d.endRun(l.run, ErrClientGone) && w.clientGone != nil {
+			w.clientGone()
+		}
+	}
+	clear(looks)
+	return looks[:0]
 }
 
 // stop ends the watchdog goroutine once no connection it watches is

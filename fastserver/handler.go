@@ -245,9 +245,11 @@ func (r *Request) Host() []byte {
 
 // Context returns the context the call runs under: it carries the
 // handler deadline and is cancelled when the server shuts down past its
-// grace period and, on a stream of messages, when the client cancels the
-// request (Endpoint.Cancel: context.Canceled). Handlers that wait should
-// select on Done.
+// grace period, when the client goes away while the handler runs
+// (ErrClientGone, looked for once the handler has run 2 s; a streamed
+// answer's ErrStreamClosed), and, on a stream of messages, when the
+// client cancels the request (Endpoint.Cancel: context.Canceled).
+// Handlers that wait should select on Done.
 func (r *Request) Context() context.Context {
 	if r.ctx == nil {
 		return context.Background()

@@ -24,6 +24,7 @@ import (
 //	rpcedge_connections_open                              gauge (early answers draining included)
 //	rpcedge_panics_total{where}                           counter
 //	rpcedge_handler_timeouts_total                        counter
+//	rpcedge_handlers_client_gone_total                    counter (handlers cancelled: their client left while they ran)
 //	rpcedge_streams_open                                  gauge (stream slots held)
 //	rpcedge_streams_total                                 counter (answers that streamed)
 //	rpcedge_streams_cut_total                             counter (streams whose final event was not written)
@@ -44,6 +45,8 @@ type serverMetrics struct {
 	set      *metrics.Set
 	panics   [numStages]*metrics.Counter
 	timeouts *metrics.Counter
+	// clientGone counts handler runs ended with ErrClientGone.
+	clientGone *metrics.Counter
 	// slowBodies counts bodies cut off for their data rate.
 	slowBodies *metrics.Counter
 	// connTimeouts counts connections the watchdog cut off, by the phase
@@ -83,6 +86,7 @@ func newServerMetrics(eps map[string]*endpoint, inflight func() uint64) *serverM
 		m.panics[st] = m.set.NewCounter(`rpcedge_panics_total{where="` + st.String() + `"}`)
 	}
 	m.timeouts = m.set.NewCounter("rpcedge_handler_timeouts_total")
+	m.clientGone = m.set.NewCounter("rpcedge_handlers_client_gone_total")
 	m.slowBodies = m.set.NewCounter("rpcedge_slow_bodies_total")
 	for phase, name := range map[int]string{connReading: "read", connWriting: "write", connIdle: "idle"} {
 		m.connTimeouts[phase] = m.set.NewCounter(`rpcedge_connection_timeouts_total{phase="` + name + `"}`)
@@ -227,6 +231,7 @@ var families = map[string]metricDesc{
 	"rpcedge_connections_open":             {"gauge", "Connections open, those draining after an early answer included."},
 	"rpcedge_panics_total":                 {"counter", "Panics recovered, by the stage of the request they happened in."},
 	"rpcedge_handler_timeouts_total":       {"counter", "Handlers that passed their deadline."},
+	"rpcedge_handlers_client_gone_total":   {"counter", "Handlers whose context was cancelled because their client went away while they ran."},
 	"rpcedge_slow_bodies_total":            {"counter", "Request bodies cut off for arriving slower than the minimum data rate."},
 	"rpcedge_streams_open":                 {"gauge", "Stream slots held: answers that may stream, and event streams."},
 	"rpcedge_streams_total":                {"counter", "Answers that became event streams, and event streams opened."},

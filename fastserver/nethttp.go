@@ -123,6 +123,10 @@ type bridgeConn struct {
 	rc            *http.ResponseController
 	remote, local net.Addr
 	early         bool // an early answer: the bridge writes it and closes
+	// gone is the request's Done channel: closed when its client went
+	// away (a closed connection, an HTTP/2 RST_STREAM), which the
+	// watchdog takes for the handler's cancellation (ErrClientGone).
+	gone <-chan struct{}
 }
 
 var errBridge = errors.New("fastserver: the net/http transport has no raw connection")
@@ -161,6 +165,7 @@ func (h *netHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bridges.Put(b)
 	}()
 	b.conn.rc = http.NewResponseController(w)
+	b.conn.gone = r.Context().Done()
 	// net/http's WriteTimeout runs from the end of the request's header
 	// section (over HTTP/2, from the stream's start), so it would take in
 	// the body and the handler: an answer after it, even the handler

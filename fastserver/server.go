@@ -168,6 +168,7 @@ func New(cfg Config, endpoints ...*Endpoint) (*Server, error) {
 	s.metrics = newServerMetrics(s.endpoints, s.inflight)
 	s.running.limits.cut = &s.metrics.connTimeouts
 	s.running.conns.reclaims = s.metrics.connsReclaimed
+	s.running.clientGone = s.metrics.clientGone.Inc
 	s.metrics.streamMetrics(func() float64 { return float64(s.streams.Load()) })
 	s.metrics.set.NewGauge("rpcedge_inflight_body_bytes", func() float64 { return float64(s.budget.used.Load()) })
 	s.metrics.set.NewGauge("rpcedge_connections_open", func() float64 { return float64(s.open.Load()) })
@@ -1208,6 +1209,8 @@ func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (st
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "server shutting down", nil)
 	case expired == ErrStreamClosed: // the stream's client is gone (stream.go): no deadline passed
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the stream is closed", nil)
+	case expired == ErrClientGone: // the client left while the handler ran (deadline.go): no one reads the answer
+		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the client went away", nil)
 	case expired == context.Canceled: // the client cancelled it (Endpoint.Cancel): the answer is not written
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "request cancelled", nil)
 	case expired != nil:

@@ -541,6 +541,7 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 		return st.out, st.err
 	}
 	st.started = true
+	st.c.dl.streamed.Store(true) // its client is the peer watch's (WriteTo), not the watchdog's
 	// dst's array holds, past len(dst), what h appends: capped, so that a
 	// handler appending to what it gets back (it must not) writes a copy
 	// of its own, not over h's result (found by review on 2026-12-06).

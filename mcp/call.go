@@ -150,9 +150,12 @@ func (c *Call) Request() *fastserver.Request { return c.r }
 
 // Context returns the context the call runs under: on a request, the
 // handler deadline's, also cancelled when the server shuts down past its
-// grace period and when the client cancels the request (over stdio,
-// notifications/cancelled: context.Canceled); in a task, the task's
-// (cancelled by tasks/cancel, the task's TTL or Server.Close).
+// grace period, when the client cancels the request (over stdio,
+// notifications/cancelled: context.Canceled) and when it goes away (over
+// HTTP, its connection closed while the tool ran: fastserver.ErrClientGone,
+// looked for once the tool has run 2 s; a streamed answer's closed
+// stream: fastserver.ErrStreamClosed); in a task, the task's (cancelled by
+// tasks/cancel, the task's TTL or Server.Close).
 func (c *Call) Context() context.Context {
 	if c.task != nil {
 		return c.task.ctx
