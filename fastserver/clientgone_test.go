@@ -43,17 +43,53 @@ func goneMethods(napFor time.Duration) (*Methods, <-chan struct{}, <-chan error)
 	return &ms, started, causes
 }
 
+// goneEndpoint serves ms with a Check that asks for ErrClientGone
+// (Request.GoneCancels), as mcp's does under 2026-07-28.
+func goneEndpoint(ms *Methods) *Endpoint {
+	ep := ms.Endpoint(pathRPC, decode.IDsJSONRPC)
+	ep.Check = func(r *Request) *Error {
+		r.GoneCancels = true
+		return nil
+	}
+	return ep
+}
+
+// Without GoneCancels, a handler whose client leaves runs on (MCP
+// 2025-xx: a disconnect is not a cancellation; an A2A agent's work).
+func TestHandlerClientGoneNotAsked(t *testing.T) {
+	t.Parallel()
+	ms, started, causes := goneMethods(0)
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	c := dial(t, addr)
+	c.send(post(pathRPC, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"block"}`, rand.IntN(1<<20))))
+	select {
+	case <-started:
+	case <-time.After(ioTimeout):
+		t.Fatal("the handler did not start")
+	}
+	c.c.Close()
+	select {
+	case cause := <-causes:
+		t.Fatalf("the handler's context ended with %v though Check did not ask", cause)
+	case <-time.After(2*goneEvery + time.Second):
+	}
+	if n := s.metrics.clientGone.Get(); n != 0 {
+		t.Fatalf("rpcedge_handlers_client_gone_total %d", n)
+	}
+}
+
 // A client that closes its connection (a FIN, or a reset) while the
 // handler of its request runs — a plain JSON answer, no stream — has the
 // handler's context ended with ErrClientGone once the handler has run
-// goneEvery, and within goneEvery of leaving after that; it is counted
+// goneEvery, and within goneEvery of leaving after that, when Check asked
+// for it (Request.GoneCancels); it is counted
 // in rpcedge_handlers_client_gone_total, and the request is accounted as
 // answered. Until 2026-12-07 such a handler ran on to its deadline (MCP
 // 2026-07-28: a client disconnect is the request's cancellation).
 func TestHandlerClientGone(t *testing.T) {
 	t.Parallel()
 	ms, started, causes := goneMethods(0)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	gone0 := s.metrics.clientGone.Get()
 	for i, reset := range []bool{false, true} {
 		c := dial(t, addr)
@@ -113,7 +149,7 @@ func TestHandlerClientStays(t *testing.T) {
 	t.Parallel()
 	nap := goneEvery*2 + goneEvery/2
 	ms, started, causes := goneMethods(nap)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	gone0 := s.metrics.clientGone.Get()
 	c := dial(t, addr)
 	a, b := rand.IntN(1<<20), rand.IntN(1<<20)

@@ -58,7 +58,7 @@ func TestDeadlineMovedBeforeExpiry(t *testing.T) {
 	var d deadlineCtx
 	d.init(time.Second)
 	now := monoNow()
-	d.start(now - 1) // already passed: the watchdog's unlocked look says expire
+	d.start(now-1, false) // already passed: the watchdog's unlocked look says expire
 	d.mu.Lock()
 	d.deadline.Store(now + int64(time.Hour)) // moved later in between
 	d.mu.Unlock()
@@ -94,7 +94,7 @@ func TestArmAfterCancelAll(t *testing.T) {
 	late.init(time.Second)
 	w.link(&late) // linked when its body started
 	w.cancelAll(errShuttingDown)
-	if ctx := w.arm(&late); ctx.Err() != errShuttingDown {
+	if ctx := w.arm(&late, false); ctx.Err() != errShuttingDown {
 		t.Errorf("armed after cancelAll: Err %v, want errShuttingDown", ctx.Err())
 	}
 	if err := late.stop(monoNow()); err != errShuttingDown {
@@ -105,7 +105,7 @@ func TestArmAfterCancelAll(t *testing.T) {
 	w = newWatchdog(time.Second, 0, 0, 0, 0, 0)
 	var running deadlineCtx
 	running.init(time.Second)
-	ctx := w.arm(&running)
+	ctx := w.arm(&running, false)
 	if ctx.Err() != nil {
 		t.Fatalf("armed before any cancelAll: Err %v", ctx.Err())
 	}
@@ -127,7 +127,7 @@ func TestOpenDeadline(t *testing.T) {
 	w := newWatchdog(timeout, 0, 0, 0, 0, 0)
 	var d deadlineCtx
 	d.init(timeout)
-	ctx := w.arm(&d)
+	ctx := w.arm(&d, false)
 	d.expire(monoNow() + int64(time.Hour)) // the watchdog never expires an open deadline
 	if ctx.Err() != nil {
 		t.Fatalf("an open deadline expired: %v", ctx.Err())
@@ -151,7 +151,7 @@ func TestOpenDeadline(t *testing.T) {
 	w.unlink(&d)
 
 	// The watchdog's look: from its own clock reading, after the start.
-	ctx = w.arm(&d)
+	ctx = w.arm(&d, false)
 	armed := monoNow()
 	got := d.fix()
 	if got < armed+int64(timeout) || got > monoNow()+int64(timeout) {
@@ -168,7 +168,7 @@ func TestOpenDeadline(t *testing.T) {
 
 	// No look before the handler returned: not past, however long ago
 	// the request began (its body may have been slow).
-	w.arm(&d)
+	w.arm(&d, false)
 	if err := d.stop(monoNow() + int64(time.Hour)); err != nil {
 		t.Errorf("an open deadline at stop: %v, want none passed", err)
 	}
@@ -197,7 +197,7 @@ func TestFixAfterStart(t *testing.T) {
 	w.mu.Lock()
 	time.Sleep(20 * time.Millisecond) // the watchdog has read its clock and waits
 	armed := monoNow()
-	ctx := w.arm(&d)
+	ctx := w.arm(&d, false)
 	w.mu.Unlock()
 	<-ctx.Done()
 	if lived := time.Duration(monoNow() - armed); lived < timeout {
@@ -305,7 +305,7 @@ func TestDeadlineIn(t *testing.T) {
 	}
 	var d deadlineCtx
 	d.init(time.Second)
-	ctx := d.start(far)
+	ctx := d.start(far, false)
 	d.expire(monoNow())
 	if ctx.Err() != nil {
 		t.Errorf("a deadline 300 years ahead expired: %v", ctx.Err())

@@ -73,20 +73,22 @@ type deadlineCtx struct {
 	// first look, whatever its deadline (a handler that asked Deadline,
 	// as context.WithTimeout does, fixed it before any tick: found by
 	// review on 2026-12-07, such a run was never looked at).
-	runs     atomic.Uint64 // written under mu
-	streamed atomic.Bool
-	look     int64
-	lookRun  uint64
+	runs        atomic.Uint64 // written under mu
+	goneCancels bool          // under mu: the run asked for ErrClientGone (Request.GoneCancels)
+	streamed    atomic.Bool
+	look        int64
+	lookRun     uint64
 }
 
 // ErrClientGone is why a handler's context ends when its client closed
 // the connection (or, over net/http, the request's context ended) while
-// the handler ran: a handler that has run for goneEvery (2 s) has its
-// client looked at every goneEvery from then on, so one that a client
-// left is told within about 4 s rather than running to its deadline for
-// an answer no one reads (MCP 2026-07-28: "The server MUST treat a client
-// disconnect as cancellation of that request"). A streamed answer's
-// handler is told ErrStreamClosed instead.
+// the handler ran, if Check asked for it (Request.GoneCancels): a
+// handler that has run for goneEvery (2 s) has its client looked at
+// every goneEvery from then on, so one that a client left is told within
+// about 4 s rather than running to its deadline for an answer no one
+// reads (MCP 2026-07-28: "The server MUST treat a client disconnect as
+// cancellation of that request"). A streamed answer's handler is told
+// ErrStreamClosed instead.
 var ErrClientGone = errors.New("fastserver: the client went away")
 
 var _ context.Context = (*deadlineCtx)(nil)
@@ -129,11 +131,12 @@ func (d *deadlineCtx) fix() int64 {
 }
 
 // start arms the context with a deadline and returns it.
-func (d *deadlineCtx) start(deadline int64) context.Context {
+func (d *deadlineCtx) start(deadline int64, goneCancels bool) context.Context {
 	d.mu.Lock()
 	d.deadline.Store(deadline)
 	d.active = true
 	d.err = nil
+	d.goneCancels = goneCancels
 	d.runs.Add(1)
 	if d.streamed.Load() {
 		d.streamed.Store(false)
@@ -366,10 +369,10 @@ type clientLook struct {
 func (w *watchdog) lookAt(looks []clientLook, d *deadlineCtx, now int64) []clientLook {
 	d.look = now + int64(goneEvery)
 	d.mu.Lock()
-	same := d.runs.Load() == d.lookRun && d.active
+	same := d.runs.Load() == d.lookRun && d.active && d.goneCancels
 	d.mu.Unlock()
 	if !same || d.streamed.Load() || d.conn == nil {
-		d.look = 0 // ended, or a stream: the peer watch's
+		d.look = 0 // ended, not asked for, or a stream: the peer watch's
 		return looks
 	}
 	l := clientLook{d: d, run: d.lookRun}
@@ -463,12 +466,12 @@ func (w *watchdog) unlink(d *deadlineCtx) {
 // yet running then) is cancelled at once. The check comes after the link,
 // and cancelAll records its error before it walks the list, so one of the
 // two always sees the other.
-func (w *watchdog) arm(d *deadlineCtx) context.Context {
+func (w *watchdog) arm(d *deadlineCtx, goneCancels bool) context.Context {
 	deadline := int64(deadlineOpen)
 	if w.exact {
 		deadline = monoNow() + d.timeout
 	}
-	ctx := d.start(deadline)
+	ctx := d.start(deadline, goneCancels)
 	w.link(d)
 	if err := w.ended.Load(); err != nil {
 		d.cancel(*err)

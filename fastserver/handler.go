@@ -76,6 +76,17 @@ type Request struct {
 	// the endpoint's; the server sets it to nil before Check runs, and
 	// nothing in it may be kept after the handler returns.
 	Memo any
+	// GoneCancels, set by Endpoint.Check, asks that the handler's context
+	// end with ErrClientGone when the client goes away (closes its
+	// connection; over net/http, the request's context ends) while the
+	// handler runs, looked for once it has run 2 s: MCP 2026-07-28 takes
+	// a disconnect for the request's cancellation. Unset, a handler runs
+	// on when its client leaves, its answer lost: what MCP 2025-xx asks
+	// ("Disconnection SHOULD NOT be interpreted as the client cancelling
+	// its request") and what work that must finish (an A2A task's)
+	// needs. A streamed answer's handler is cancelled when its client
+	// leaves either way (ErrStreamClosed). It is reset for every request.
+	GoneCancels bool
 	// Keep is the endpoint's own value kept with the pooled call that
 	// serves its requests: set by one request, found again by a later
 	// one the same call serves (a per-call cache that costs no pool's
@@ -121,6 +132,7 @@ func (r *Request) reset(f *fields, m *decode.Message, ctx context.Context) {
 	r.Msg = m
 	r.Version = 0
 	r.Memo = nil
+	r.GoneCancels = false
 	r.header = f.hdr
 	r.f = f
 	r.ctx = ctx
@@ -245,9 +257,10 @@ func (r *Request) Host() []byte {
 
 // Context returns the context the call runs under: it carries the
 // handler deadline and is cancelled when the server shuts down past its
-// grace period, when the client goes away while the handler runs
-// (ErrClientGone, looked for once the handler has run 2 s; a streamed
-// answer's ErrStreamClosed), and, on a stream of messages, when the
+// grace period, when the client goes away while the handler runs (a
+// streamed answer's: ErrStreamClosed; another's, if Check set
+// GoneCancels: ErrClientGone, looked for once the handler has run 2 s),
+// and, on a stream of messages, when the
 // client cancels the request (Endpoint.Cancel: context.Canceled).
 // Handlers that wait should select on Done.
 func (r *Request) Context() context.Context {

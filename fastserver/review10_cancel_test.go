@@ -700,7 +700,7 @@ const goneWithin = 2*goneEvery + 3*time.Second
 func TestReview10ClientGoneAfterDeadlineAsked(t *testing.T) {
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	gone0 := s.metrics.clientGone.Get()
 	c := dial(t, addr)
 	c.send(r10Call("1", "blockdl", "{}"))
@@ -726,7 +726,7 @@ func TestReview10ClientGoneAfterDeadlineAsked(t *testing.T) {
 func TestReview10ReadTimeoutIsNotClientGone(t *testing.T) {
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute, ReadTimeout: time.Second}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute, ReadTimeout: time.Second}, goneEndpoint(ms))
 	nap := 2*goneEvery + goneEvery/2
 	c := dial(t, addr)
 	c.send(r10Call("1", "nap", fmt.Sprintf(`{"ms":%d}`, nap.Milliseconds())))
@@ -751,7 +751,7 @@ func TestReview10ReadTimeoutIsNotClientGone(t *testing.T) {
 func TestReview10KeepAliveLongRequests(t *testing.T) {
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	c := dial(t, addr)
 	nap := goneEvery + goneEvery/4
 	for i := 1; i <= 2; i++ {
@@ -787,7 +787,7 @@ func TestReview10KeepAliveLongRequests(t *testing.T) {
 func TestReview10ManyLongHalfLeave(t *testing.T) {
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	const n = 8
 	conns := make([]*conn, n)
 	for i := range n {
@@ -847,7 +847,7 @@ func TestReview10ManyLongHalfLeave(t *testing.T) {
 func TestReview10HalfCloseCountsGone(t *testing.T) {
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	s, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	c := dial(t, addr)
 	c.send(r10Call("1", "block", "{}"))
 	r10Wait(t, x.started, "the handler's start")
@@ -881,7 +881,7 @@ func TestReview10PipelinedThenGone(t *testing.T) {
 	fasthttpOnly(t, "net/http does not cancel a request's context for a close behind a pipelined request (its documented limit)")
 	t.Parallel()
 	ms, x := r10HTTPMethods(t)
-	_, addr := serve(t, Config{HandlerTimeout: time.Minute}, ms.Endpoint(pathRPC, decode.IDsJSONRPC))
+	_, addr := serve(t, Config{HandlerTimeout: time.Minute}, goneEndpoint(ms))
 	c := dial(t, addr)
 	c.send(r10Call("1", "block", "{}"))
 	r10Wait(t, x.started, "the handler's start")

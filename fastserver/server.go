@@ -1173,7 +1173,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.out = append(c.out, `,"result":`...)
 	c.prefix = len(c.out)
 	s.running.ensure()
-	c.req.ctx = s.running.arm(&c.dl) // linked already if it had a body
+	c.req.ctx = s.running.arm(&c.dl, c.req.GoneCancels) // linked already if it had a body
 	if c.cancelled.Load() {
 		// Cancelled while it was being dispatched: the canceller's own
 		// cancel of the context came before it was armed (lines.go).

@@ -152,9 +152,11 @@ func (c *Call) Request() *fastserver.Request { return c.r }
 // handler deadline's, also cancelled when the server shuts down past its
 // grace period, when the client cancels the request (over stdio,
 // notifications/cancelled: context.Canceled) and when it goes away (over
-// HTTP, its connection closed while the tool ran: fastserver.ErrClientGone,
-// looked for once the tool has run 2 s; a streamed answer's closed
-// stream: fastserver.ErrStreamClosed); in a task, the task's (cancelled by
+// HTTP under 2026-07-28, its connection closed while the tool ran:
+// fastserver.ErrClientGone, looked for once the tool has run 2 s; under
+// 2025-xx, which says a disconnect is no cancellation, the tool runs on;
+// a streamed answer's closed stream: fastserver.ErrStreamClosed); in a
+// task, the task's (cancelled by
 // tasks/cancel, the task's TTL or Server.Close).
 func (c *Call) Context() context.Context {
 	if c.task != nil {

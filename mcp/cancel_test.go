@@ -155,3 +155,68 @@ func TestStdioCancel(t *testing.T) {
 		t.Fatalf("an answer more: %q", l)
 	}
 }
+
+// Over HTTP, a client that closes its connection while a tool runs cancels
+// the tool under 2026-07-28 ("The server MUST treat a client disconnect as
+// cancellation of that request": fastserver.ErrClientGone, looked for
+// once the tool has run 2 s), and does not under 2025-11-25
+// ("Disconnection SHOULD NOT be interpreted as the client cancelling its
+// request"): that tool runs on.
+func TestHTTPDisconnectCancels(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		cancels bool
+	}{{"2026-07-28", true}, {"2025-11-25", false}} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			s, err := New(Info{Name: "d", Version: "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := make(chan struct{}, 1)
+			ended := make(chan error, 1)
+			s.AddTool(Tool{Name: "wait", Handler: ToolFunc(func(c *Call) error {
+				started <- struct{}{}
+				select {
+				case <-c.Context().Done():
+					ended <- c.Context().Err()
+				case <-time.After(5 * time.Second): // past two looks at the client
+					ended <- nil
+				}
+				c.AddText("waited")
+				return nil
+			})})
+			_, host := r9Serve(t, s, fastserver.Config{HandlerTimeout: time.Minute})
+			id := rand.IntN(1 << 30)
+			var body, hdr string
+			if tc.version == "2026-07-28" {
+				body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{},%s}}`, id, meta26)
+				hdr = "Mcp-Method: tools/call\r\nMcp-Name: wait\r\n"
+			} else {
+				body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"wait","arguments":{}}}`, id)
+			}
+			raw := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
+				"MCP-Protocol-Version: " + tc.version + "\r\n" + hdr + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+			c := r9Dial(t, host, raw)
+			select {
+			case <-started:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the tool did not start")
+			}
+			c.Close()
+			left := time.Now()
+			select {
+			case err := <-ended:
+				switch {
+				case tc.cancels && !errors.Is(err, fastserver.ErrClientGone):
+					t.Fatalf("the tool ended with %v, want fastserver.ErrClientGone", err)
+				case !tc.cancels && err != nil:
+					t.Fatalf("the tool's context ended with %v: a 2025-11-25 disconnect is no cancellation", err)
+				}
+				t.Logf("the tool ended %v after the client left: %v", time.Since(left).Round(time.Millisecond), err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the tool neither ended nor was cancelled")
+			}
+		})
+	}
+}

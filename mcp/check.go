@@ -174,6 +174,9 @@ func checkHeaders(r *fastserver.Request, s *Server) *fastserver.Error {
 		}
 	}
 	r.Version = int(v)
+	// 2026-07-28 takes a client's disconnect for the request's
+	// cancellation; 2025-xx says it is not one (fastserver.ErrClientGone).
+	r.GoneCancels = v >= Version20260728
 	isRequest := m.Kind == decode.KindRequest
 	strict := isRequest && v.Stateless()
 
