@@ -9,9 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,17 +122,7 @@ type listenServer struct {
 // t.Cleanup ends its input and checks that it exits 0 within 10 s.
 func startListenServer(t *testing.T, plain string) *listenServer {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte(listenServerSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "listen-server")
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Dir = ".." // the parent module: github.com/rpcedge/rpcedge
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the listen server: %v\n%s", err, out)
-	}
+	bin := buildProgram(t, "listen-server", listenServerSource)
 	cmd := exec.Command(bin, plain)
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -60,6 +60,26 @@ func main() {
 }
 `
 
+// buildProgram writes source (package main, importing rpcedge) to a
+// temporary directory and builds it in the parent module, which this
+// module does not require (the clients stay out of its dependencies); it
+// returns the binary's path.
+func buildProgram(t *testing.T, name, source string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	build := exec.Command("go", "build", "-o", bin, src)
+	build.Dir = ".." // the parent module: github.com/rpcedge/rpcedge
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
 // TestMCPGoSDKStdioCancel: the official Go SDK's client (v1.8.0), over
 // its CommandTransport, against rpcedge over stdio. Cancelling the
 // context of a CallTool makes the SDK send notifications/cancelled for
@@ -68,17 +88,7 @@ func main() {
 // answer on the wire, and the session goes on (a later CallTool answers,
 // the process exits 0 when the session closes).
 func TestMCPGoSDKStdioCancel(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(src, []byte(stdioServerSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "stdio-server")
-	build := exec.Command("go", "build", "-o", bin, src)
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the stdio server: %v\n%s", err, out)
-	}
+	bin := buildProgram(t, "stdio-server", stdioServerSource)
 	stderr := &syncBuffer{}
 	cmd := exec.Command(bin)
 	cmd.Stderr = stderr

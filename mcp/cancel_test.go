@@ -16,6 +16,32 @@ import (
 	"github.com/rpcedge/rpcedge/fastserver"
 )
 
+// serveStdio serves s's StreamEndpoint with fastserver.ServeLines over
+// pipes: what is written to in is its input, each answer line comes on
+// lines (closed when the output ends), and ServeLines' result on done.
+func serveStdio(s *Server) (in io.WriteCloser, lines <-chan string, done <-chan error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	res := make(chan error, 1)
+	go func() {
+		res <- fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, inR, outW)
+		outW.Close()
+	}()
+	out := make(chan string, 16)
+	go func() {
+		br := bufio.NewReader(outR)
+		for {
+			l, err := br.ReadString('\n')
+			if err != nil {
+				close(out)
+				return
+			}
+			out <- l
+		}
+	}()
+	return inW, out, res
+}
+
 // cancelTarget takes notifications/cancelled with one requestId, a string
 // or a number, and nothing else.
 func TestCancelTarget(t *testing.T) {
@@ -77,25 +103,7 @@ func TestStdioCancel(t *testing.T) {
 			ran <- string(c.r.Msg.ID)
 			return c.AddTextJSON(c.Arg("text"))
 		})})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, inR, outW)
-		outW.Close()
-	}()
-	lines := make(chan string, 16)
-	go func() {
-		br := bufio.NewReader(outR)
-		for {
-			l, err := br.ReadString('\n')
-			if err != nil {
-				close(lines)
-				return
-			}
-			lines <- l
-		}
-	}()
+	inW, lines, done := serveStdio(s)
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	call := func(id, tool, args string) {
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", id, tool, args, meta)

@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -40,20 +38,13 @@ func TestGetCallKeep(t *testing.T) {
 	// that the stream reads them into a few calls in turn (one served, one
 	// waiting for the next line, a third when the first has not come back
 	// yet): each Request keeps its Call.
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, inR, outW)
-		outW.Close()
-	}()
-	br := bufio.NewReader(outR)
+	inW, lines, done := serveStdio(s)
 	var out strings.Builder
 	for i, name := range []string{"who", "who", "boom", "who", "who", "who", "who", "boom", "who", "who", "who", "who"} {
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`+"\n", i, name)
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
+		line, ok := <-lines
+		if !ok {
+			t.Fatal("the output ended")
 		}
 		out.WriteString(line)
 	}
