@@ -389,6 +389,18 @@ func StringsEqual(a, b []byte) bool {
 	return bytes.Equal(a, b) || contentsEqual(a[1:len(a)-1], b[1:len(b)-1])
 }
 
+// IDsEqual reports whether two raw JSON-RPC ids (a Message's ID, a
+// cancellation's requestId) name the same request: strings by their text
+// once escapes are resolved (StringsEqual), other ids byte for byte, as a
+// client writes its own ids the same way each time (1 and 1.0 differ). It
+// allocates nothing.
+func IDsEqual(a, b []byte) bool {
+	if len(a) > 0 && a[0] == '"' {
+		return StringsEqual(a, b)
+	}
+	return bytes.Equal(a, b)
+}
+
 // contentsEqual reports whether two raw string contents (escapes kept,
 // no quotes) hold the same text, without allocating.
 func contentsEqual(ra, rb []byte) bool {

@@ -114,11 +114,30 @@ func (r *Request) Reset(header *fasthttp.RequestHeader, m *decode.Message, ctx c
 	r.Version = 0
 	r.Auth = nil
 	r.Memo = nil
+	r.GoneCancels = false
 	r.at, r.wall = 0, time.Time{}
 	r.header = header
 	r.f = nil
 	r.ctx = ctx
 	r.st = nil
+}
+
+// Cancel ends the handler's context with context.Canceled, as a client's
+// cancellation does, for an endpoint that matches a cancellation to the
+// request itself (MCP's notifications/cancelled within a session over
+// HTTP, say); its answer is still written over HTTP (-32603 "request
+// cancelled"), as an HTTP request needs one. It may be called from any
+// goroutine, but only while the request's handler runs: once the handler
+// returns, r serves another request. Called before the handler starts,
+// the handler starts cancelled. It does nothing on a Request made with
+// Reset.
+func (r *Request) Cancel() {
+	if r.st == nil || r.st.c == nil {
+		return
+	}
+	c := r.st.c
+	c.cancelled.Store(true) // first: invoke sees it once it has armed the context
+	c.dl.cancel(context.Canceled)
 }
 
 // Reused reports whether r is one of the server's own Requests, reused

@@ -188,7 +188,7 @@ func (l *lines) cancel(note *decode.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.live {
-		if sameID(c.msg.ID, id) {
+		if decode.IDsEqual(c.msg.ID, id) {
 			// The flag first: invoke, arming the context after this
 			// cancel found it unarmed, sees the flag and cancels it.
 			c.cancelled.Store(true)
@@ -208,15 +208,6 @@ func (l *lines) cancelTarget(note *decode.Message) (id []byte) {
 		}
 	}()
 	return l.e.Cancel(note)
-}
-
-// sameID reports whether two raw ids name the same request: strings by
-// their text, escapes resolved; other ids byte for byte.
-func sameID(a, b []byte) bool {
-	if len(a) > 0 && a[0] == '"' {
-		return decode.StringsEqual(a, b)
-	}
-	return bytes.Equal(a, b)
 }
 
 // serve is ServeLines' loop: the queued calls served one at a time,
@@ -247,13 +238,10 @@ func (l *lines) serve(ctx context.Context, bw *bufio.Writer) error {
 			}
 			return l.rerr
 		}
-		answer := l.answer(c, &h)
-		if answer {
+		var err error
+		if l.answer(c, &h) {
 			oneLine(c.out)
 			c.out = append(c.out, '\n')
-		}
-		var err error
-		if answer {
 			if _, err = bw.Write(c.out); err == nil {
 				err = bw.Flush()
 			}

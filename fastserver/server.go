@@ -619,8 +619,9 @@ type call struct {
 	early    bool  // an early answer took the connection
 	retry    int   // the handler error's RetryAfter, for the answer's header
 	// cancelled says the client cancelled the request (Endpoint.Cancel,
-	// on a stream of messages): invoke ends the handler's context as soon
-	// as it is armed, and the answer is not written.
+	// on a stream of messages, where the answer is not written; or
+	// Request.Cancel): invoke ends the handler's context as soon as it is
+	// armed.
 	cancelled atomic.Bool
 
 	// For answers that stream (stream.go): the request being served, its
@@ -948,6 +949,9 @@ func (s *Server) finishRPC(ctx *fasthttp.RequestCtx, c *call, status, code int) 
 	c.dec.Trim(keepBodyBuffer)
 	c.trimAnswer()
 	c.rctx, c.ep = nil, nil
+	if c.cancelled.Load() {
+		c.cancelled.Store(false) // Request.Cancel's
+	}
 	s.running.unlink(&c.dl)
 	ep.calls.Put(c)
 	s.answered.Add(1)

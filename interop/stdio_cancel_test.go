@@ -168,3 +168,137 @@ func TestMCPGoSDKStdioCancel(t *testing.T) {
 	}
 	t.Logf("request %s cancelled; wire:\n%s", id, w)
 }
+
+// sessionCancelServerSource is the server TestMCPTypeScriptSDKSessionCancel
+// drives: an rpcedge mcp.Server with sessions, served by fastserver on a
+// free loopback port (it prints "listening on URL"), with the tools of
+// stdioServerSource: wait writes "started ID" and "ended ERR" to
+// standard error. It serves until its standard input ends.
+const sessionCancelServerSource = `package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/rpcedge/rpcedge/fastserver"
+	"github.com/rpcedge/rpcedge/mcp"
+)
+
+func main() {
+	s, err := mcp.New(mcp.Info{Name: "interop-session-cancel", Version: "1.0.0"}, mcp.WithSessions(mcp.SessionOptions{}))
+	if err != nil {
+		panic(err)
+	}
+	s.AddTool(mcp.Tool{Name: "wait", Handler: mcp.ToolFunc(func(c *mcp.Call) error {
+		fmt.Fprintf(os.Stderr, "started %s\n", c.Request().Msg.ID)
+		select {
+		case <-c.Context().Done():
+			fmt.Fprintf(os.Stderr, "ended %v\n", c.Context().Err())
+			return c.Context().Err()
+		case <-time.After(30 * time.Second):
+			fmt.Fprintln(os.Stderr, "ended: not cancelled")
+		}
+		c.AddText("waited")
+		return nil
+	})})
+	s.AddTool(mcp.Tool{Name: "say", InputSchema: ` + "`" + `{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}` + "`" + `,
+		Handler: mcp.ToolFunc(func(c *mcp.Call) error { return c.AddTextJSON(c.Arg("text")) })})
+	srv, err := fastserver.New(fastserver.Config{HandlerTimeout: time.Minute, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}, s.Endpoint())
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(ln)
+	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+}
+`
+
+// TestMCPTypeScriptSDKSessionCancel: the official TypeScript SDK client
+// (1.32.2, 2025-11-25, Streamable HTTP with a session) aborts a tools/call
+// through its AbortSignal once the tool runs: it POSTs
+// notifications/cancelled in its session, and rpcedge ends the tool's
+// context with context.Canceled (under 2025-xx the aborted connection
+// alone would not: "Disconnection SHOULD NOT be interpreted as the client
+// cancelling its request"); a later call in the session answers.
+func TestMCPTypeScriptSDKSessionCancel(t *testing.T) {
+	dir, node := nodeTools(t)
+	bin := buildProgram(t, "session-cancel-server", sessionCancelServerSource)
+	stderr := &syncBuffer{}
+	cmd := exec.Command(bin)
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("the server exited with %v; stderr:\n%s", err, stderr)
+			}
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("the server did not exit; stderr:\n%s", stderr)
+		}
+	}()
+	line := make([]byte, 0, 128)
+	for b := make([]byte, 1); ; {
+		if _, err := out.Read(b); err != nil {
+			t.Fatalf("the server's address: %v; stderr:\n%s", err, stderr)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		line = append(line, b[0])
+	}
+	url, ok := strings.CutPrefix(string(line), "listening on ")
+	if !ok {
+		t.Fatalf("the server printed %q", line)
+	}
+	src, err := os.ReadFile(filepath.Join("node", "ts_cancel_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := exec.CommandContext(ctx, node, "--input-type=module", "-", url)
+	client.Dir = dir
+	client.Stdin = strings.NewReader(string(src))
+	got, err := client.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ts_cancel_client.mjs: %v\n%s\nserver:\n%s", err, got, stderr)
+	}
+	if !strings.Contains(string(got), `"protocolVersion":"2025-11-25"`) || !strings.Contains(string(got), `"failures":[]`) {
+		t.Fatalf("ts_cancel_client.mjs: %s", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(stderr.String(), "ended ") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !regexp.MustCompile(`started \S+\n`).MatchString(stderr.String()) || !strings.Contains(stderr.String(), "ended context canceled") {
+		t.Fatalf("the wait tool was not cancelled; server:\n%s\nclient: %s", stderr, got)
+	}
+	t.Logf("client: %s", got)
+}

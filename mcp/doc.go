@@ -270,6 +270,23 @@
 // subscriptions each (SessionOptions). 2026-07-28 has no sessions. See
 // sessions.go for the details.
 //
+// # Cancellation
+//
+// Over stdio a notifications/cancelled cancels the request it names (see
+// StreamEndpoint). Over HTTP under 2025-xx, which says a disconnect is no
+// cancellation, a notifications/cancelled POSTed in a session ends the
+// context of that session's running tools/call, resources/read,
+// prompts/get or completion/complete with the id it names
+// (context.Canceled; its POST is answered -32603 "request cancelled"; a
+// streamed answer until its first event, after which closing its stream
+// ends it; a session with a request running does not expire, and DELETE
+// leaves its running requests to finish); without a session the id names
+// no request anyone can tell apart (ids are the client's own), and the
+// cancellation is ignored. Under
+// 2026-07-28 a client cancels by closing the request's connection or
+// stream: the tool's context ends with fastserver.ErrClientGone (looked
+// for once it has run 2 s) or fastserver.ErrStreamClosed.
+//
 // # Newline-delimited streams
 //
 // StreamEndpoint serves the same methods over newline-delimited streams

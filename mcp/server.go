@@ -285,6 +285,9 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 			}
 			return e
 		}
+		if r.Msg.Kind == decode.KindNotification {
+			s.cancelInSession(r)
+		}
 	}
 	return nil
 }

@@ -186,6 +186,9 @@ type session struct {
 	stream *sessionStream // the open GET stream, or nil
 	seen   time.Time
 	ended  bool
+	// inflight lists the requests whose handlers run and that
+	// notifications/cancelled may end (sessioncancel.go).
+	inflight []inflight
 }
 
 // streamEndGrace is how long the writer of an ended stream (taken over,
@@ -363,7 +366,7 @@ func (t *sessionTable) reclaim(now time.Time) {
 	var c []idle
 	for id, ss := range t.m {
 		ss.mu.Lock()
-		if ss.stream == nil && now.Sub(ss.seen) > t.opts.Reclaim {
+		if ss.stream == nil && len(ss.inflight) == 0 && now.Sub(ss.seen) > t.opts.Reclaim {
 			c = append(c, idle{ss.seen, id, ss})
 		}
 		ss.mu.Unlock()
@@ -419,10 +422,14 @@ func (t *sessionTable) sweep(now time.Time) {
 	}
 }
 
+// expired reports whether ss has been idle past idle: no GET stream, no
+// request running (a tool running longer than Idle keeps its session, so
+// that the client can still cancel it: found by review on 2026-12-07),
+// and none seen for that long.
 func (ss *session) expired(now time.Time, idle time.Duration) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.stream == nil && now.Sub(ss.seen) > idle
+	return ss.stream == nil && len(ss.inflight) == 0 && now.Sub(ss.seen) > idle
 }
 
 // lookup returns the live session id names, when owner owns it, and
