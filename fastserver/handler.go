@@ -394,8 +394,9 @@ type Endpoint struct {
 	// cancelled: one still waiting is never served, a running handler's
 	// context ends with context.Canceled, and neither gets an answer.
 	// The notification itself is then served in its turn as any other.
-	// Over HTTP Cancel is not asked: there a client cancels a request by
-	// closing its connection or its answer's stream. Cancel is asked on
+	// Over HTTP Cancel is not asked: there an endpoint matches a
+	// cancellation to its request itself (Request.Cancel), or takes the
+	// client's disconnect for one (Request.GoneCancels). Cancel is asked on
 	// ServeLines' reading goroutine, before Check (which cannot gate it)
 	// and while Check and the handlers of earlier messages run: it must
 	// be safe for that, and must not block (reading waits for it). It
