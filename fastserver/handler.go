@@ -135,9 +135,7 @@ func (r *Request) Cancel() {
 	if r.st == nil || r.st.c == nil {
 		return
 	}
-	c := r.st.c
-	c.cancelled.Store(true) // first: invoke sees it once it has armed the context
-	c.dl.cancel(context.Canceled)
+	r.st.c.cancel()
 }
 
 // Reused reports whether r is one of the server's own Requests, reused

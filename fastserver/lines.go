@@ -189,10 +189,7 @@ func (l *lines) cancel(note *decode.Message) {
 	defer l.mu.Unlock()
 	for _, c := range l.live {
 		if decode.IDsEqual(c.msg.ID, id) {
-			// The flag first: invoke, arming the context after this
-			// cancel found it unarmed, sees the flag and cancels it.
-			c.cancelled.Store(true)
-			c.dl.cancel(context.Canceled)
+			c.cancel()
 			l.s.log.Debug("request cancelled by the client", "method", string(c.msg.Method), "line", l.f.Line())
 		}
 	}

@@ -633,6 +633,14 @@ type call struct {
 	st     Stream
 }
 
+// cancel is the client's cancellation of c's request (Endpoint.Cancel,
+// Request.Cancel): the flag first, so that invoke, arming the context
+// after this cancel found it unarmed, sees the flag and cancels it.
+func (c *call) cancel() {
+	c.cancelled.Store(true)
+	c.dl.cancel(context.Canceled)
+}
+
 // trimAnswer drops answer buffers over keepAnswerBuffer. The answer
 // buffer rotates with fasthttp's response body (SwapBody), so a buffer
 // that once held a large answer would otherwise come back into a pooled
@@ -1180,7 +1188,7 @@ func (s *Server) invoke(c *call, h Handler) (status, code int) {
 	c.req.ctx = s.running.arm(&c.dl, c.req.GoneCancels) // linked already if it had a body
 	if c.cancelled.Load() {
 		// Cancelled while it was being dispatched: the canceller's own
-		// cancel of the context came before it was armed (lines.go).
+		// cancel of the context came before it was armed (call.cancel).
 		c.dl.cancel(context.Canceled)
 	}
 	out, err, panicked := s.callHandler(h, &c.req, c.out)
@@ -1215,7 +1223,7 @@ func (s *Server) afterHandler(c *call, out []byte, err error, panicked bool) (st
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the stream is closed", nil)
 	case expired == ErrClientGone: // the client left while the handler ran (deadline.go): no one reads the answer
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "the client went away", nil)
-	case expired == context.Canceled: // the client cancelled it (Endpoint.Cancel): the answer is not written
+	case expired == context.Canceled: // the client cancelled it (call.cancel): over stdio the answer is not written
 		return c.error(fasthttp.StatusInternalServerError, m.ID, decode.CodeInternalError, "request cancelled", nil)
 	case expired != nil:
 		s.metrics.timeouts.Inc()
