@@ -61,6 +61,10 @@ func subscribeFinal(id string, st TaskState, v Version) *fastserver.Error {
 func streamRefusal(st *fastserver.Stream) error {
 	err := st.Err()
 	switch {
+	case err == nil && st.Lines():
+		// A stream of messages (stdio) carries one response per request:
+		// A2A's stream is a series of them.
+		return errNoStreamTransport
 	case err == nil:
 		return nil
 	case errors.Is(err, fastserver.ErrStreamLimit):

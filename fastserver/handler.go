@@ -281,10 +281,10 @@ func (r *Request) Host() []byte {
 // client cancels the request (Endpoint.Cancel: context.Canceled).
 // Handlers that wait should select on Done.
 func (r *Request) Context() context.Context {
-	if r.ctx == nil {
-		return context.Background()
+	if ctx := r.ctx; ctx != nil { // read once: never a nil Context
+		return ctx
 	}
-	return r.ctx
+	return context.Background()
 }
 
 // Handler serves one JSON-RPC method.

@@ -148,8 +148,8 @@ func TestServeLinesAnswerTrim(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		l := s.newLines(s.endpoints[pathRPC], f)
-		if err := l.serve(context.Background(), bufio.NewWriter(&out)); err != nil {
+		l := s.newLines(s.endpoints[pathRPC], f, &lineOut{bw: bufio.NewWriter(&out)})
+		if err := l.serve(context.Background()); err != nil {
 			t.Fatalf("serve: %v", err)
 		}
 		l.stop()

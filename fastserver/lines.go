@@ -30,6 +30,17 @@ import (
 // runs: it is never served, or its handler's context ends, and it gets no
 // answer.
 //
+// A handler whose answer may stream (Request.Stream) gets a Stream whose
+// events are lines written to w as they are sent, before the call's
+// answer: MCP's notifications (progress, log messages) and the server's
+// own requests (Stream.Call), whose responses the client writes as lines
+// of its own; they are read with the rest and handed to the call that
+// waits for them, never answered. A response no call awaits (late, or
+// never asked for) is refused -32600, as over HTTP. A client that writes
+// more than 16 messages ahead of such a response leaves it unread until
+// the call's ClientResponseTimeout. See Stream.Lines for what a stream of
+// messages does not do.
+//
 // ServeLines returns nil when r ends (once every line read is answered),
 // ctx's error when ctx is done, and otherwise the first read or write
 // error (a read error after the lines before it are answered). When ctx
@@ -61,8 +72,10 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 		return err
 	}
 	defer s.running.stop()
-	l := s.newLines(e, f)
-	err = l.serve(ctx, bufio.NewWriter(w))
+	out := &lineOut{bw: bufio.NewWriter(w), stop: ctx.Done()}
+	l := s.newLines(e, f, out)
+	out.readEnd = l.done
+	err = l.serve(ctx)
 	stopReading()
 	l.stop()
 	return err
@@ -83,6 +96,7 @@ type lines struct {
 	s     *Server
 	e     *endpoint
 	f     *decode.Framer
+	out   *lineOut
 	free  chan *call    // calls not in use
 	queue chan *call    // read and not yet served; closed when reading ends
 	quit  chan struct{} // closed when serve has returned
@@ -100,8 +114,8 @@ type lines struct {
 const maxLineCalls = linesAhead + 2
 
 // newLines starts reading f on a goroutine of its own.
-func (s *Server) newLines(e *endpoint, f *decode.Framer) *lines {
-	l := &lines{s: s, e: e, f: f,
+func (s *Server) newLines(e *endpoint, f *decode.Framer, out *lineOut) *lines {
+	l := &lines{s: s, e: e, f: f, out: out,
 		free:  make(chan *call, maxLineCalls),
 		queue: make(chan *call, linesAhead),
 		quit:  make(chan struct{}),
@@ -129,7 +143,9 @@ func (l *lines) take() *call {
 	}
 	if l.made < maxLineCalls {
 		l.made++
-		return l.s.newCall(l.e.IDs)
+		c := l.s.newCall(l.e.IDs)
+		c.lineOut = l.out
+		return c
 	}
 	select {
 	case c := <-l.free:
@@ -164,6 +180,12 @@ func (l *lines) read() {
 				}
 			}
 		case *decode.Error:
+			if l.response(c) {
+				// A client's response to a request of the server's own,
+				// taken by the call that awaits it: not answered.
+				l.free <- c
+				continue
+			}
 			// A refused line: answered in its turn.
 		default:
 			l.rerr = err
@@ -176,6 +198,16 @@ func (l *lines) read() {
 			return
 		}
 	}
+}
+
+// response hands c's line to the request of the server's own that
+// awaits it (Stream.Call), when the line is a client's response
+// (isClientResponse) to one, and reports whether it did. A stream has
+// one client: its responses need no scope.
+func (l *lines) response(c *call) bool {
+	m := &c.msg
+	return m.Error.Err == decode.ErrEnvelope && isClientResponse(m, c.dec.Body()) &&
+		l.s.pending.deliver(m.ID, "", c.dec.Body())
 }
 
 // cancel cancels the live requests the notification note names
@@ -213,7 +245,7 @@ func (l *lines) cancelTarget(note *decode.Message) (id []byte) {
 // keepBodyBuffer (call.trimAnswer, Decoder.Trim), as a pooled call does:
 // a stream's calls would otherwise keep their largest line and answer
 // for as long as the stream lasts.
-func (l *lines) serve(ctx context.Context, bw *bufio.Writer) error {
+func (l *lines) serve(ctx context.Context) error {
 	var h fields // no headers on a stream
 	for {
 		if err := ctx.Err(); err != nil {
@@ -227,9 +259,6 @@ func (l *lines) serve(ctx context.Context, bw *bufio.Writer) error {
 			return ctx.Err()
 		}
 		if !ok {
-			if err := bw.Flush(); err != nil {
-				return err
-			}
 			if l.rerr == io.EOF {
 				return nil
 			}
@@ -239,9 +268,7 @@ func (l *lines) serve(ctx context.Context, bw *bufio.Writer) error {
 		if l.answer(c, &h) {
 			oneLine(c.out)
 			c.out = append(c.out, '\n')
-			if _, err = bw.Write(c.out); err == nil {
-				err = bw.Flush()
-			}
+			err = l.out.write(c.out)
 		}
 		c.trimAnswer()
 		c.dec.Trim(keepBodyBuffer)
@@ -299,6 +326,54 @@ func (s *Server) dispatchLine(c *call, e *endpoint, h *fields, label *string) (s
 		}
 	}()
 	return s.dispatch(c, e, h, label)
+}
+
+// lineOut is a stream of messages' output: the answers, and the events
+// of the calls' streams, each one line written whole and flushed.
+type lineOut struct {
+	stop    <-chan struct{} // closed when ServeLines' context is done
+	readEnd <-chan struct{} // closed when nothing more is read
+	mu      sync.Mutex
+	bw      *bufio.Writer
+	err     error  // the first write error: every later write fails with it
+	buf     []byte // an event being framed
+}
+
+// write writes line (one message and its '\n') and flushes it.
+func (o *lineOut) write(line []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if _, err := o.bw.Write(line); err != nil {
+		o.err = err
+		return err
+	}
+	o.err = o.bw.Flush()
+	return o.err
+}
+
+// writeEvent writes msg, a stream's event, as one line (oneLine): framed
+// in the output's own buffer, under its lock, so that events sent from
+// several goroutines never mix. A buffer grown past keepEventBuffer by a
+// large event is dropped after it.
+func (o *lineOut) writeEvent(msg []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	o.buf = append(append(o.buf[:0], msg...), '\n')
+	oneLine(o.buf[:len(o.buf)-1])
+	_, o.err = o.bw.Write(o.buf)
+	if cap(o.buf) > keepEventBuffer {
+		o.buf = nil
+	}
+	if o.err == nil {
+		o.err = o.bw.Flush()
+	}
+	return o.err
 }
 
 // oneLine turns the CR and LF bytes of an answer into spaces, so that it

@@ -631,6 +631,12 @@ type call struct {
 	label  string
 	prefix int
 	st     Stream
+	// lineOut is the output of a stream of messages (ServeLines), where a
+	// stream's events are lines written before the answer; nil over
+	// HTTP. lineStream is the Stream of the handler running on it, if
+	// any (Request.Stream).
+	lineOut    *lineOut
+	lineStream *Stream
 }
 
 // cancel is the client's cancellation of c's request (Endpoint.Cancel,

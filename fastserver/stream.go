@@ -85,8 +85,9 @@ var (
 	// chunked stream, whatever its Accept header lists. errors.Is reports
 	// it as ErrStreamNotAccepted too.
 	ErrStreamHTTP10 = fmt.Errorf("%w: an HTTP/1.0 request cannot get a stream", ErrStreamNotAccepted)
-	// ErrStreamUnavailable: the transport has no streams (newline-delimited
-	// streams, a Request not served by a Server).
+	// ErrStreamUnavailable: the transport has no streams (a Request not
+	// served by a Server), or, on a stream of messages (ServeLines), what
+	// SendResult returns: a request gets one response there.
 	ErrStreamUnavailable = errors.New("fastserver: streamed answers are not available on this transport")
 	// ErrStreamLimit: Config.MaxStreams streams are open.
 	ErrStreamLimit = errors.New("fastserver: too many streams open")
@@ -126,7 +127,12 @@ type Stream struct {
 	slot    bool   // holds one of Config.MaxStreams
 	gen     uint64 // (under mu) counts the Stream's uses: reset adds one
 	res     []byte // the array the next live stream's handler appends to
-	cslot   bool   // holds one of its client's Config.MaxClientStreams
+	// lines is the output of a stream of messages (ServeLines), whose
+	// events are written as lines while the handler runs; nil over HTTP.
+	// Set before the handler runs, cleared by reset.
+	lines   *lineOut
+	sending int  // (under mu) events being written to lines
+	cslot   bool // holds one of its client's Config.MaxClientStreams
 	ckey    netip.Addr
 	// peer is the stream's place in its server's peerWatch while WriteTo
 	// runs. left says the stream was closed because its client went
@@ -188,8 +194,17 @@ func (st *Stream) Live() bool { return st.Err() == nil }
 
 // Err returns why events cannot be sent, or nil when they can.
 func (st *Stream) Err() error {
-	if err := st.usable(); err != nil {
-		return err
+	// Under mu: while the handler has not returned (done is set under
+	// mu), its request's context is still in place; a goroutine it left
+	// behind asking as it returns reads done, not a context being
+	// cleared (found by review on 2026-12-07).
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.live {
+		return st.refusal
+	}
+	if st.closed || st.done {
+		return ErrStreamClosed
 	}
 	return st.ended()
 }
@@ -199,15 +214,22 @@ func (st *Stream) Err() error {
 // Under mu, so that a sender the handler left behind (Stream's doc
 // forbids it) reads what reset and run wrote under mu.
 func (st *Stream) usable() error {
+	_, err := st.usableOn()
+	return err
+}
+
+// usableOn is usable that also returns, read under mu, the output of
+// the stream of messages the stream writes to (nil over HTTP).
+func (st *Stream) usableOn() (*lineOut, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.live {
-		return st.refusal
+		return nil, st.refusal
 	}
 	if st.closed || st.done {
-		return ErrStreamClosed
+		return nil, ErrStreamClosed
 	}
-	return nil
+	return st.lines, nil
 }
 
 // ended returns why the call's context ended (the handler deadline, the
@@ -236,8 +258,12 @@ func (st *Stream) Started() bool { return st.sentAny }
 // call's context has ended (the handler deadline, the end of Shutdown's
 // grace: the context's error). msg may be reused when Send returns.
 func (st *Stream) Send(msg []byte) error {
-	if err := st.usable(); err != nil {
+	lines, err := st.usableOn()
+	if err != nil {
 		return err
+	}
+	if lines != nil {
+		return st.sendLine(msg)
 	}
 	st.buf = appendEvent(st.buf[:0], msg)
 	return st.queue(st.buf)
@@ -247,11 +273,15 @@ func (st *Stream) Send(msg []byte) error {
 // keep-alive for proxies that close idle connections. It starts the
 // stream like Send. text must not contain line breaks.
 func (st *Stream) Comment(text string) error {
-	if err := st.usable(); err != nil {
+	lines, err := st.usableOn()
+	if err != nil {
 		return err
 	}
 	if bytesHasBreak(text) {
 		return errors.New("fastserver: a stream comment must not contain line breaks")
+	}
+	if lines != nil {
+		return st.Err() // a stream of messages has no comments: nothing to send
 	}
 	st.buf = append(append(append(st.buf[:0], ": "...), text...), "\n\n"...)
 	return st.queue(st.buf)
@@ -264,8 +294,12 @@ func (st *Stream) Comment(text string) error {
 // being the handler's own result. It starts the stream and waits like
 // Send; result may be reused when it returns.
 func (st *Stream) SendResult(result []byte) error {
-	if err := st.usable(); err != nil {
+	lines, err := st.usableOn()
+	if err != nil {
 		return err
+	}
+	if lines != nil {
+		return ErrStreamUnavailable // one response per id on a stream of messages
 	}
 	st.msg = append(st.msg[:0], `{"jsonrpc":"2.0","id":`...)
 	st.msg = append(st.msg, st.r.Msg.ID...)
@@ -279,11 +313,11 @@ func (st *Stream) SendResult(result []byte) error {
 // an event, so that a handler whose whole answer is its result (a stream
 // of one event) still answers with a stream. It fails like Send.
 func (st *Stream) Start() error {
-	if err := st.usable(); err != nil {
+	if err := st.Err(); err != nil {
 		return err
 	}
-	if err := st.ended(); err != nil {
-		return err
+	if st.Lines() {
+		return nil // the answer is one line whatever was sent before it
 	}
 	st.mu.Lock()
 	if st.closed || st.done {
@@ -345,8 +379,8 @@ func (st *Stream) Cut() {
 // nothing.
 func (st *Stream) ReleaseBody() {
 	c := st.c
-	if c == nil || st.Err() != nil {
-		return
+	if c == nil || st.Lines() || st.Err() != nil {
+		return // a stream of messages' line is held until it is answered
 	}
 	// The connection's goroutine waits in Request.Stream for the first
 	// event, then takes mu before it touches the call: until then, and
@@ -384,11 +418,19 @@ const idCopies = 8
 // Stopping returns a channel that is closed when the server begins to
 // shut down (Server.Shutdown): a long stream should then end on its own
 // (with a last event that says where things stand) before the grace
-// period ends and its context is cancelled. It is nil, never closed, for
-// a Request not served by a Server.
+// period ends and its context is cancelled. On a stream of messages it is
+// closed when ServeLines' context is done. It is nil, never closed, for
+// a Request not served by a Server, and on a stream of messages whose
+// context can never be done.
 func (st *Stream) Stopping() <-chan struct{} {
 	if st.c == nil {
 		return nil
+	}
+	st.mu.Lock()
+	lines := st.lines
+	st.mu.Unlock()
+	if lines != nil {
+		return lines.stop
 	}
 	return st.c.s.shutdown
 }
@@ -414,10 +456,15 @@ func (st *Stream) SetDeadline(t time.Time) {
 // queue appends an event to the handler's buffer, waiting while it is
 // full (an event larger than the buffer goes alone).
 func (st *Stream) queue(ev []byte) error {
-	if err := st.ended(); err != nil {
-		return err
-	}
 	st.mu.Lock()
+	if !st.closed && !st.done {
+		// Under mu, as in Err: the handler has not returned, so its
+		// request's context is in place.
+		if err := st.ended(); err != nil {
+			st.mu.Unlock()
+			return err
+		}
+	}
 	gen := st.gen
 	for !st.closed && !st.done && st.gen == gen && len(st.fill) > 0 && len(st.fill)+len(ev) > StreamBuffer {
 		st.cond.Wait()
@@ -496,6 +543,9 @@ func (r *Request) Stream(dst []byte, h StreamHandler) ([]byte, error) {
 		return h.ServeStream(st, dst)
 	}
 	c := st.c
+	if c.lineOut != nil {
+		return st.serveLines(r, dst, h)
+	}
 	if st.started {
 		// Called again once the answer became a stream (a "retry"): the
 		// stream goes on. Resetting it under its running handler lost its
@@ -556,7 +606,7 @@ func (st *Stream) reset(r *Request) {
 	// to ErrStreamClosed, not into this use's buffer.
 	st.mu.Lock()
 	st.gen++
-	st.r, st.live, st.refusal = r, false, nil
+	st.r, st.live, st.refusal, st.lines = r, false, nil, nil
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
 	st.mu.Unlock()
@@ -610,6 +660,100 @@ func (st *Stream) run() {
 		st.hdone <- struct{}{}
 	}()
 	st.out, st.err = st.h.ServeStream(st, st.dst)
+}
+
+// serveLines runs h on a stream of messages (ServeLines): on the calling
+// goroutine, its events written as lines as it sends them (sendLine), its
+// result the call's answer, written after them. Each run gets a Stream of
+// its own, not the pooled call's: a goroutine a handler left behind
+// holds a Stream that stays done, and cannot send into a later call's
+// (found by review on 2026-12-07).
+func (st *Stream) serveLines(r *Request, dst []byte, h StreamHandler) ([]byte, error) {
+	c := st.c
+	if cur := c.lineStream; cur != nil {
+		// Called again from the handler it runs: the stream goes on.
+		c.s.log.Warn("Request.Stream called again while its handler runs; the first stream goes on", "method", string(r.Msg.Method))
+		return h.ServeStream(cur, dst)
+	}
+	ls := &Stream{c: c, r: r, live: true, lines: c.lineOut}
+	ls.cond.L = &ls.mu
+	c.lineStream = ls
+	defer func() {
+		c.lineStream = nil
+		// done under mu, then the events being written are waited for:
+		// none starts once the handler has returned, and none is
+		// written after the answer.
+		ls.mu.Lock()
+		ls.done = true
+		for ls.sending > 0 {
+			ls.cond.Wait()
+		}
+		events := ls.events
+		ls.mu.Unlock()
+		if events > 0 {
+			c.s.metrics.streamEvents.Add(events)
+		}
+	}()
+	return h.ServeStream(ls, dst)
+}
+
+// sendLine is Send on a stream of messages: msg written as one line
+// (lineOut.writeEvent) and flushed before it returns. The stream's lock
+// is not held while it writes, so that Err, Live and Cut answer at once
+// while a slow reader holds a write (found by review on 2026-12-07). The
+// first write error closes the stream: this Send and every later one
+// fail, and the call's context is cancelled (ErrStreamClosed).
+func (st *Stream) sendLine(msg []byte) error {
+	st.mu.Lock()
+	if !st.live || st.closed || st.done || st.lines == nil {
+		st.mu.Unlock()
+		return ErrStreamClosed
+	}
+	if err := st.ended(); err != nil { // under mu: see Err
+		st.mu.Unlock()
+		return err
+	}
+	st.sending++
+	st.mu.Unlock()
+	err := st.lines.writeEvent(msg)
+	if err != nil {
+		// Before sending is given back: the handler has not returned.
+		st.c.dl.cancel(ErrStreamClosed)
+	}
+	st.mu.Lock()
+	st.sending--
+	if err != nil {
+		st.closed = true
+	} else {
+		if st.events == 0 {
+			st.c.s.metrics.streamsStarted.Inc()
+		}
+		st.events++
+		st.sentAny = true
+	}
+	st.cond.Broadcast()
+	st.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStreamClosed, err)
+	}
+	return nil
+}
+
+// Lines reports whether the stream belongs to a stream of messages
+// (ServeLines: MCP's stdio transport) rather than to an HTTP answer.
+// There its events are lines written before the call's answer, which is
+// one line as a plain handler's; the transport serves nothing else until
+// the handler returns, so a handler meant to stay open (a subscription)
+// refuses there. SendResult fails with ErrStreamUnavailable (a request
+// gets one response), Comment and Start send nothing, ReleaseBody does
+// nothing, Cut ends the events and the call's context (ErrStreamClosed:
+// the call is answered -32603 as one whose context ended), Stopping is closed
+// when ServeLines' context is done, and Call's responses come back as
+// lines of the stream.
+func (st *Stream) Lines() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lines != nil
 }
 
 // streamRefusal says why c's answer cannot stream, or reserves a stream
@@ -888,7 +1032,9 @@ func (st *Stream) finish() {
 // object, or nil for none), to the client on the stream and waits for the
 // client's response, which the client POSTs to the endpoint as a JSON-RPC
 // response with the id the server generated (answered 202), in the scope
-// of the request making the call (Endpoint.ResponseScope). It returns the
+// of the request making the call (Endpoint.ResponseScope); on a stream of
+// messages (ServeLines) the request is a line and so is the client's
+// response, which needs no scope. It returns the
 // response's result, or an *Error holding the client's error. It fails
 // when the stream cannot send (see Live), when the call's context ends,
 // after Config.ClientResponseTimeout, or with ResponseScope's refusal of
@@ -897,10 +1043,13 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
+	st.mu.Lock()
+	lines := st.lines
+	st.mu.Unlock()
 	c := st.c
 	s := c.s
-	var scope string
-	if c.ep != nil && c.ep.ResponseScope != nil {
+	var scope string // a stream of messages has one client: no scope
+	if c.lineOut == nil && c.ep != nil && c.ep.ResponseScope != nil {
 		sc, e := c.ep.ResponseScope(&c.req)
 		if e != nil {
 			return nil, e
@@ -922,6 +1071,12 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if err := st.Send(msg); err != nil {
 		return nil, err
 	}
+	// On a stream of messages a response is a line: once ServeLines
+	// stops (its context done) or its input ends, none can come.
+	var stop, readEnd <-chan struct{}
+	if lines != nil {
+		stop, readEnd = lines.stop, lines.readEnd
+	}
 	timer := time.NewTimer(s.cfg.ClientResponseTimeout)
 	defer timer.Stop()
 	select {
@@ -931,8 +1086,16 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 		return nil, context.Cause(st.Context())
 	case <-timer.C:
 		return nil, ErrClientTimeout
+	case <-stop:
+		return nil, errLinesStopped
+	case <-readEnd:
+		return nil, errLinesStopped
 	}
 }
+
+// errLinesStopped is what Stream.Call returns on a stream of messages
+// that stopped reading while it waited.
+var errLinesStopped = fmt.Errorf("%w: the stream of messages stopped reading, so no response can come", ErrStreamClosed)
 
 // ErrClientTimeout: the client did not answer a request sent with
 // Stream.Call within Config.ClientResponseTimeout.

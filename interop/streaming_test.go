@@ -8,7 +8,10 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +29,38 @@ import (
 // requestState under 2026-07-28 (the SDK's client runs the rounds).
 func TestMCPGoSDKStreaming(t *testing.T) {
 	s := startServer(t, "-demo", "conformance")
+	goSDKStreaming(t, func() mcp.Transport {
+		return &mcp.StreamableClientTransport{
+			Endpoint:             s.url + "/mcp",
+			HTTPClient:           &http.Client{},
+			DisableStandaloneSSE: true,
+			MaxRetries:           -1,
+		}
+	})
+}
+
+// TestMCPGoSDKStdioStreaming is TestMCPGoSDKStreaming over stdio: the Go
+// SDK's CommandTransport runs rpcedge -stdio -demo conformance, a
+// process per version. Progress and log messages are lines before the
+// answer; under 2025-11-25 sampling and elicitation are request lines
+// whose responses the SDK writes back while the tool waits.
+func TestMCPGoSDKStdioStreaming(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "rpcedge")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/rpcedge")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/rpcedge: %v\n%s", err, out)
+	}
+	goSDKStreaming(t, func() mcp.Transport {
+		cmd := exec.Command(bin, "-stdio", "-demo", "conformance")
+		cmd.Stderr = io.Discard
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}
+	})
+}
+
+// goSDKStreaming is the body of the streaming tests: the Go SDK client on
+// the transport dial gives, under each protocol generation.
+func goSDKStreaming(t *testing.T, dial func() mcp.Transport) {
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -75,12 +110,7 @@ func TestMCPGoSDKStreaming(t *testing.T) {
 				},
 			})
 			client.AddRoots(&mcp.Root{URI: "file:///interop", Name: "interop"})
-			session, err := client.Connect(ctx, &mcp.StreamableClientTransport{
-				Endpoint:             s.url + "/mcp",
-				HTTPClient:           &http.Client{},
-				DisableStandaloneSSE: true,
-				MaxRetries:           -1,
-			}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			session, err := client.Connect(ctx, dial(), &mcp.ClientSessionOptions{ProtocolVersion: version})
 			if err != nil {
 				t.Fatalf("connect: %v", err)
 			}

@@ -242,7 +242,7 @@
 // honored (the acknowledgement leaves them out). A URI that names no
 // resource and matches no template is -32601, a malformed filter -32602,
 // a client that does not accept text/event-stream 406, and the stdio
-// transport, which has no streams, -32600. Updates of a URI merge while
+// transport, which serves one call at a time, -32600. Updates of a URI merge while
 // one waits to be written, so a slow reader costs its stream no more than
 // its subscriptions; streams are bounded in number and in URIs each
 // (WithListen: 1,000 and 1,000), write a keep-alive comment after 15 s of
@@ -460,11 +460,12 @@
 //   - A resource that does not exist (and no template matches) is -32601
 //     with data {"uri": …}; MCP 2026-07-28 (SEP-2164) asks for -32602.
 //     The conformance suite warns on it.
-//   - On newline-delimited streams (stdio) nothing is streamed: a
-//     Streaming tool's notifications are not sent there, 2025-xx
-//     requests to the client fail (ErrNoStream), and subscriptions/listen
-//     is refused with -32600 (calls are served one at a time there, and
-//     a listen stream would hold the transport).
+//   - On newline-delimited streams (stdio) calls are served one at a
+//     time: a Streaming tool's notifications and its 2025-xx requests to
+//     the client are lines written before its answer (the client's
+//     responses come back as lines, read while the tool waits), but
+//     subscriptions/listen is refused with -32600 (a listen stream would
+//     hold the transport).
 //
 // # Lifetimes and concurrency
 //

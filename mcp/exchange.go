@@ -11,7 +11,8 @@ package mcp
 //     when it asks for none) and, under 2025-xx, at every level (this
 //     server keeps no session for logging/setLevel to set one).
 //     They go on the request's own stream (fastserver.Request.Stream): the
-//     first one turns the answer into text/event-stream. Only tools
+//     first one turns the answer into text/event-stream (over stdio they
+//     are lines written before the answer). Only tools
 //     registered with Streaming run that way, so that every other call
 //     keeps the plain path; for them Progress, Log and the 2025-xx form of
 //     Ask return ErrNotStreaming.
@@ -25,7 +26,8 @@ package mcp
 //     A request needing a capability the client's clientCapabilities does
 //     not declare fails with 400 / -32021.
 //   - Ask under 2025-xx sends the request on the stream and waits for the
-//     client's response POST (fastserver.Stream.Call).
+//     client's response POST (fastserver.Stream.Call; over stdio, the
+//     response line).
 
 import (
 	"crypto/sha256"
@@ -431,8 +433,9 @@ func missingCapability(capability string) *fastserver.Error {
 // capability the client did not declare fails with 400 / -32021. Under
 // 2025-xx the request goes on the call's stream and Ask waits for the
 // client's response (fastserver.Config.ClientResponseTimeout at most);
-// that needs a tool registered with Streaming (else ErrNotStreaming) and
-// a client that accepts text/event-stream (else ErrNoStream); when the
+// that needs a tool registered with Streaming (else ErrNotStreaming) and,
+// over HTTP, a client that accepts text/event-stream (else ErrNoStream;
+// over stdio the request and the response are lines); when the
 // request names a session (WithSessions) whose client did not declare
 // the capability the method needs, nothing is sent and Ask fails (the
 // tool fails with it, isError).

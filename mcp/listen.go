@@ -35,8 +35,9 @@ package mcp
 // (fastserver.Stream.ReleaseBody). With WithRelay, updates noticed on
 // another instance of a fleet reach the streams too.
 //
-// Not served: the stream over stdio (the newline-delimited transport has
-// no streams: the request is refused with -32600), and
+// Not served: the stream over stdio (the newline-delimited transport
+// serves one call at a time, which a listen stream would hold: the
+// request is refused with -32600), and
 // notifications/tasks (SEP-2663 leaves them optional and names no opt-in
 // in the filter).
 
@@ -369,6 +370,10 @@ func (s *Server) serveListen(r *fastserver.Request, dst []byte) ([]byte, error) 
 	}
 	return r.Stream(dst, fastserver.StreamHandlerFunc(func(st *fastserver.Stream, dst []byte) ([]byte, error) {
 		switch err := st.Err(); {
+		case err == nil && st.Lines():
+			// A stream of messages (stdio) serves nothing else while a
+			// handler runs: a listen stream would hold it.
+			return dst, errListenNoStream
 		case err == nil:
 		case errors.Is(err, fastserver.ErrStreamLimit):
 			return dst, errListenTooManyStreams
