@@ -38,8 +38,11 @@ type lineStreamRig struct {
 	cfg     Config
 	lateGo  chan struct{}
 	lateErr chan error
-	asked   chan error  // ask's Call error, nil on success
-	cut     chan string // what cut saw after Cut
+	asked   chan error // ask's Call error, nil on success
+	// lag, when set, delays the return of every write to the output
+	// after its bytes are on their way to the client.
+	lag time.Duration
+	cut chan string // what cut saw after Cut
 }
 
 func newLineStreamRig() *lineStreamRig {
@@ -135,6 +138,9 @@ func (rig *lineStreamRig) start(t *testing.T, ctx context.Context, out io.Writer
 	outR, outW := io.Pipe()
 	lc := &lineClient{t: t, in: inW, lines: make(chan string, 64), done: make(chan error, 1)}
 	var w io.Writer = outW
+	if rig.lag > 0 {
+		w = laggingWriter{outW, rig.lag}
+	}
 	if out != nil {
 		w = out
 	}
@@ -160,6 +166,19 @@ func (rig *lineStreamRig) start(t *testing.T, ctx context.Context, out io.Writer
 		}
 	})
 	return lc
+}
+
+// laggingWriter is a writer whose writes return lag after their bytes
+// were taken.
+type laggingWriter struct {
+	w   io.Writer
+	lag time.Duration
+}
+
+func (l laggingWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	time.Sleep(l.lag)
+	return n, err
 }
 
 func (lc *lineClient) send(lines ...string) {
@@ -461,5 +480,50 @@ func TestServeLinesStreamWriteFails(t *testing.T) {
 	}
 	if strings.Count(out.buf.String(), "\n") != 1 {
 		t.Fatalf("output %q, want the one event", out.buf.String())
+	}
+}
+
+// TestServeLinesStreamCallThenEOF: a response followed at once by the
+// end of the input reaches the call that waits for it (reading ending
+// does not win over a response read before it), and the answer is
+// written before ServeLines returns. The output lags, so that the
+// response and the end of the input are both read before the call
+// starts waiting.
+func TestServeLinesStreamCallThenEOF(t *testing.T) {
+	for range 20 {
+		rig := newLineStreamRig()
+		rig.lag = 20 * time.Millisecond
+		lc := rig.start(t, context.Background(), nil)
+		id, text := randID(), "t"+strconv.Itoa(rand.IntN(1e6))
+		lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ask"}`)
+		_, m := lc.next()
+		lc.send(`{"jsonrpc":"2.0","id":` + string(m["id"]) + `,"result":{"text":"` + text + `"}}`)
+		lc.in.Close()
+		if l, m := lc.next(); string(m["id"]) != id || string(m["result"]) != `{"text":"`+text+`"}` {
+			t.Fatalf("answer: %q", l)
+		}
+		if err := <-lc.done; err != nil {
+			t.Fatalf("ServeLines: %v", err)
+		}
+		lc.done <- nil // for the cleanup
+	}
+}
+
+// TestServeLinesStreamCallInputEnds: a call waiting for a response when
+// the input ends fails at once (no response can come), not after
+// ClientResponseTimeout.
+func TestServeLinesStreamCallInputEnds(t *testing.T) {
+	rig := newLineStreamRig()
+	lc := rig.start(t, context.Background(), nil)
+	id := randID()
+	lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ask"}`)
+	lc.next()
+	start := time.Now()
+	lc.in.Close()
+	if l, m := lc.next(); string(m["id"]) != id || !strings.Contains(string(m["result"]), "stopped reading") {
+		t.Fatalf("answer: %q", l)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the call failed after %v", d)
 	}
 }

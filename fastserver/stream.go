@@ -128,8 +128,8 @@ type Stream struct {
 	gen     uint64 // (under mu) counts the Stream's uses: reset adds one
 	res     []byte // the array the next live stream's handler appends to
 	// lines is the output of a stream of messages (ServeLines), whose
-	// events are written as lines while the handler runs; nil over HTTP.
-	// Set before the handler runs, cleared by reset.
+	// events are written as lines while the handler runs: set on the
+	// Stream each run there gets (serveLines), nil over HTTP.
 	lines   *lineOut
 	sending int  // (under mu) events being written to lines
 	cslot   bool // holds one of its client's Config.MaxClientStreams
@@ -1087,8 +1087,14 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	case <-timer.C:
 		return nil, ErrClientTimeout
 	case <-stop:
-		return nil, errLinesStopped
 	case <-readEnd:
+	}
+	// Reading stopped; a response read before it stopped is taken
+	// (select chooses at random among the cases ready).
+	select {
+	case resp := <-ch:
+		return parseClientResponse(resp)
+	default:
 		return nil, errLinesStopped
 	}
 }
