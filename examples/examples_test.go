@@ -5,7 +5,9 @@ package examples
 import (
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -269,5 +271,26 @@ not json
 	lines := strings.Split(strings.TrimSpace(got), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[0], `"text":"over stdio"`) || !strings.Contains(lines[1], `-32700`) || !strings.Contains(lines[2], `"name":"echo"`) {
 		t.Errorf("answers:\n%s", got)
+	}
+}
+
+// TestStdioProgress: the stdio example's count tool writes a progress
+// line per step, before its answer.
+func TestStdioProgress(t *testing.T) {
+	n := 2 + rand.IntN(5)
+	token := fmt.Sprintf("tok-%d", rand.IntN(1e6))
+	got := run(t, build(t, "stdio"), fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"count","arguments":{"to":%d},"_meta":{"progressToken":%q}}}
+`, n, token))
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	if len(lines) != n+1 {
+		t.Fatalf("%d lines, want %d progress lines and the answer:\n%s", len(lines), n, got)
+	}
+	for i, l := range lines[:n] {
+		if !strings.Contains(l, `"method":"notifications/progress"`) || !strings.Contains(l, `"progressToken":"`+token+`"`) || !strings.Contains(l, fmt.Sprintf(`"progress":%d,"total":%d`, i+1, n)) {
+			t.Errorf("progress line %d: %s", i, l)
+		}
+	}
+	if !strings.Contains(lines[n], `"id":7`) || !strings.Contains(lines[n], fmt.Sprintf("counted to %d", n)) {
+		t.Errorf("answer: %s", lines[n])
 	}
 }
