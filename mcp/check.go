@@ -36,6 +36,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/base64"
+	"sync/atomic"
 
 	"github.com/rpcedge/rpcedge/decode"
 	"github.com/rpcedge/rpcedge/fastserver"
@@ -391,11 +392,26 @@ func headerValue(h []byte, buf *[256]byte) (value []byte, ok bool) {
 var errMetaStream = fastserver.InvalidParams("_meta", "params._meta must name the protocol version once, as a string")
 
 // checkStream is check for streams without headers: the version comes
-// from params._meta.
-func checkStream(r *fastserver.Request) *fastserver.Error {
+// from params._meta, else it is the one the stream's initialize
+// negotiated (negotiated holds it plus one; 0 before an initialize), else
+// 2025-03-26. An initialize that passes records the version it answers
+// with (negotiate) for the requests after it.
+func checkStream(r *fastserver.Request, negotiated *atomic.Int32) *fastserver.Error {
+	e := checkStreamVersion(r, negotiated)
+	if m := r.Msg; e == nil && m.Kind == decode.KindRequest && string(m.Method) == "initialize" && !RequestVersion(r).Stateless() {
+		negotiated.Store(int32(negotiate(m)) + 1)
+	}
+	return e
+}
+
+// checkStreamVersion sets r's version for checkStream.
+func checkStreamVersion(r *fastserver.Request, negotiated *atomic.Int32) *fastserver.Error {
 	reclaim(r)
 	m := r.Msg
 	r.Version = int(Version20250326)
+	if v := negotiated.Load(); v > 0 {
+		r.Version = int(v - 1)
+	}
 	if m.Kind != decode.KindRequest || m.ParamsType != decode.ParamsObject {
 		return nil
 	}

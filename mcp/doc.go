@@ -293,8 +293,10 @@
 // (MCP's stdio transport, fastserver.ServeLines), where there are no
 // headers: a request's version is the one its
 // params._meta["io.modelcontextprotocol/protocolVersion"] names, as MCP
-// 2026-07-28 defines for stdio, and 2025-03-26 when it names none; a
-// version not served is -32022. Calls are served one at a time, in order,
+// 2026-07-28 defines for stdio; when it names none, the version the
+// stream's initialize negotiated (under 2025-xx it holds for the
+// connection), and 2025-03-26 before an initialize; a version not served
+// is -32022. Calls are served one at a time, in order,
 // while the lines after them are read ahead, so that a
 // notifications/cancelled (the only way to cancel over stdio) takes
 // effect at once: the request it names is never served if it still

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -296,7 +297,10 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // transport, fastserver.ServeLines), where there are no headers: a
 // request's version is the one its params._meta names
 // ("io.modelcontextprotocol/protocolVersion"), as MCP 2026-07-28 defines
-// it for stdio, and 2025-03-26 when it names none. A version that is not
+// it for stdio; when it names none, the version the stream's initialize
+// negotiated (2025-xx: the version holds for the connection), and
+// 2025-03-26 before an initialize. Each stream needs an Endpoint of its
+// own: call StreamEndpoint once per ServeLines. A version that is not
 // served is refused with -32022; a _meta or version key given twice, or a
 // version that is not a string, with -32602. Notifications carry no
 // version: they are accepted. Routing and results are those of Endpoint.
@@ -309,7 +313,8 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // stops at once.
 func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
-	ep.Check = checkStream
+	negotiated := new(atomic.Int32) // this endpoint's stream's: one Endpoint per stream
+	ep.Check = func(r *fastserver.Request) *fastserver.Error { return checkStream(r, negotiated) }
 	ep.Cancel = cancelTarget
 	ep.Authorize = nil // a local process's own stream: no OAuth (MCP authorization §1.2)
 	return ep
