@@ -393,24 +393,44 @@ var errMetaStream = fastserver.InvalidParams("_meta", "params._meta must name th
 
 // checkStream is check for streams without headers: the version comes
 // from params._meta, else it is the one the stream's initialize
-// negotiated (negotiated holds it plus one; 0 before an initialize), else
-// 2025-03-26. An initialize that passes records the version it answers
-// with (negotiate) for the requests after it.
-func checkStream(r *fastserver.Request, negotiated *atomic.Int32) *fastserver.Error {
-	e := checkStreamVersion(r, negotiated)
-	if m := r.Msg; e == nil && m.Kind == decode.KindRequest && string(m.Method) == "initialize" && !RequestVersion(r).Stateless() {
-		negotiated.Store(int32(negotiate(m)) + 1)
+// negotiated, else 2025-03-26. An initialize that passes starts the
+// stream's session (cur): the version it answers with (negotiate) and
+// the client's capabilities, for the requests after it, which find it in
+// Request.Memo (streamSessionOf).
+func checkStream(r *fastserver.Request, cur *atomic.Pointer[session]) *fastserver.Error {
+	ss := cur.Load()
+	e := checkStreamVersion(r, ss)
+	m := r.Msg
+	switch {
+	case e != nil || m.Kind != decode.KindRequest || RequestVersion(r).Stateless():
+	case string(m.Method) == "initialize":
+		var caps []byte
+		if m.ParamsType == decode.ParamsObject {
+			caps, _ = decode.Lookup(m.Params, "capabilities")
+		}
+		cur.Store(&session{version: negotiate(m), caps: bytes.Clone(caps)})
+	case ss != nil:
+		r.Memo = ss
 	}
 	return e
 }
 
-// checkStreamVersion sets r's version for checkStream.
-func checkStreamVersion(r *fastserver.Request, negotiated *atomic.Int32) *fastserver.Error {
+// streamSessionOf returns the session of the stream a 2025-xx request
+// came on (checkStream), or nil: none over HTTP, none before the
+// stream's initialize.
+func streamSessionOf(r *fastserver.Request) *session {
+	ss, _ := r.Memo.(*session)
+	return ss
+}
+
+// checkStreamVersion sets r's version for checkStream: ss's, when the
+// stream has one and _meta names none.
+func checkStreamVersion(r *fastserver.Request, ss *session) *fastserver.Error {
 	reclaim(r)
 	m := r.Msg
 	r.Version = int(Version20250326)
-	if v := negotiated.Load(); v > 0 {
-		r.Version = int(v - 1)
+	if ss != nil {
+		r.Version = int(ss.version)
 	}
 	if m.Kind != decode.KindRequest || m.ParamsType != decode.ParamsObject {
 		return nil

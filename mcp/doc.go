@@ -54,9 +54,10 @@
 //	subscriptions/listen                    yes          -
 //	tasks/get, tasks/update, tasks/cancel   with tasks   -
 //
-// logging/setLevel checks its level and answers {}; without a session it
-// sets nothing (log messages of a request go out at every level under
-// 2025-xx). resources/subscribe and unsubscribe answer {} for a URI that
+// logging/setLevel checks its level and answers {}; it sets the level of
+// the session (WithSessions) or, over stdio, of the stream it came on,
+// and otherwise nothing (log messages of a request go out at every level
+// under 2025-xx). resources/subscribe and unsubscribe answer {} for a URI that
 // names a resource or matches a template; without a session they have
 // no effect. completion/complete asks the Completer (WithCompleter) about
 // an existing prompt or template, and answers no suggestions without one.

@@ -212,11 +212,11 @@ func parseLogLevel(v []byte) (LogLevel, bool) {
 
 var errLevelInvalid = fastserver.InvalidParams("level", "params.level must be one of debug, info, notice, warning, error, critical, alert, emergency")
 
-// serveSetLevel answers logging/setLevel (2025-xx). This server keeps no
-// session, so the level cannot outlive the request: it is checked and
-// acknowledged, and log messages of later requests are sent at every
-// level (MCP lets a server choose when no level was set), each request's
-// messages on its own stream.
+// serveSetLevel answers logging/setLevel (2025-xx): the level is checked
+// and set on the request's session (WithSessions) or, over stdio, on its
+// stream's (StreamEndpoint); without either it cannot outlive the request
+// and log messages of later requests are sent at every level (MCP lets a
+// server choose when no level was set).
 func (s *Server) serveSetLevel(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
 	if m.ParamsType != decode.ParamsObject {
@@ -227,7 +227,11 @@ func (s *Server) serveSetLevel(r *fastserver.Request, dst []byte) ([]byte, error
 	if n != 1 || !ok {
 		return dst, errLevelInvalid
 	}
-	if ss := s.sessionOf(r); ss != nil {
+	ss := streamSessionOf(r) // over stdio, the stream's
+	if ss == nil {
+		ss = s.sessionOf(r)
+	}
+	if ss != nil {
 		ss.mu.Lock()
 		ss.level, ss.levelSet = level, true
 		ss.mu.Unlock()

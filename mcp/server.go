@@ -299,8 +299,11 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // ("io.modelcontextprotocol/protocolVersion"), as MCP 2026-07-28 defines
 // it for stdio; when it names none, the version the stream's initialize
 // negotiated (2025-xx: the version holds for the connection), and
-// 2025-03-26 before an initialize. Each stream needs an Endpoint of its
-// own: call StreamEndpoint once per ServeLines. A version that is not
+// 2025-03-26 before an initialize. Under 2025-xx the stream is the
+// session its initialize began: the capabilities the client declared
+// there are what Call.ClientSupports and Ask go by, and logging/setLevel
+// sets the level of the log messages sent on it. Each stream needs an
+// Endpoint of its own: call StreamEndpoint once per ServeLines. A version that is not
 // served is refused with -32022; a _meta or version key given twice, or a
 // version that is not a string, with -32602. Notifications carry no
 // version: they are accepted. Routing and results are those of Endpoint.
@@ -313,8 +316,8 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // stops at once.
 func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
-	negotiated := new(atomic.Int32) // this endpoint's stream's: one Endpoint per stream
-	ep.Check = func(r *fastserver.Request) *fastserver.Error { return checkStream(r, negotiated) }
+	cur := new(atomic.Pointer[session]) // the stream's session: one Endpoint per stream
+	ep.Check = func(r *fastserver.Request) *fastserver.Error { return checkStream(r, cur) }
 	ep.Cancel = cancelTarget
 	ep.Authorize = nil // a local process's own stream: no OAuth (MCP authorization §1.2)
 	return ep

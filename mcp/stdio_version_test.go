@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -82,5 +83,115 @@ func TestStdioNegotiatedVersion(t *testing.T) {
 	in2.Close()
 	if err := <-done2; err != nil {
 		t.Errorf("ServeLines: %v", err)
+	}
+}
+
+// TestStdioSession: under 2025-xx a stdio stream is the session its
+// initialize began: the capabilities declared there decide
+// ClientSupports and whether Ask sends anything (MCP: only negotiated
+// capabilities may be used), and logging/setLevel sets the level of the
+// log messages later calls send. Before an initialize, nothing is known
+// and nothing is refused.
+func TestStdioSession(t *testing.T) {
+	s, err := New(Info{Name: "ss", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddTool(Tool{Name: "ask", Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		c.AddText(fmt.Sprintf("supports %v", c.ClientSupports("elicitation")))
+		res, err := c.Elicit("k", []byte(`{"message":"?","requestedSchema":{"type":"object","properties":{}}}`))
+		if err != nil {
+			c.AddText("elicit failed: " + err.Error())
+			return nil
+		}
+		c.AddText("elicited " + string(res))
+		return nil
+	})})
+	s.AddTool(Tool{Name: "logs", Streaming: true, Handler: ToolFunc(func(c *Call) error {
+		for _, l := range []LogLevel{LogDebug, LogInfo, LogWarning, LogError} {
+			if err := c.LogText(l, "t", "at "+l.String()); err != nil {
+				return err
+			}
+		}
+		c.AddText("logged")
+		return nil
+	})})
+	inW, lines, done := serveStdio(s)
+	defer func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("ServeLines: %v", err)
+		}
+	}()
+	id := 0
+	send := func(format string, args ...any) string {
+		id++
+		fmt.Fprintf(inW, format+"\n", append([]any{id}, args...)...)
+		return fmt.Sprint(id)
+	}
+	initialize := func(caps string) {
+		t.Helper()
+		want := send(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":%s,"clientInfo":{"name":"c","version":"1"}}}`, caps)
+		if l, m := stdioLine(t, lines); string(m["id"]) != want {
+			t.Fatalf("initialize: %q", l)
+		}
+	}
+	// ask answers its own request line when there is one, and returns
+	// the call's result.
+	ask := func() (asked bool, result string) {
+		t.Helper()
+		want := send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+		l, m := stdioLine(t, lines)
+		if string(m["method"]) == `"elicitation/create"` {
+			asked = true
+			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"result":{"action":"decline"}}`+"\n", m["id"])
+			l, m = stdioLine(t, lines)
+		}
+		if string(m["id"]) != want {
+			t.Fatalf("ask: %q", l)
+		}
+		return asked, string(m["result"])
+	}
+	if asked, res := ask(); !asked || !strings.Contains(res, "supports true") || !strings.Contains(res, "decline") {
+		t.Errorf("before initialize: asked %v, %s", asked, res)
+	}
+	initialize(`{"roots":{}}`)
+	if asked, res := ask(); asked || !strings.Contains(res, "supports false") || !strings.Contains(res, "elicit failed") {
+		t.Errorf("initialized without elicitation: asked %v, %s", asked, res)
+	}
+	initialize(`{"elicitation":{}}`)
+	if asked, res := ask(); !asked || !strings.Contains(res, "supports true") || !strings.Contains(res, "decline") {
+		t.Errorf("initialized with elicitation: asked %v, %s", asked, res)
+	}
+
+	logs := func() (got []string) {
+		t.Helper()
+		want := send(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"logs","arguments":{}}}`)
+		for {
+			l, m := stdioLine(t, lines)
+			if string(m["id"]) == want {
+				return got
+			}
+			if string(m["method"]) != `"notifications/message"` {
+				t.Fatalf("logs: %q", l)
+			}
+			var p struct {
+				Level string `json:"level"`
+			}
+			json.Unmarshal(m["params"], &p)
+			got = append(got, p.Level)
+		}
+	}
+	if got := logs(); fmt.Sprint(got) != "[debug info warning error]" {
+		t.Errorf("before logging/setLevel: %v", got)
+	}
+	level := []string{"info", "warning", "error"}[rand.IntN(3)]
+	want := send(`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":%q}}`, level)
+	if l, m := stdioLine(t, lines); string(m["id"]) != want || m["error"] != nil {
+		t.Fatalf("setLevel: %q", l)
+	}
+	wantLogs := map[string]string{"info": "[info warning error]", "warning": "[warning error]", "error": "[error]"}[level]
+	if got := logs(); fmt.Sprint(got) != wantLogs {
+		t.Errorf("after logging/setLevel %s: %v, want %s", level, got, wantLogs)
 	}
 }
