@@ -68,6 +68,38 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	t.Logf("%s", out)
 }
 
+// TestMCPTypeScriptSDKStdio is TestMCPTypeScriptSDK over stdio: the SDK's
+// StdioClientTransport runs rpcedge -stdio -demo conformance; progress
+// and log messages are lines before the answer, sampling and elicitation
+// request lines answered by response lines (the version is the one the
+// SDK's initialize negotiates, 2025-11-25, which the stream keeps).
+func TestMCPTypeScriptSDKStdio(t *testing.T) {
+	dir, node := nodeTools(t)
+	bin := filepath.Join(t.TempDir(), "rpcedge")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/rpcedge")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building cmd/rpcedge: %v\n%s", err, out)
+	}
+	src, err := os.ReadFile(filepath.Join("node", "ts_client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-", bin, "-stdio", "-demo", "conformance")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(string(src))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("ts_client.mjs over stdio: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"transport":"stdio"`) || !strings.Contains(string(out), `"failures":[]`) {
+		t.Errorf("ts_client.mjs over stdio: %s", out)
+	}
+	t.Logf("%s", out)
+}
+
 // TestA2AJavaScriptSDK drives message/stream and tasks/resubscribe with
 // the A2A JavaScript SDK's client (@a2a-js/sdk 0.3, node/a2a_client.mjs):
 // every event checked against the 0.3 shapes, the stream skill's order

@@ -3,10 +3,13 @@
 // streamed answers, and sampling and elicitation requests on the request's
 // stream, answered by POSTing the response. Run from the directory
 // install.sh prints (so the SDK resolves), with the endpoint URL as the
-// only argument. Prints one JSON line of what it saw; exits 1 when a
-// check fails.
+// only argument; or, over stdio, with the server's command and its
+// arguments (the SDK's StdioClientTransport runs it: notifications and
+// requests to the client are lines, the responses lines written back).
+// Prints one JSON line of what it saw; exits 1 when a check fails.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -43,9 +46,11 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   return { action: "accept", content: { username: "ts-user", email: "ts@example.com" } };
 });
 
-const transport = new StreamableHTTPClientTransport(new URL(url));
+const transport = url.startsWith("http")
+  ? new StreamableHTTPClientTransport(new URL(url))
+  : new StdioClientTransport({ command: url, args: process.argv.slice(3), stderr: "ignore" });
 await client.connect(transport);
-const seen = { protocolVersion: transport.protocolVersion };
+const seen = { transport: url.startsWith("http") ? "http" : "stdio", protocolVersion: transport.protocolVersion };
 
 const progress = [];
 const p = await client.callTool(
