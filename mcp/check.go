@@ -393,23 +393,13 @@ var errMetaStream = fastserver.InvalidParams("_meta", "params._meta must name th
 
 // checkStream is check for streams without headers: the version comes
 // from params._meta, else it is the one the stream's initialize
-// negotiated, else 2025-03-26. An initialize that passes starts the
-// stream's session (cur): the version it answers with (negotiate) and
-// the client's capabilities, for the requests after it, which find it in
+// negotiated, else 2025-03-26. A 2025-xx request finds the stream's
+// session (cur, begun by its initialize: serveStreamInitialize) in
 // Request.Memo (streamSessionOf).
 func checkStream(r *fastserver.Request, cur *atomic.Pointer[session]) *fastserver.Error {
 	ss := cur.Load()
 	e := checkStreamVersion(r, ss)
-	m := r.Msg
-	switch {
-	case e != nil || m.Kind != decode.KindRequest || RequestVersion(r).Stateless():
-	case string(m.Method) == "initialize":
-		var caps []byte
-		if m.ParamsType == decode.ParamsObject {
-			caps, _ = decode.Lookup(m.Params, "capabilities")
-		}
-		cur.Store(&session{version: negotiate(m), caps: bytes.Clone(caps)})
-	case ss != nil:
+	if e == nil && ss != nil && r.Msg.Kind == decode.KindRequest && !RequestVersion(r).Stateless() {
 		r.Memo = ss
 	}
 	return e

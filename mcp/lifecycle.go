@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/rpcedge/rpcedge/decode"
@@ -28,6 +29,25 @@ func (s *Server) serveInitialize(r *fastserver.Request, dst []byte) ([]byte, err
 	}
 	r.SetResponseHeader(HeaderSession, ss.id)
 	return append(dst, s.initS[v]...), nil
+}
+
+// serveStreamInitialize is serveInitialize for a newline-delimited
+// stream (StreamEndpoint): the stream is the session (cur), begun here,
+// once the request has passed every check: the version it answers with
+// and the capabilities the client declares (declaredCapabilities, as an
+// HTTP session keeps them) hold for the requests after it. No HTTP
+// session is made: none could be named from a stream (found by review
+// on 2026-12-07: with WithSessions each stdio initialize took a table
+// entry for 30 minutes, and a refused initialize still changed the
+// stream's version and capabilities).
+func (s *Server) serveStreamInitialize(r *fastserver.Request, dst []byte, cur *atomic.Pointer[session]) ([]byte, error) {
+	v := negotiate(r.Msg)
+	var caps []byte
+	if r.Msg.ParamsType == decode.ParamsObject {
+		caps, _ = decode.Lookup(r.Msg.Params, "capabilities")
+	}
+	cur.Store(&session{version: v, caps: declaredCapabilities(caps)})
+	return append(dst, s.init[v]...), nil
 }
 
 // negotiate picks the version initialize answers with.

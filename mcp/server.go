@@ -318,6 +318,15 @@ func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
 	cur := new(atomic.Pointer[session]) // the stream's session: one Endpoint per stream
 	ep.Check = func(r *fastserver.Request) *fastserver.Error { return checkStream(r, cur) }
+	initialize := route("initialize", false, func(r *fastserver.Request, dst []byte) ([]byte, error) {
+		return s.serveStreamInitialize(r, dst, cur)
+	})
+	ep.Route = func(r *fastserver.Request) fastserver.Route {
+		if rt := s.route(r); rt.Label != "initialize" {
+			return rt
+		}
+		return initialize
+	}
 	ep.Cancel = cancelTarget
 	ep.Authorize = nil // a local process's own stream: no OAuth (MCP authorization §1.2)
 	return ep

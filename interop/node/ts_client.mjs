@@ -50,6 +50,19 @@ const transport = url.startsWith("http")
   ? new StreamableHTTPClientTransport(new URL(url))
   : new StdioClientTransport({ command: url, args: process.argv.slice(3), stderr: "ignore" });
 await client.connect(transport);
+// The progress notifications as the transport hands them to the SDK, in
+// order: what the server sent. The SDK's own onprogress runs each one in
+// a microtask, while it takes the response at once and drops the call's
+// progress handler: over stdio, where the last notification and the
+// response come in one read, it loses that notification ("unknown
+// token"; SDK 1.32.2, shared/protocol.js _onnotification/_onresponse).
+const wire = [];
+const deliver = transport.onmessage;
+transport.onmessage = (msg, extra) => {
+  if (msg.method === "notifications/progress") wire.push(msg.params.progress);
+  deliver(msg, extra);
+};
+client.onerror = () => {};
 const seen = { transport: url.startsWith("http") ? "http" : "stdio", protocolVersion: transport.protocolVersion };
 
 const progress = [];
@@ -58,7 +71,12 @@ const p = await client.callTool(
   undefined,
   { onprogress: (pr) => progress.push(pr.progress) },
 );
-check(JSON.stringify(progress) === "[0,50,100]", `progress ${JSON.stringify(progress)}`);
+check(JSON.stringify(wire) === "[0,50,100]", `progress sent ${JSON.stringify(wire)}`);
+if (seen.transport === "http") {
+  check(JSON.stringify(progress) === "[0,50,100]", `progress ${JSON.stringify(progress)}`);
+} else {
+  check(["[0,50]", "[0,50,100]"].includes(JSON.stringify(progress)), `progress ${JSON.stringify(progress)}`);
+}
 check(p.content?.[0]?.text === "Progress test completed", `progress result ${JSON.stringify(p)}`);
 
 await client.setLoggingLevel("info");
@@ -77,6 +95,6 @@ const plain = await client.callTool({ name: "test_simple_text", arguments: {} })
 check(plain.content?.[0]?.text === "This is a simple text response for testing.", `plain ${JSON.stringify(plain)}`);
 
 await client.close();
-Object.assign(seen, { progress, logs, sampled, elicited, failures });
+Object.assign(seen, { wire, progress, logs, sampled, elicited, failures });
 console.log(JSON.stringify(seen));
 process.exit(failures.length ? 1 : 0);
