@@ -182,7 +182,11 @@ func (l *lines) read() {
 		case *decode.Error:
 			if l.response(c) {
 				// A client's response to a request of the server's own,
-				// taken by the call that awaits it: not answered.
+				// taken (copied) by the call that awaits it: not
+				// answered. Its buffer is trimmed as serve trims an
+				// answered call's.
+				c.dec.Trim(keepBodyBuffer)
+				c.msg = decode.Message{}
 				l.free <- c
 				continue
 			}
