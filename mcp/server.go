@@ -303,10 +303,12 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // session its initialize began: the capabilities the client declared
 // there are what Call.ClientSupports and Ask go by, and logging/setLevel
 // sets the level of the log messages sent on it. Each stream needs an
-// Endpoint of its own: call StreamEndpoint once per ServeLines. A version that is not
-// served is refused with -32022; a _meta or version key given twice, or a
-// version that is not a string, with -32602. Notifications carry no
-// version: they are accepted. Routing and results are those of Endpoint.
+// Endpoint of its own: call StreamEndpoint once per ServeLines. A
+// version that is not served is refused with -32022; a _meta or version
+// key given twice, or a version that is not a string, with -32602.
+// Notifications carry no version: they are accepted. Routing and results
+// are those of Endpoint, but initialize makes no HTTP session
+// (WithSessions): the stream is the session.
 //
 // A notifications/cancelled cancels the request its requestId names, as
 // soon as it is read (fastserver.Endpoint.Cancel): a request still
