@@ -3,12 +3,27 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
+
+// startStdio is serveStdio for a test: the stream's input is closed
+// when the test ends, and ServeLines must then return nil.
+func startStdio(t *testing.T, s *Server) (io.WriteCloser, <-chan string) {
+	t.Helper()
+	inW, lines, done := serveStdio(s)
+	t.Cleanup(func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("ServeLines: %v", err)
+		}
+	})
+	return inW, lines
+}
 
 // stdioLine reads the next output line of serveStdio, decoded.
 func stdioLine(t *testing.T, lines <-chan string) (string, map[string]json.RawMessage) {
@@ -63,13 +78,7 @@ func TestStdioStreaming(t *testing.T) {
 		c.AddText("elicited " + string(res))
 		return nil
 	})})
-	inW, lines, done := serveStdio(s)
-	defer func() {
-		inW.Close()
-		if err := <-done; err != nil {
-			t.Errorf("ServeLines: %v", err)
-		}
-	}()
+	inW, lines := startStdio(t, s)
 	send := func(line string) {
 		t.Helper()
 		if _, err := fmt.Fprintln(inW, line); err != nil {

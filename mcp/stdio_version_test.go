@@ -23,13 +23,7 @@ func TestStdioNegotiatedVersion(t *testing.T) {
 	s.AddTool(Tool{Name: "shaped", Title: title,
 		OutputSchema: `{"type":"object","properties":{"n":{"type":"integer"}}}`,
 		Handler:      ToolFunc(func(c *Call) error { return c.SetStructuredContent([]byte(`{"n":1}`)) })})
-	inW, lines, done := serveStdio(s)
-	defer func() {
-		inW.Close()
-		if err := <-done; err != nil {
-			t.Errorf("ServeLines: %v", err)
-		}
-	}()
+	inW, lines := startStdio(t, s)
 	id := 0
 	list := func(meta string) (schema, titled bool) {
 		t.Helper()
@@ -116,13 +110,7 @@ func TestStdioSession(t *testing.T) {
 		c.AddText("logged")
 		return nil
 	})})
-	inW, lines, done := serveStdio(s)
-	defer func() {
-		inW.Close()
-		if err := <-done; err != nil {
-			t.Errorf("ServeLines: %v", err)
-		}
-	}()
+	inW, lines := startStdio(t, s)
 	id := 0
 	send := func(format string, args ...any) string {
 		id++
