@@ -402,6 +402,19 @@ type Endpoint struct {
 	// cancellation only. Default nil: a stream's requests are never
 	// cancelled.
 	Cancel func(m *decode.Message) []byte
+	// Lines, when set, is called by ServeLines as it begins to serve the
+	// endpoint on a stream of messages, with send: it writes msg (one
+	// JSON-RPC message of the server's own, a notification) to the stream
+	// as one line, whole, between the answers and events of the calls
+	// (CR and LF made spaces), from any goroutine, and returns once it is
+	// written; it fails with ErrStreamClosed once ServeLines is returning,
+	// and with the write's error when the output fails. Lines returns a
+	// function that ServeLines calls as it returns, after which send
+	// writes nothing. It is for notifications that answer no call (MCP's
+	// resource updates to a stdio client subscribed to them). send blocks
+	// while the output does: a caller that must not wait queues. A panic
+	// in Lines is logged and the stream served without it. Default nil.
+	Lines func(send func(msg []byte) error) (stop func())
 }
 
 // takesOther reports whether a request to the endpoint with method m

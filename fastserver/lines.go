@@ -75,10 +75,42 @@ func ServeLines(ctx context.Context, ep *Endpoint, cfg Config, r io.Reader, w io
 	out := &lineOut{bw: bufio.NewWriter(w), stop: ctx.Done()}
 	l := s.newLines(e, f, out)
 	out.readEnd = l.done
+	stopHook := s.startLinesHook(ep, out)
 	err = l.serve(ctx)
 	stopReading()
 	l.stop()
+	out.close()
+	if stopHook != nil {
+		stopHook()
+	}
 	return err
+}
+
+// startLinesHook calls ep.Lines with a send writing to out, guarded: a
+// panic in it is logged and the stream served without it. It returns
+// what Lines returned, guarded the same way, or nil.
+func (s *Server) startLinesHook(ep *Endpoint, out *lineOut) (stop func()) {
+	if ep.Lines == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.panicked(stageDispatch, v, "hook", "Endpoint.Lines")
+			stop = nil
+		}
+	}()
+	hook := ep.Lines(out.writeEvent)
+	if hook == nil {
+		return nil
+	}
+	return func() {
+		defer func() {
+			if v := recover(); v != nil {
+				s.panicked(stageDispatch, v, "hook", "the stop function Endpoint.Lines returned")
+			}
+		}()
+		hook()
+	}
 }
 
 // linesAhead is how many messages ServeLines reads ahead of the one it
@@ -166,6 +198,7 @@ func (l *lines) read() {
 			return
 		}
 		c.cancelled.Store(false)
+		c.strayResponse = false
 		err := l.f.NextInto(&c.dec, &c.msg)
 		switch err.(type) {
 		case nil:
@@ -210,8 +243,18 @@ func (l *lines) read() {
 // one client: its responses need no scope.
 func (l *lines) response(c *call) bool {
 	m := &c.msg
-	return m.Error.Err == decode.ErrEnvelope && isClientResponse(m, c.dec.Body()) &&
-		l.s.pending.deliver(m.ID, "", c.dec.Body())
+	if m.Error.Err != decode.ErrEnvelope || !isClientResponse(m, c.dec.Body()) {
+		return false
+	}
+	if l.s.pending.deliver(m.ID, "", c.dec.Body()) {
+		return true
+	}
+	// Refused in its turn, with a null id: its id is one of the server's
+	// own requests', or a guess, and may be one of the client's requests'
+	// too, whose answer the client would take it for (found by review on
+	// 2026-12-07).
+	c.strayResponse = true
+	return false
 }
 
 // cancel cancels the live requests the notification note names
@@ -298,7 +341,11 @@ func (l *lines) answer(c *call, h *fields) bool {
 		write = false
 	case m.Kind == decode.KindInvalid:
 		de := &m.Error
-		c.error(de.HTTPStatus(), m.AnswerID(), de.Code, de.Reason, nil)
+		id := m.AnswerID()
+		if c.strayResponse {
+			id = nullJSON
+		}
+		c.error(de.HTTPStatus(), id, de.Code, de.Reason, nil)
 	default:
 		var label string
 		status, _ := l.s.dispatchLine(c, l.e, h, &label)
@@ -341,12 +388,24 @@ type lineOut struct {
 	bw      *bufio.Writer
 	err     error  // the first write error: every later write fails with it
 	buf     []byte // an event being framed
+	closed  bool   // ServeLines is returning: nothing more is written
+}
+
+// close makes every later write fail with ErrStreamClosed, once a write
+// under way has ended.
+func (o *lineOut) close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
 }
 
 // write writes line (one message and its '\n') and flushes it.
 func (o *lineOut) write(line []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return ErrStreamClosed
+	}
 	if o.err != nil {
 		return o.err
 	}
@@ -365,6 +424,9 @@ func (o *lineOut) write(line []byte) error {
 func (o *lineOut) writeEvent(msg []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return ErrStreamClosed
+	}
 	if o.err != nil {
 		return o.err
 	}

@@ -319,10 +319,18 @@ func TestServeLinesStreamCall(t *testing.T) {
 			t.Fatalf("want the answer to %s, got %q", e, l)
 		}
 	}
-	// The same response again: nothing awaits it now.
+	// The same response again: nothing awaits it now. Refused with a
+	// null id, so that a client cannot take the refusal for the answer
+	// to a request of its own with that id.
 	lc.send(`{"jsonrpc":"2.0","id":` + string(rid) + `,"result":{"ok":true}}`)
-	if l, m := lc.next(); string(m["id"]) != string(rid) || !strings.Contains(string(m["error"]), `-32600`) {
+	if l, m := lc.next(); string(m["id"]) != "null" || !strings.Contains(string(m["error"]), `-32600`) {
 		t.Fatalf("an unawaited response: %q", l)
+	}
+	// A bad line that is no response keeps its id in the refusal.
+	bad := randID()
+	lc.send(`{"jsonrpc":"1.0","id":` + bad + `,"method":"echo"}`)
+	if l, m := lc.next(); string(m["id"]) != bad || !strings.Contains(string(m["error"]), `-32600`) {
+		t.Fatalf("a refused request: %q", l)
 	}
 }
 
@@ -525,5 +533,78 @@ func TestServeLinesStreamCallInputEnds(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("the call failed after %v", d)
+	}
+}
+
+// TestServeLinesHook: Endpoint.Lines gets a send that writes a message
+// of the server's own as one whole line between the answers, from
+// another goroutine, while requests are served; its stop runs once
+// before ServeLines returns, after which send fails; a panic in Lines
+// costs the hook, not the stream.
+func TestServeLinesHook(t *testing.T) {
+	rig := newLineStreamRig()
+	sendc := make(chan func([]byte) error, 1)
+	stops := 0
+	rig.ep.Lines = func(send func([]byte) error) func() {
+		sendc <- send
+		return func() { stops++ }
+	}
+	lc := rig.start(t, context.Background(), nil)
+	send := <-sendc
+	const n = 40
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := send([]byte(fmt.Sprintf("{\"jsonrpc\":\"2.0\",\r\n\"method\":\"tick\",\"params\":{\"n\":%d}}", i))); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	ids := map[string]bool{}
+	for range n {
+		id := randID()
+		ids[id] = true
+		lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{"k":` + id + `}}`)
+	}
+	ticks, answers := 0, 0
+	for ticks < n || answers < n {
+		l, m := lc.next() // each line whole JSON, or next fails
+		switch {
+		case string(m["method"]) == `"tick"`:
+			if want := fmt.Sprintf(`{"n":%d}`, ticks); string(m["params"]) != want {
+				t.Fatalf("tick %d: %q", ticks, l)
+			}
+			ticks++
+		case ids[string(m["id"])]:
+			answers++
+		default:
+			t.Fatalf("line %q", l)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	lc.in.Close()
+	if err := <-lc.done; err != nil {
+		t.Fatalf("ServeLines: %v", err)
+	}
+	lc.done <- nil // for the cleanup
+	if stops != 1 {
+		t.Errorf("stop ran %d times before ServeLines returned, want 1", stops)
+	}
+	if err := send([]byte(`{"jsonrpc":"2.0","method":"late"}`)); !errors.Is(err, ErrStreamClosed) {
+		t.Errorf("send after ServeLines returned: %v", err)
+	}
+
+	// A panic in Lines: the stream is served without the hook.
+	rig2 := newLineStreamRig()
+	rig2.ep.Lines = func(func([]byte) error) func() { panic("hook") }
+	lc2 := rig2.start(t, context.Background(), nil)
+	id := randID()
+	lc2.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"echo","params":{}}`)
+	if l, m := lc2.next(); string(m["id"]) != id {
+		t.Fatalf("after a panic in Lines: %q", l)
 	}
 }

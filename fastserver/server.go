@@ -637,6 +637,9 @@ type call struct {
 	// any (Request.Stream).
 	lineOut    *lineOut
 	lineStream *Stream
+	// strayResponse says the line is a client's response that no call
+	// awaits: refused with a null id (lines.answer).
+	strayResponse bool
 }
 
 // cancel is the client's cancellation of c's request (Endpoint.Cancel,

@@ -178,13 +178,31 @@ type Stream struct {
 	finished     bool
 }
 
-// Request returns the request being served.
+// Request returns the request being served, until ServeStream returns
+// (the Request then serves later requests).
 func (st *Stream) Request() *Request { return st.r }
 
 // Context returns the call's context (Request.Context): the handler
 // deadline, also cancelled when the stream's connection fails or the
-// server's grace period ends.
-func (st *Stream) Context() context.Context { return st.r.Context() }
+// server's grace period ends. On a stream of messages, once ServeStream
+// has returned, it is a context ended with ErrStreamClosed (the
+// request's own serves later requests: found by review on 2026-12-07).
+func (st *Stream) Context() context.Context {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.lines != nil && st.done {
+		return linesEnded
+	}
+	return st.r.Context()
+}
+
+// linesEnded is the Context of a stream of messages' Stream whose
+// handler has returned.
+var linesEnded = func() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(ErrStreamClosed)
+	return ctx
+}()
 
 // Live reports whether events can be sent: the transport streams, the
 // client accepts text/event-stream, Config.MaxStreams is not reached and
@@ -246,7 +264,11 @@ func (st *Stream) ended() error {
 }
 
 // Started reports whether the handler has sent an event.
-func (st *Stream) Started() bool { return st.sentAny }
+func (st *Stream) Started() bool {
+	st.mu.Lock() // a stream of messages' Sends set it under mu
+	defer st.mu.Unlock()
+	return st.sentAny
+}
 
 // Send sends msg, one JSON-RPC message (a notification, or a request of
 // the server's own), as a server-sent event: "data: " and the message.
@@ -715,27 +737,31 @@ func (st *Stream) sendLine(msg []byte) error {
 	}
 	st.sending++
 	st.mu.Unlock()
-	err := st.lines.writeEvent(msg)
-	if err != nil {
+	written := false
+	defer func() {
+		// Deferred, so that a writer that panics (the panic goes on to
+		// the handler's guard) still gives sending back: the handler's
+		// return waits for it (found by review on 2026-12-07: it hung).
+		st.mu.Lock()
+		st.sending--
+		if written {
+			if st.events == 0 {
+				st.c.s.metrics.streamsStarted.Inc()
+			}
+			st.events++
+			st.sentAny = true
+		} else {
+			st.closed = true
+		}
+		st.cond.Broadcast()
+		st.mu.Unlock()
+	}()
+	if err := st.lines.writeEvent(msg); err != nil {
 		// Before sending is given back: the handler has not returned.
 		st.c.dl.cancel(ErrStreamClosed)
-	}
-	st.mu.Lock()
-	st.sending--
-	if err != nil {
-		st.closed = true
-	} else {
-		if st.events == 0 {
-			st.c.s.metrics.streamsStarted.Inc()
-		}
-		st.events++
-		st.sentAny = true
-	}
-	st.cond.Broadcast()
-	st.mu.Unlock()
-	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStreamClosed, err)
 	}
+	written = true
 	return nil
 }
 
@@ -1077,13 +1103,17 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if lines != nil {
 		stop, readEnd = lines.stop, lines.readEnd
 	}
+	ctx := st.Context() // once: the handler may return meanwhile
 	timer := time.NewTimer(s.cfg.ClientResponseTimeout)
 	defer timer.Stop()
 	select {
 	case resp := <-ch:
 		return parseClientResponse(resp)
-	case <-st.Context().Done():
-		return nil, context.Cause(st.Context())
+	case <-ctx.Done():
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		return nil, ErrStreamClosed // a context already reset for another request
 	case <-timer.C:
 		return nil, ErrClientTimeout
 	case <-stop:

@@ -58,8 +58,9 @@
 // the session (WithSessions) or, over stdio, of the stream it came on,
 // and otherwise nothing (log messages of a request go out at every level
 // under 2025-xx). resources/subscribe and unsubscribe answer {} for a URI that
-// names a resource or matches a template; without a session they have
-// no effect. completion/complete asks the Completer (WithCompleter) about
+// names a resource or matches a template; a session's updates go on its
+// GET stream, a stdio stream's as lines between its answers
+// (NotifyResourceUpdated); without either they have no effect. completion/complete asks the Completer (WithCompleter) about
 // an existing prompt or template, and answers no suggestions without one.
 //
 // notifications/initialized sent with an id is a request to an unknown

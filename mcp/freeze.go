@@ -88,9 +88,11 @@ func (s *Server) infoJSON(v Version) []byte {
 }
 
 // capabilities is what the server declares: every feature it routes.
-// Subscriptions to resource updates are not declared: this server keeps
-// no session to deliver them on (resources/subscribe is acknowledged
-// under 2025-xx and has no effect).
+// Subscriptions to resource updates are not declared: without sessions
+// (WithSessions) an HTTP client has nothing to receive them on
+// (resources/subscribe is acknowledged under 2025-xx and has no effect).
+// A stdio stream is offered them (capabilitiesWithSessions): its updates
+// are lines between its answers.
 const capabilities = `{"completions":{},"logging":{},"prompts":{},"resources":{},"tools":{}}`
 
 // capabilitiesWithSessions is what a 2025-xx session is offered

@@ -46,8 +46,8 @@ func (s *Server) serveStreamInitialize(r *fastserver.Request, dst []byte, cur *a
 	if r.Msg.ParamsType == decode.ParamsObject {
 		caps, _ = decode.Lookup(r.Msg.Params, "capabilities")
 	}
-	cur.Store(&session{version: v, caps: declaredCapabilities(caps)})
-	return append(dst, s.init[v]...), nil
+	cur.Store(&session{version: v, caps: declaredCapabilities(caps), subs: make(map[string]bool)})
+	return append(dst, s.initS[v]...), nil // resources.subscribe: updates come as lines
 }
 
 // negotiate picks the version initialize answers with.

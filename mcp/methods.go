@@ -241,10 +241,11 @@ func (s *Server) serveSetLevel(r *fastserver.Request, dst []byte) ([]byte, error
 
 // serveSubscribe answers resources/subscribe and resources/unsubscribe
 // (2025-xx): the uri must name a resource or match a template (else
-// -32601, as resources/read); the answer is the empty result. This server
-// keeps no session to deliver notifications/resources/updated on, and
-// does not declare the subscribe capability: a subscription is
-// acknowledged and has no effect.
+// -32601, as resources/read); the answer is the empty result. The
+// subscription is the session's (WithSessions: updates on its GET
+// stream) or, over stdio, the stream's (updates written as lines between
+// the answers); without either the server does not declare the subscribe
+// capability, and a subscription is acknowledged and has no effect.
 func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, error) {
 	m := r.Msg
 	uri, _, dup, ferr := target(m, "uri") // row 15, as resources/read
@@ -260,8 +261,13 @@ func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, erro
 	if dup { // row 17, once the resource is known to exist
 		return dst, duplicateIn(m.Params, "")
 	}
-	if ss := s.sessionOf(r); ss != nil {
-		max := s.sessions.opts.Subscriptions
+	ss, max := streamSessionOf(r), stdioSubscriptions // over stdio, the stream's
+	if ss == nil {
+		if ss = s.sessionOf(r); ss != nil {
+			max = s.sessions.opts.Subscriptions
+		}
+	}
+	if ss != nil {
 		ss.mu.Lock()
 		switch {
 		case string(m.Method) != "resources/subscribe":

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -166,6 +165,7 @@ type Server struct {
 	tasks       *taskStore  // nil: no tasks (no tool with Task)
 	listenOpts  ListenOptions
 	listen      *listenTable // subscriptions/listen streams
+	stdio       stdioStreams // StreamEndpoint's streams being served
 	relay       Relay        // WithRelay; nil without
 
 	// Built by freeze.
@@ -318,8 +318,10 @@ func (s *Server) check(r *fastserver.Request) *fastserver.Error {
 // stops at once.
 func (s *Server) StreamEndpoint() *fastserver.Endpoint {
 	ep := s.Endpoint()
-	cur := new(atomic.Pointer[session]) // the stream's session: one Endpoint per stream
+	st := new(stdioStream) // one Endpoint per stream
+	cur := &st.cur
 	ep.Check = func(r *fastserver.Request) *fastserver.Error { return checkStream(r, cur) }
+	ep.Lines = st.lines(s)
 	initialize := route("initialize", false, func(r *fastserver.Request, dst []byte) ([]byte, error) {
 		return s.serveStreamInitialize(r, dst, cur)
 	})

@@ -562,12 +562,13 @@ func (s *Server) Sessions() int {
 }
 
 // DroppedNotifications counts the notifications dropped because a
-// session's queue was full.
+// session's queue, or a stdio stream's (64 resource updates), was full.
 func (s *Server) DroppedNotifications() uint64 {
-	if s.sessions == nil {
-		return 0
+	n := s.stdio.dropped.Load()
+	if s.sessions != nil {
+		n += s.sessions.dropped.Load()
 	}
-	return s.sessions.dropped.Load()
+	return n
 }
 
 // NotifyResourceUpdated sends notifications/resources/updated for uri to
@@ -588,11 +589,12 @@ func (s *Server) NotifyResourceUpdated(uri string) int {
 // sessions only.
 func (s *Server) notifyLocal(uri string) int {
 	n := s.listen.notify(uri)
+	msg := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), decode.AppendString(nil, uri)...)
+	msg = append(msg, "}}"...)
+	n += s.stdio.notify(uri, msg)
 	if s.sessions == nil {
 		return n
 	}
-	msg := append([]byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":`), decode.AppendString(nil, uri)...)
-	msg = append(msg, "}}"...)
 	t := s.sessions
 	now := time.Now()
 	t.mu.Lock()

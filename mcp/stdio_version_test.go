@@ -1,11 +1,18 @@
 package mcp
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rpcedge/rpcedge/fastserver"
 )
 
 // TestStdioNegotiatedVersion: over stdio a request that names no version
@@ -181,5 +188,141 @@ func TestStdioSession(t *testing.T) {
 	wantLogs := map[string]string{"info": "[info warning error]", "warning": "[warning error]", "error": "[error]"}[level]
 	if got := logs(); fmt.Sprint(got) != wantLogs {
 		t.Errorf("after logging/setLevel %s: %v, want %s", level, got, wantLogs)
+	}
+}
+
+// TestStdioSubscribe: under 2025-xx a stdio stream's initialize offers
+// resources.subscribe, and NotifyResourceUpdated writes
+// notifications/resources/updated, as a line between answers, to a
+// stream subscribed to the URI (while it waits for input too), and to no
+// other; unsubscribing, a new initialize and the stream's end stop them.
+func TestStdioSubscribe(t *testing.T) {
+	s, err := New(Info{Name: "sub", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := fmt.Sprintf("test://a/%d", rand.IntN(1e6)), fmt.Sprintf("test://b/%d", rand.IntN(1e6))
+	for _, u := range []string{a, b} {
+		if err := s.AddResource(Resource{URI: u, Name: u, Text: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inW, lines, done := serveStdio(s)
+	id := 0
+	call := func(method, params string) map[string]json.RawMessage {
+		t.Helper()
+		id++
+		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		l, m := stdioLine(t, lines)
+		if string(m["id"]) != fmt.Sprint(id) || m["error"] != nil {
+			t.Fatalf("%s: %q", method, l)
+		}
+		return m
+	}
+	updated := func(uri string) {
+		t.Helper()
+		l, m := stdioLine(t, lines)
+		if string(m["method"]) != `"notifications/resources/updated"` || !strings.Contains(string(m["params"]), `"uri":"`+uri+`"`) {
+			t.Fatalf("want an update of %s, got %q", uri, l)
+		}
+	}
+	quiet := func() {
+		t.Helper()
+		// Nothing may come before the answer to a ping.
+		if m := call("ping", "{}"); m["result"] == nil {
+			t.Fatal("ping")
+		}
+	}
+	init := func() {
+		t.Helper()
+		if m := call("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`); !strings.Contains(string(m["result"]), `"resources":{"subscribe":true}`) {
+			t.Fatalf("initialize does not offer resources.subscribe: %s", m["result"])
+		}
+	}
+	init()
+	call("resources/subscribe", `{"uri":"`+a+`"}`)
+	if n := s.NotifyResourceUpdated(a); n != 1 {
+		t.Errorf("NotifyResourceUpdated(a) reached %d, want 1", n)
+	}
+	updated(a) // written while the stream waits for input
+	if n := s.NotifyResourceUpdated(b); n != 0 {
+		t.Errorf("NotifyResourceUpdated(b) reached %d, want 0", n)
+	}
+	quiet()
+	call("resources/subscribe", `{"uri":"`+b+`"}`)
+	s.NotifyResourceUpdated(b)
+	s.NotifyResourceUpdated(a)
+	updated(b)
+	updated(a)
+	call("resources/unsubscribe", `{"uri":"`+a+`"}`)
+	s.NotifyResourceUpdated(a)
+	quiet()
+	init() // a new session: no subscriptions
+	s.NotifyResourceUpdated(b)
+	quiet()
+	call("resources/subscribe", `{"uri":"`+b+`"}`)
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("ServeLines: %v", err)
+	}
+	if n := s.NotifyResourceUpdated(b); n != 0 {
+		t.Errorf("after the stream ended NotifyResourceUpdated reached %d, want 0", n)
+	}
+}
+
+// TestStdioSubscribeSlowReader: resource updates for a stdio client that
+// does not read are queued up to 64 and then dropped
+// (DroppedNotifications): NotifyResourceUpdated never waits for it.
+func TestStdioSubscribeSlowReader(t *testing.T) {
+	s, err := New(Info{Name: "slow", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := fmt.Sprintf("test://r/%d", rand.IntN(1e6))
+	if err := s.AddResource(Resource{URI: u, Name: "r", Text: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- fastserver.ServeLines(context.Background(), s.StreamEndpoint(), fastserver.Config{Logger: slog.New(slog.DiscardHandler)}, inR, outW)
+		outW.Close()
+	}()
+	br := bufio.NewReader(outR)
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	br.ReadString('\n')
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"`+u+`"}}`)
+	br.ReadString('\n')
+	// The output is no longer read: the writer blocks on its first
+	// update, 64 wait, the rest are dropped.
+	start := time.Now()
+	total := 0
+	for range 500 {
+		total += s.NotifyResourceUpdated(u)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("500 updates took %v: NotifyResourceUpdated waited for the client", d)
+	}
+	if dropped := s.DroppedNotifications(); total+int(dropped) != 500 || dropped < 500-stdioQueue-2 {
+		t.Errorf("queued %d, dropped %d of 500", total, dropped)
+	}
+	// Reading again, the queued updates come, then the stream ends.
+	inW.Close()
+	got := 0
+	for {
+		l, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if strings.Contains(l, "notifications/resources/updated") {
+			got++
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("ServeLines: %v", err)
+	}
+	if got > total {
+		t.Errorf("%d updates written, %d queued", got, total)
 	}
 }
