@@ -26,60 +26,65 @@ const stdioQueue = 64
 // to, as SessionOptions.Subscriptions bounds a session's (its default).
 const stdioSubscriptions = 256
 
-// stdioStream is one newline-delimited stream served by a StreamEndpoint.
+// stdioStream is the stream a StreamEndpoint serves (one per Endpoint).
 type stdioStream struct {
-	cur     atomic.Pointer[session] // begun by the stream's initialize
-	send    func([]byte) error      // fastserver.Endpoint.Lines' send
-	updates chan []byte             // resource updates waiting to be written
-	quit    chan struct{}           // closed when ServeLines returns
-	done    chan struct{}           // closed when the writer has ended
+	cur atomic.Pointer[session] // begun by the stream's initialize
+}
+
+// stdioWriter writes the resource updates of one ServeLines of a
+// stdioStream (there is one, unless an Endpoint is shared, which its doc
+// forbids: each ServeLines then gets updates of the one session).
+type stdioWriter struct {
+	st      *stdioStream
+	send    func([]byte) error // fastserver.Endpoint.Lines' send
+	updates chan []byte        // resource updates waiting to be written
+	quit    chan struct{}      // closed when ServeLines returns
+	done    chan struct{}      // closed when write has ended
 }
 
 // stdioStreams are a server's stdio streams being served, for
 // NotifyResourceUpdated.
 type stdioStreams struct {
 	mu      sync.Mutex
-	m       map[*stdioStream]struct{}
+	m       map[*stdioWriter]struct{}
 	dropped atomic.Uint64
 }
 
-// lines is the stream's fastserver.Endpoint.Lines: the stream joins the
-// server's streams and a writer goroutine writes its resource updates
-// until ServeLines returns.
+// lines is the stream's fastserver.Endpoint.Lines: each ServeLines gets
+// a writer, among the server's until ServeLines returns, whose goroutine
+// writes the stream's resource updates.
 func (st *stdioStream) lines(s *Server) func(send func([]byte) error) func() {
 	return func(send func([]byte) error) func() {
-		st.send = send
-		st.updates = make(chan []byte, stdioQueue)
-		st.quit = make(chan struct{})
-		st.done = make(chan struct{})
+		w := &stdioWriter{st: st, send: send, updates: make(chan []byte, stdioQueue),
+			quit: make(chan struct{}), done: make(chan struct{})}
 		s.stdio.mu.Lock()
 		if s.stdio.m == nil {
-			s.stdio.m = make(map[*stdioStream]struct{})
+			s.stdio.m = make(map[*stdioWriter]struct{})
 		}
-		s.stdio.m[st] = struct{}{}
+		s.stdio.m[w] = struct{}{}
 		s.stdio.mu.Unlock()
-		go st.write()
+		go w.write()
 		return func() {
 			s.stdio.mu.Lock()
-			delete(s.stdio.m, st)
+			delete(s.stdio.m, w)
 			s.stdio.mu.Unlock()
-			close(st.quit)
-			<-st.done
+			close(w.quit)
+			<-w.done
 		}
 	}
 }
 
-// write is the stream's writer goroutine: it writes the updates queued
-// for it until ServeLines returns or the output fails.
-func (st *stdioStream) write() {
-	defer close(st.done)
+// write is the writer's goroutine: it writes the updates queued for it
+// until ServeLines returns or the output fails.
+func (w *stdioWriter) write() {
+	defer close(w.done)
 	for {
 		select {
-		case msg := <-st.updates:
-			if st.send(msg) != nil {
+		case msg := <-w.updates:
+			if w.send(msg) != nil {
 				return // the output failed or is closing: nothing more is written
 			}
-		case <-st.quit:
+		case <-w.quit:
 			return
 		}
 	}
@@ -92,8 +97,8 @@ func (ss *stdioStreams) notify(uri string, msg []byte) int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	n := 0
-	for st := range ss.m {
-		sess := st.cur.Load()
+	for w := range ss.m {
+		sess := w.st.cur.Load()
 		if sess == nil {
 			continue
 		}
@@ -104,7 +109,7 @@ func (ss *stdioStreams) notify(uri string, msg []byte) int {
 			continue
 		}
 		select {
-		case st.updates <- msg:
+		case w.updates <- msg:
 			n++
 		default:
 			ss.dropped.Add(1)
