@@ -403,18 +403,7 @@ func (o *lineOut) close() {
 func (o *lineOut) write(line []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
-		return ErrStreamClosed
-	}
-	if o.err != nil {
-		return o.err
-	}
-	if _, err := o.bw.Write(line); err != nil {
-		o.err = err
-		return err
-	}
-	o.err = o.bw.Flush()
-	return o.err
+	return o.put(line)
 }
 
 // writeEvent writes msg, a stream's event, as one line (oneLine): framed
@@ -424,20 +413,25 @@ func (o *lineOut) write(line []byte) error {
 func (o *lineOut) writeEvent(msg []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
-		return ErrStreamClosed
-	}
-	if o.err != nil {
-		return o.err
-	}
 	o.buf = append(append(o.buf[:0], msg...), '\n')
 	oneLine(o.buf[:len(o.buf)-1])
-	_, o.err = o.bw.Write(o.buf)
+	err := o.put(o.buf)
 	if cap(o.buf) > keepEventBuffer {
 		o.buf = nil
 	}
+	return err
+}
+
+// put, under mu, writes line and flushes it: ErrStreamClosed once
+// ServeLines is returning, and the first write error for good.
+func (o *lineOut) put(line []byte) error {
+	if o.closed {
+		return ErrStreamClosed
+	}
 	if o.err == nil {
-		o.err = o.bw.Flush()
+		if _, o.err = o.bw.Write(line); o.err == nil {
+			o.err = o.bw.Flush()
+		}
 	}
 	return o.err
 }
