@@ -36,7 +36,8 @@ import (
 // own requests (Stream.Call), whose responses the client writes as lines
 // of its own; they are read with the rest and handed to the call that
 // waits for them, never answered. A response no call awaits (late, or
-// never asked for) is refused -32600, as over HTTP. A client that writes
+// never asked for) is refused -32600, as over HTTP, with a null id: its
+// id may be one of the client's own requests'. A client that writes
 // more than 16 messages ahead of such a response leaves it unread until
 // the call's ClientResponseTimeout. See Stream.Lines for what a stream of
 // messages does not do.
