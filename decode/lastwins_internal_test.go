@@ -133,6 +133,9 @@ func TestHasDuplicateNameDeepLinear(t *testing.T) {
 // level-by-level one (appendLastWinsHuge) on random values, with the
 // generator's repeated names, escaped names and white space.
 func TestAppendLastWinsTwoPasses(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	seed := rand.Uint64()
 	r := rand.New(rand.NewPCG(seed, 7))
 	n := 20000

@@ -196,6 +196,9 @@ func review4CheckTable(t *testing.T, s *nameSet, want int) {
 // one up to 32 (no hash bits: objects of 2 to 4 GiB), and every entry is
 // a name's offset (never 0) with that name's hash bits.
 func TestReview4NameSetEveryWidth(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	rng := rand.New(rand.NewPCG(4, 58))
 	for _, n := range []int{smallMembers + 1, 60, 700, 3000} {
 		for round := range 6 {
@@ -293,6 +296,9 @@ func TestReview4NameSetEveryWidth(t *testing.T) {
 // offset) repeating the first one or not: DuplicateName,
 // HasDuplicateNameDeep and AppendLastWins read it right.
 func TestReview4PowerOfTwoLengths(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	for k := 8; k <= 17; k++ {
 		for delta := -9; delta <= 9; delta++ {
 			target := 1<<k + delta

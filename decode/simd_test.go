@@ -227,6 +227,9 @@ func TestSIMDMutations(t *testing.T) {
 // (overlong forms, surrogates, past U+10FFFF) are table entries and
 // vector compares, which fuzzing is not steered towards.
 func TestValidUTF8Table(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a pure computation: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	old := simdOK
 	defer func() { simdOK = old }()
 	full := []byte{0x41, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0}
