@@ -134,31 +134,53 @@ type lineClient struct {
 
 func (rig *lineStreamRig) start(t *testing.T, ctx context.Context, out io.Writer) *lineClient {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	lc := &lineClient{t: t, in: inW, lines: make(chan string, 64), done: make(chan error, 1)}
-	var w io.Writer = outW
-	if rig.lag > 0 {
-		w = laggingWriter{outW, rig.lag}
+	return startLines(t, rig, ctx, nil, func(w io.Writer) io.Writer {
+		switch {
+		case out != nil:
+			return out
+		case rig.lag > 0:
+			return laggingWriter{w, rig.lag}
+		}
+		return w
+	})
+}
+
+// startLines runs ServeLines for rig on pipes: the output writer wrapped
+// by wrap (nil: none), and, when in is not nil, that reader as the input
+// instead of a pipe (lc.in is then nil: send must not be used). The test's
+// end closes the input, drains the output and waits for ServeLines.
+func startLines(t *testing.T, rig *lineStreamRig, ctx context.Context, in io.Reader, wrap func(io.Writer) io.Writer) *lineClient {
+	t.Helper()
+	var inW *io.PipeWriter
+	if in == nil {
+		var inR *io.PipeReader
+		inR, inW = io.Pipe()
+		in = inR
 	}
-	if out != nil {
-		w = out
+	outR, outW := io.Pipe()
+	lc := &lineClient{t: t, in: inW, lines: make(chan string, 256), done: make(chan error, 1)}
+	var w io.Writer = outW
+	if wrap != nil {
+		w = wrap(outW)
 	}
 	go func() {
-		err := ServeLines(ctx, rig.ep, rig.cfg, inR, w)
+		err := ServeLines(ctx, rig.ep, rig.cfg, in, w)
 		outW.Close()
 		lc.done <- err
 	}()
 	go func() {
 		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 1<<20)
+		sc.Buffer(nil, 4<<20)
 		for sc.Scan() {
 			lc.lines <- sc.Text()
 		}
 		close(lc.lines)
 	}()
 	t.Cleanup(func() {
-		inW.Close()
+		if inW != nil {
+			inW.Close()
+		}
+		go io.Copy(io.Discard, outR) // a writer blocked on the output ends
 		select {
 		case <-lc.done:
 		case <-time.After(ioTimeout):

@@ -1,7 +1,6 @@
 package fastserver
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,50 +22,6 @@ import (
 // cancellation, deadlines, Cut and SetDeadline around Stream.Call,
 // streams kept past their handler, panics beside blocked writes, odd
 // writers and readers, and response lines at the size ceiling.
-
-// r14Start is lineStreamRig.start with the output writer wrapped (nil:
-// none) and, when in is not nil, that reader as the input instead of a
-// pipe (lc.in is then nil: send must not be used).
-func r14Start(t *testing.T, rig *lineStreamRig, ctx context.Context, in io.Reader, wrap func(io.Writer) io.Writer) *lineClient {
-	t.Helper()
-	var inW *io.PipeWriter
-	if in == nil {
-		var inR *io.PipeReader
-		inR, inW = io.Pipe()
-		in = inR
-	}
-	outR, outW := io.Pipe()
-	lc := &lineClient{t: t, in: inW, lines: make(chan string, 256), done: make(chan error, 1)}
-	var w io.Writer = outW
-	if wrap != nil {
-		w = wrap(outW)
-	}
-	go func() {
-		err := ServeLines(ctx, rig.ep, rig.cfg, in, w)
-		outW.Close()
-		lc.done <- err
-	}()
-	go func() {
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(nil, 4<<20)
-		for sc.Scan() {
-			lc.lines <- sc.Text()
-		}
-		close(lc.lines)
-	}()
-	t.Cleanup(func() {
-		if inW != nil {
-			inW.Close()
-		}
-		go io.Copy(io.Discard, outR) // a writer blocked on the output ends
-		select {
-		case <-lc.done:
-		case <-time.After(ioTimeout):
-			t.Error("ServeLines did not return after its input closed")
-		}
-	})
-	return lc
-}
 
 // r14Cancel gives rig's endpoint the Cancel hook of newLineStreamRig
 // (r12Rig's endpoint has none): a notification "cancel" names params.id.
@@ -159,7 +114,7 @@ func TestReview14CancelDuringCallThenLateResponse(t *testing.T) {
 	rig := r12Rig(ms)
 	r14Cancel(rig)
 	rig.cfg.ClientResponseTimeout = 4 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for round := range 3 {
 		ids := r14Distinct(3)
 		a, b, e := ids[0], ids[1], ids[2]
@@ -198,7 +153,7 @@ func TestReview14CancelNamingServerID(t *testing.T) {
 	r14Asker(ms, asked)
 	rig := r12Rig(ms)
 	r14Cancel(rig)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for range 3 {
 		a := randID()
 		lc.send(`{"jsonrpc":"2.0","id":` + a + `,"method":"ask"}`)
@@ -233,7 +188,7 @@ func TestReview14CancelAndResponseInOneRead(t *testing.T) {
 	rig := r12Rig(ms)
 	r14Cancel(rig)
 	rig.cfg.ClientResponseTimeout = 4 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for round := range 16 {
 		cancelFirst := round%2 == 0
 		ids := r14Distinct(2)
@@ -292,7 +247,7 @@ func TestReview14ResponseWithQueuedRequestID(t *testing.T) {
 	r14Asker(ms, asked)
 	r12Echo(ms)
 	rig := r12Rig(ms)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for round := range 2 {
 		a, q := randID(), r14StrID("q")
 		lc.send(`{"jsonrpc":"2.0","id":` + a + `,"method":"ask"}`)
@@ -334,7 +289,7 @@ func TestReview14HandlerTimeoutDuringCall(t *testing.T) {
 	rig := r12Rig(ms)
 	rig.cfg.HandlerTimeout = 200 * time.Millisecond
 	rig.cfg.ClientResponseTimeout = 5 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for round := range 3 {
 		ids := r14Distinct(2)
 		a, b := ids[0], ids[1]
@@ -374,7 +329,7 @@ func TestReview14TinyClientResponseTimeout(t *testing.T) {
 	r12Echo(ms)
 	rig := r12Rig(ms)
 	rig.cfg.ClientResponseTimeout = time.Millisecond
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	timeouts := 0
 	for round := range 8 {
 		ids := r14Distinct(2)
@@ -450,7 +405,7 @@ func TestReview14CallFromGoroutineWhileSending(t *testing.T) {
 		return append(dst, cr.res...), nil
 	})
 	rig := r12Rig(ms)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for round := range 4 {
 		id, n := randID(), 20+rand.IntN(30)
 		lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"mixed","params":{"n":` + strconv.Itoa(n) + `}}`)
@@ -508,7 +463,7 @@ func TestReview14StartedWhileGoroutineSends(t *testing.T) {
 		return append(dst, strconv.FormatBool(started)...), nil
 	})
 	rig := r12Rig(ms)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	for range 3 {
 		id := randID()
 		lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"poll"}`)
@@ -549,7 +504,7 @@ func TestReview14CallAfterCut(t *testing.T) {
 	r12Echo(ms)
 	rig := r12Rig(ms)
 	rig.cfg.ClientResponseTimeout = 4 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 
 	id := randID()
 	lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"cutcall"}`)
@@ -604,7 +559,7 @@ func TestReview14SetDeadlineLines(t *testing.T) {
 	rig := r12Rig(ms)
 	rig.cfg.HandlerTimeout = 200 * time.Millisecond
 	rig.cfg.ClientResponseTimeout = 5 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 
 	move.Store(int64(900 * time.Millisecond))
 	id := randID()
@@ -622,7 +577,7 @@ func TestReview14SetDeadlineLines(t *testing.T) {
 	rig2 := r12Rig(ms)
 	rig2.cfg.HandlerTimeout = 3 * time.Second
 	rig2.cfg.ClientResponseTimeout = 5 * time.Second
-	lc2 := r14Start(t, rig2, context.Background(), nil, nil)
+	lc2 := startLines(t, rig2, context.Background(), nil, nil)
 	move.Store(int64(60 * time.Millisecond))
 	id = randID()
 	lc2.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ask"}`)
@@ -667,7 +622,7 @@ func TestReview14KeptStreamAfterReturn(t *testing.T) {
 		return append(dst, `"held"`...), nil
 	})
 	rig := r12Rig(ms)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	id := randID()
 	lc.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"keep"}`)
 	lc.next()
@@ -745,7 +700,7 @@ func TestReview14LeftBehindReadsContext(t *testing.T) {
 	})
 	r12Echo(ms)
 	rig := r12Rig(ms)
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	defer func() { stop.Store(true); wg.Wait() }()
 	for range 2 {
 		id := randID()
@@ -819,7 +774,7 @@ func TestReview14PanicWhileSendBlocked(t *testing.T) {
 	r12Echo(ms)
 	rig := r12Rig(ms)
 	g := &r14GateWriter{free: 1, gate: make(chan struct{}), blocked: make(chan struct{})}
-	lc := r14Start(t, rig, context.Background(), nil, func(w io.Writer) io.Writer { g.w = w; return g })
+	lc := startLines(t, rig, context.Background(), nil, func(w io.Writer) io.Writer { g.w = w; return g })
 	ids := r14Distinct(2)
 	id, e := ids[0], ids[1]
 	lc.send(`{"jsonrpc":"2.0","id":`+id+`,"method":"boom"}`, `{"jsonrpc":"2.0","id":`+e+`,"method":"echo","params":{}}`)
@@ -1098,7 +1053,7 @@ func TestReview14ResponseWithEOF(t *testing.T) {
 	rig.cfg.ClientResponseTimeout = 4 * time.Second
 	for round := range 8 {
 		rd := &r14ChunkReader{ch: make(chan r14Chunk, 2)}
-		lc := r14Start(t, rig, context.Background(), rd, nil)
+		lc := startLines(t, rig, context.Background(), rd, nil)
 		ids := r14Distinct(2)
 		a, e := ids[0], ids[1]
 		rd.ch <- r14Chunk{data: `{"jsonrpc":"2.0","id":` + a + `,"method":"ask"}` + "\n"}
@@ -1149,7 +1104,7 @@ func TestReview14ResponseAtTheCeiling(t *testing.T) {
 	ceil := 40000 + rand.IntN(3000)
 	rig.cfg.MaxBodyBytes = int64(ceil)
 	rig.cfg.ClientResponseTimeout = 4 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	line := func(rid string, size int, tag string) string {
 		head := `{"jsonrpc":"2.0","id":` + rid + `,"result":{"tag":"` + tag + `","pad":"`
 		tail := `"}}`
@@ -1212,7 +1167,7 @@ func TestReview14CallOutlivesHandler(t *testing.T) {
 	r12Echo(ms)
 	rig := r12Rig(ms)
 	rig.cfg.ClientResponseTimeout = 3 * time.Second
-	lc := r14Start(t, rig, context.Background(), nil, nil)
+	lc := startLines(t, rig, context.Background(), nil, nil)
 	var bad []string
 	for round := range 20 {
 		id := randID()
