@@ -128,8 +128,9 @@ type Stream struct {
 	gen     uint64 // (under mu) counts the Stream's uses: reset adds one
 	res     []byte // the array the next live stream's handler appends to
 	// lines is the output of a stream of messages (ServeLines), whose
-	// events are written as lines while the handler runs: set on the
-	// Stream each run there gets (serveLines), nil over HTTP.
+	// events are written as lines while the handler runs: set when the
+	// Stream of a run there is made (serveLines) and never changed; nil
+	// on a server's pooled Streams (HTTP), so it is read without mu.
 	lines   *lineOut
 	sending int  // (under mu) events being written to lines
 	cslot   bool // holds one of its client's Config.MaxClientStreams
@@ -232,22 +233,15 @@ func (st *Stream) Err() error {
 // Under mu, so that a sender the handler left behind (Stream's doc
 // forbids it) reads what reset and run wrote under mu.
 func (st *Stream) usable() error {
-	_, err := st.usableOn()
-	return err
-}
-
-// usableOn is usable that also returns, read under mu, the output of
-// the stream of messages the stream writes to (nil over HTTP).
-func (st *Stream) usableOn() (*lineOut, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.live {
-		return nil, st.refusal
+		return st.refusal
 	}
 	if st.closed || st.done {
-		return nil, ErrStreamClosed
+		return ErrStreamClosed
 	}
-	return st.lines, nil
+	return nil
 }
 
 // ended returns why the call's context ended (the handler deadline, the
@@ -280,11 +274,10 @@ func (st *Stream) Started() bool {
 // call's context has ended (the handler deadline, the end of Shutdown's
 // grace: the context's error). msg may be reused when Send returns.
 func (st *Stream) Send(msg []byte) error {
-	lines, err := st.usableOn()
-	if err != nil {
+	if err := st.usable(); err != nil {
 		return err
 	}
-	if lines != nil {
+	if st.lines != nil {
 		return st.sendLine(msg)
 	}
 	st.buf = appendEvent(st.buf[:0], msg)
@@ -295,14 +288,13 @@ func (st *Stream) Send(msg []byte) error {
 // keep-alive for proxies that close idle connections. It starts the
 // stream like Send. text must not contain line breaks.
 func (st *Stream) Comment(text string) error {
-	lines, err := st.usableOn()
-	if err != nil {
+	if err := st.usable(); err != nil {
 		return err
 	}
 	if bytesHasBreak(text) {
 		return errors.New("fastserver: a stream comment must not contain line breaks")
 	}
-	if lines != nil {
+	if st.lines != nil {
 		return st.Err() // a stream of messages has no comments: nothing to send
 	}
 	st.buf = append(append(append(st.buf[:0], ": "...), text...), "\n\n"...)
@@ -316,11 +308,10 @@ func (st *Stream) Comment(text string) error {
 // being the handler's own result. It starts the stream and waits like
 // Send; result may be reused when it returns.
 func (st *Stream) SendResult(result []byte) error {
-	lines, err := st.usableOn()
-	if err != nil {
+	if err := st.usable(); err != nil {
 		return err
 	}
-	if lines != nil {
+	if st.lines != nil {
 		return ErrStreamUnavailable // one response per id on a stream of messages
 	}
 	st.msg = append(st.msg[:0], `{"jsonrpc":"2.0","id":`...)
@@ -338,7 +329,7 @@ func (st *Stream) Start() error {
 	if err := st.Err(); err != nil {
 		return err
 	}
-	if st.Lines() {
+	if st.lines != nil {
 		return nil // the answer is one line whatever was sent before it
 	}
 	st.mu.Lock()
@@ -401,7 +392,7 @@ func (st *Stream) Cut() {
 // nothing.
 func (st *Stream) ReleaseBody() {
 	c := st.c
-	if c == nil || st.Lines() || st.Err() != nil {
+	if c == nil || st.lines != nil || st.Err() != nil {
 		return // a stream of messages' line is held until it is answered
 	}
 	// The connection's goroutine waits in Request.Stream for the first
@@ -448,11 +439,8 @@ func (st *Stream) Stopping() <-chan struct{} {
 	if st.c == nil {
 		return nil
 	}
-	st.mu.Lock()
-	lines := st.lines
-	st.mu.Unlock()
-	if lines != nil {
-		return lines.stop
+	if st.lines != nil {
+		return st.lines.stop
 	}
 	return st.c.s.shutdown
 }
@@ -628,7 +616,7 @@ func (st *Stream) reset(r *Request) {
 	// to ErrStreamClosed, not into this use's buffer.
 	st.mu.Lock()
 	st.gen++
-	st.r, st.live, st.refusal, st.lines = r, false, nil, nil
+	st.r, st.live, st.refusal = r, false, nil
 	st.fill, st.spare, st.buf = st.fill[:0], st.spare[:0], st.buf[:0]
 	st.closed, st.done, st.events, st.sentAny = false, false, 0, false
 	st.mu.Unlock()
@@ -727,7 +715,7 @@ func (st *Stream) serveLines(r *Request, dst []byte, h StreamHandler) ([]byte, e
 // fail, and the call's context is cancelled (ErrStreamClosed).
 func (st *Stream) sendLine(msg []byte) error {
 	st.mu.Lock()
-	if !st.live || st.closed || st.done || st.lines == nil {
+	if !st.live || st.closed || st.done {
 		st.mu.Unlock()
 		return ErrStreamClosed
 	}
@@ -776,11 +764,7 @@ func (st *Stream) sendLine(msg []byte) error {
 // the call is answered -32603 as one whose context ended), Stopping is closed
 // when ServeLines' context is done, and Call's responses come back as
 // lines of the stream.
-func (st *Stream) Lines() bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return st.lines != nil
-}
+func (st *Stream) Lines() bool { return st.lines != nil }
 
 // streamRefusal says why c's answer cannot stream, or reserves a stream
 // slot (and its client's, noted in st) and returns nil.
@@ -1069,9 +1053,7 @@ func (st *Stream) Call(method string, params []byte) ([]byte, error) {
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
-	st.mu.Lock()
 	lines := st.lines
-	st.mu.Unlock()
 	c := st.c
 	s := c.s
 	var scope string // a stream of messages has one client: no scope
