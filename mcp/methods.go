@@ -227,11 +227,7 @@ func (s *Server) serveSetLevel(r *fastserver.Request, dst []byte) ([]byte, error
 	if n != 1 || !ok {
 		return dst, errLevelInvalid
 	}
-	ss := streamSessionOf(r) // over stdio, the stream's
-	if ss == nil {
-		ss = s.sessionOf(r)
-	}
-	if ss != nil {
+	if ss := s.sessionOf(r); ss != nil {
 		ss.mu.Lock()
 		ss.level, ss.levelSet = level, true
 		ss.mu.Unlock()
@@ -261,13 +257,11 @@ func (s *Server) serveSubscribe(r *fastserver.Request, dst []byte) ([]byte, erro
 	if dup { // row 17, once the resource is known to exist
 		return dst, duplicateIn(m.Params, "")
 	}
-	ss, max := streamSessionOf(r), stdioSubscriptions // over stdio, the stream's
-	if ss == nil {
-		if ss = s.sessionOf(r); ss != nil {
+	if ss := s.sessionOf(r); ss != nil {
+		max := stdioSubscriptions
+		if ss != streamSessionOf(r) {
 			max = s.sessions.opts.Subscriptions
 		}
-	}
-	if ss != nil {
 		ss.mu.Lock()
 		switch {
 		case string(m.Method) != "resources/subscribe":

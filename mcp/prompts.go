@@ -165,12 +165,7 @@ func (s *Server) servePromptsGet(r *fastserver.Request, dst []byte) ([]byte, err
 	if p.Render != nil {
 		c := getCall(r)
 		c.r, c.v, c.m = r, v, m
-		switch ss := streamSessionOf(r); {
-		case ss != nil:
-			c.sess = ss // over stdio, the stream's
-		case s.sessions != nil:
-			c.sess = s.sessionOf(r)
-		}
+		c.sess = s.sessionOf(r)
 		if e := c.begin(s, v, "prompts/get", p.Name, &xp, false, auth.FromRequest(r)); e != nil {
 			c.release()
 			return dst, e

@@ -483,8 +483,13 @@ func (t *sessionTable) endLocked(id string, ss *session) {
 	}
 }
 
-// sessionOf returns the session r names under 2025-xx, or nil.
+// sessionOf returns the 2025-xx session r belongs to: over stdio its
+// stream's (StreamEndpoint), over HTTP the one its Mcp-Session-Id names
+// (WithSessions); or nil.
 func (s *Server) sessionOf(r *fastserver.Request) *session {
+	if ss := streamSessionOf(r); ss != nil {
+		return ss // over stdio, the stream's (checkStream)
+	}
 	if s.sessions == nil || RequestVersion(r).Stateless() {
 		return nil
 	}

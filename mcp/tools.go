@@ -366,8 +366,9 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	// The endpoint's Check walked params already (checkHeaders), unless
 	// the request came another way (a stream).
 	c, _ := r.Memo.(*Call)
-	ss := streamSessionOf(r)
-	r.Memo = nil
+	if c != nil {
+		r.Memo = nil // (over stdio Memo holds the stream's session: sessionOf)
+	}
 	if c == nil || !c.walked || c.m != nil {
 		if c != nil {
 			c.release()
@@ -418,12 +419,7 @@ func (s *Server) serveToolsCall(r *fastserver.Request, dst []byte) ([]byte, erro
 	v := RequestVersion(r)
 	c.r, c.args, c.v, c.m = r, args, v, m
 	c.tool = t
-	switch {
-	case ss != nil:
-		c.sess = ss // over stdio, the stream's
-	case s.sessions != nil:
-		c.sess = s.sessionOf(r)
-	}
+	c.sess = s.sessionOf(r)
 	if e := c.begin(s, v, "tools/call", t.Name, &c.w.xp, t.Streaming, auth.FromRequest(r)); e != nil {
 		return fail(e)
 	}
