@@ -482,6 +482,9 @@ func checkLayout(t *testing.T, f *Fleet, s *TaskStore, model map[string]mtask, e
 			if m, live := model[id]; live && s.prefix+"oa:"+m.own != k || !live && !expired[id] {
 				t.Errorf("%s holds %s (%+v, live %v)", k, id, m, live)
 			}
+			if seen[id] == nil { // an expired task no other index still holds
+				seen[id] = map[string]bool{}
+			}
 			seen[id][k] = true
 		}
 	}
