@@ -282,7 +282,8 @@
 // (context.Canceled; its POST is answered -32603 "request cancelled"; a
 // streamed answer until its first event, after which closing its stream
 // ends it; a session with a request running does not expire, and DELETE
-// leaves its running requests to finish); without a session the id names
+// cancels its running requests in the same way, a streamed answer until
+// its first event); without a session the id names
 // no request anyone can tell apart (ids are the client's own), and the
 // cancellation is ignored. Under
 // 2026-07-28 a client cancels by closing the request's connection or

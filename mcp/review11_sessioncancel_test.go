@@ -621,30 +621,35 @@ func TestReview11WithAuthOtherToken(t *testing.T) {
 }
 
 // TestReview11DeletedSession: a session DELETEd while its request runs:
-// a cancellation naming it is 404 and cancels nothing; the request runs
-// to its end, is answered, and is untracked.
+// the request is cancelled as a notifications/cancelled would cancel it
+// (its client is done with the session), answered "request cancelled",
+// and untracked; a cancellation naming the session after is 404.
 func TestReview11DeletedSession(t *testing.T) {
 	env := newR11Env(t, SessionOptions{}, nil)
-	a := env.session(t)
+	a, b := env.session(t), env.session(t)
 	ss := env.sess(a)
+	ansB := env.async(nil, b, r11Call(`"d"`, "wait", `{}`))
+	env.g.awaitStart(t, 1)
 	ans := env.async(nil, a, r11Call(`"d"`, "wait", `{}`))
 	env.g.awaitStart(t, 1)
 	if resp, _ := do(t, "DELETE", env.url, a, ""); resp.StatusCode != 204 {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
+	env.g.awaitCancelled(t, "DELETE of its session")
+	wantCancelled(t, r11Await(t, ans, "d"), `"d"`, "a")
+	awaitUntracked(t, ss, "deleted session")
 	if st, body := env.mustPost(t, a, r11Cancel(`"d"`)); st != 404 {
 		t.Errorf("cancel in a deleted session: %d %s, want 404", st, body)
 	}
-	env.mustPost(t, "", r11Cancel(`"d"`))
-	env.g.quiet(t, 200*time.Millisecond, "a cancellation after DELETE")
+	// The other session's request with the same id runs on.
+	env.g.quiet(t, 200*time.Millisecond, "another session's DELETE")
 	env.g.open()
 	if e := env.g.awaitEnd(t, "release"); e.err != nil {
-		t.Fatalf("d: %v", e.err)
+		t.Fatalf("b's d: %v", e.err)
 	}
-	if got := r11Await(t, ans, "d"); strings.Contains(got.body, "request cancelled") || !strings.Contains(got.body, `"id":"d"`) {
-		t.Fatalf("d's answer: %d %s", got.status, got.body)
+	if got := r11Await(t, ansB, "b"); strings.Contains(got.body, "request cancelled") || !strings.Contains(got.body, `"id":"d"`) {
+		t.Fatalf("b's answer: %d %s", got.status, got.body)
 	}
-	awaitUntracked(t, ss, "deleted session")
 }
 
 // TestReview11IdleSessionRunningRequest: a session whose only activity is

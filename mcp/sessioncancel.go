@@ -24,7 +24,8 @@ import (
 // completion/complete) are tracked while their handler runs; a
 // cancellation ends that handler's context (fastserver.Request.Cancel:
 // context.Canceled). A streamed answer is tracked until its first event;
-// after that closing its stream is what ends it.
+// after that closing its stream is what ends it. Ending the session
+// (DELETE) cancels every request of it that is tracked, in the same way.
 
 // inflight is a session's request whose handler runs.
 type inflight struct {
@@ -46,6 +47,9 @@ func (s *Server) cancellable(f func(*fastserver.Request, []byte) ([]byte, error)
 		}
 		ss.mu.Lock()
 		ss.inflight = append(ss.inflight, inflight{id: r.Msg.ID, r: r})
+		if ss.ended {
+			r.Cancel() // ended (DELETE) since it was looked up: it starts cancelled
+		}
 		ss.mu.Unlock()
 		defer ss.untrack(r)
 		return f(r, dst)

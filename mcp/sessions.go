@@ -476,6 +476,13 @@ func (t *sessionTable) endLocked(id string, ss *session) {
 		ss.ended = true
 		close(ss.events) // ends its GET stream, once it has written what is queued
 		st = ss.stream
+		// Its running requests are for no one now (DELETE: the client is
+		// done with the session; expiry and reclaiming skip a session
+		// with one running): their handlers' contexts end as a
+		// notifications/cancelled would end them.
+		for _, f := range ss.inflight {
+			f.r.Cancel()
+		}
 	}
 	ss.mu.Unlock()
 	if st != nil {
