@@ -19,7 +19,8 @@ package mcp
 //     resources.subscribe;
 //   - GET /mcp with the header opens the session's notification stream,
 //     which Server.NotifyResourceUpdated feeds; DELETE /mcp with the header
-//     ends the session (204). A session has one stream: a new GET takes it
+//     ends the session (204) and cancels its running requests
+//     (sessioncancel.go). A session has one stream: a new GET takes it
 //     over (see "Taking a stream over" below);
 //   - sessions are bounded in number (SessionOptions.Max: a full table
 //     ends the least recently used sessions idle past
