@@ -309,6 +309,9 @@ func checkChunkings(t *testing.T, in chunkInput, plan feedPlan, seed uint64) {
 }
 
 func TestChunking(t *testing.T) {
+	if decode.RaceEnabled {
+		t.Skip("a pure computation in one goroutine: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	for i, in := range chunkInputs(t) {
 		n := len(in.body)
 		plan := feedPlan{

@@ -89,6 +89,9 @@ func checkZstd(t *testing.T, br *decode.BodyReader, name string, wire, data []by
 // at ceilings under and over the bodies, whole and one byte at a time
 // (a frame header split across reads).
 func TestBodyReaderZstdEveryWindow(t *testing.T) {
+	if decode.RaceEnabled {
+		t.Skip("a pure computation in one goroutine: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	const limit = 256 << 10
 	bodies := zstdBodies(40, 5<<10, 200<<10, limit-1, limit+1)
 	var br decode.BodyReader
@@ -374,6 +377,9 @@ func TestBodyReaderZstdSingleOverClamp(t *testing.T) {
 // reads of every size from 1 to 64 bytes, so that the inserted bytes fall
 // at every place in a read, at its end and past it.
 func TestZstdFramesInsertEveryRead(t *testing.T) {
+	if decode.RaceEnabled {
+		t.Skip("a pure computation in one goroutine: run without -race (the plain run and the purego, AVX2-off and scalar passes cover it)")
+	}
 	const limit = 4 << 20 // the clamp: 4 MiB + 128 KiB
 	// A frame declaring 5 MiB of 'q' in RLE blocks of 128 KiB, each frame
 	// cut short of its declared size by its last block: the decoder
