@@ -48,7 +48,7 @@ func (s *Server) cancellable(f func(*fastserver.Request, []byte) ([]byte, error)
 		ss.mu.Lock()
 		ss.inflight = append(ss.inflight, inflight{id: r.Msg.ID, r: r})
 		if ss.ended {
-			r.Cancel() // ended (DELETE) since it was looked up: it starts cancelled
+			r.Cancel() // ended since it was looked up (DELETE, reclaimed, expired): it starts cancelled
 		}
 		ss.mu.Unlock()
 		defer ss.untrack(r)
