@@ -146,12 +146,17 @@ func (d *deadlineCtx) start(deadline int64, goneCancels bool) context.Context {
 }
 
 // endRun ends the context with err if run is still the handler run under
-// it (runs) and it has not ended yet.
-func (d *deadlineCtx) endRun(run uint64, err error) bool {
+// it (runs) and it has not ended yet. count, when not nil, is called
+// first, under the lock: whoever sees the context end (the handler) finds
+// the end already counted.
+func (d *deadlineCtx) endRun(run uint64, err error, count func()) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.runs.Load() != run || !d.active || d.err != nil {
 		return false
+	}
+	if count != nil {
+		count()
 	}
 	d.end(err)
 	return true
@@ -403,8 +408,8 @@ func (w *watchdog) lookAtClients(looks []clientLook) []clientLook {
 		} else {
 			left = peerGone(l.sock)
 		}
-		if left && l.d.endRun(l.run, ErrClientGone) && w.clientGone != nil {
-			w.clientGone()
+		if left {
+			l.d.endRun(l.run, ErrClientGone, w.clientGone)
 		}
 	}
 	clear(looks)
