@@ -58,7 +58,7 @@
 //	Bearer with no token, two tokens,       400 error="invalid_request"
 //	  two Authorization lines, bad syntax
 //	access_token in the query string        400 error="invalid_request" (never evaluated)
-//	a token that fails verification         401 error="invalid_token"
+//	a token that fails verification         401 error="invalid_token", scope= as above
 //	a valid token without a required scope  403 error="insufficient_scope", scope= naming every scope needed
 //	the issuer's keys unreachable           503, Retry-After: 1 (the token could not be judged)
 //
@@ -98,7 +98,8 @@
 // path-inserted URL, then OpenID Connect Discovery, inserted and
 // appended); its issuer must equal the configured one. The JWKS is
 // fetched on first need, again in the background when older than
-// KeyRefresh (15 min), and when a token names a kid it lacks — at most
+// KeyRefresh (15 min: a request the token cache answers looks too, at
+// most one a second), and when a token names a kid it lacks — at most
 // once per UnknownKeyInterval (30 s): the requests that meet the kid
 // while that fetch runs wait for it (at most FetchTimeout, 5 s), so a key
 // rotation costs no 401s, and those that come between fetches are refused

@@ -128,6 +128,7 @@ type Issuer struct {
 	keys        atomic.Pointer[keySet]
 	lastUnknown atomic.Int64
 	lastFailure atomic.Int64 // unix nanoseconds; 0 after a success
+	hitLook     atomic.Int64 // unix nanoseconds before which no cache hit looks at the keys' age
 
 	mu       sync.Mutex
 	inflight *fetch // the refresh in progress, or nil
@@ -532,6 +533,29 @@ func (iss *Issuer) keySet(ctx context.Context) (*keySet, error) {
 		iss.retryFetch()
 	}
 	return ks, nil
+}
+
+// hitLookEvery is how often at most a cache hit looks at the keys' age.
+const hitLookEvery = time.Second
+
+// refreshIfStale is keySet's refresh for a request the token cache
+// answered, at its time now (unix nanoseconds): when the keys are older
+// than KeyRefresh it starts a refresh in the background (or joins the one
+// in progress), so that a key dropped from the JWKS revokes the tokens it
+// signed within about KeyRefresh even while every request is a cache hit
+// (found by review on 2026-12-07: only a miss looked, and a leaked key's
+// token stayed accepted until its exp). At most one hit a second takes
+// the lock to look; the others pay an atomic load and a compare.
+func (iss *Issuer) refreshIfStale(now int64) {
+	ks := iss.keys.Load()
+	if ks == nil || now-ks.at <= int64(iss.cfg.KeyRefresh) {
+		return
+	}
+	next := iss.hitLook.Load()
+	if now < next || !iss.hitLook.CompareAndSwap(next, now+int64(hitLookEvery)) {
+		return
+	}
+	iss.retryFetch()
 }
 
 // wait waits for f, at most FetchTimeout or until ctx ends. A nil f is

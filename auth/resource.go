@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -273,9 +274,13 @@ func (r *Resource) seal() {
 			meta+`, error="invalid_request", error_description="malformed Authorization field"`)
 		r.errQuery = challenge(400, CodeUnauthorized, "unauthorized: access tokens are accepted only in the Authorization header",
 			meta+`, error="invalid_request", error_description="access tokens in the URI are not accepted"`)
+		// A token refused names the endpoint's scopes too (MCP: servers
+		// SHOULD name them; a client re-authorizing after its token
+		// expired asks for them, else for every scope the metadata
+		// lists: found by review on 2026-12-07).
 		invalid := func(desc string) *fastserver.Error {
 			return challenge(401, CodeUnauthorized, "unauthorized: "+desc,
-				meta+`, error="invalid_token", error_description="`+desc+`"`)
+				none+`, error="invalid_token", error_description="`+desc+`"`)
 		}
 		r.errReason[reasonInvalid] = invalid("the access token is not valid")
 		r.errReason[reasonRefused] = r.errReason[reasonInvalid]
@@ -349,7 +354,9 @@ func (r *Resource) authenticate(ctx context.Context, authorization, requestURI [
 	}
 	now := at.UnixNano()
 	tok := r.cache.get(raw, now)
-	if tok == nil {
+	if tok != nil {
+		r.iss.refreshIfStale(now)
+	} else {
 		if !isToken68(raw) {
 			return nil, r.errRequest
 		}
@@ -375,10 +382,16 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		until time.Time
 	)
 	isJWT := strings.Count(s, ".") == 2
+	signed := raw // what the principal of a token naming no one is a digest of
 	if isJWT {
 		tok, key, why = r.iss.verifyJWT(ctx, s, r.audiences)
 		if why == reasonOK {
 			until = tok.Expiry
+			// Its header and claims, not its signature's spelling: an
+			// ECDSA signature (r, s) has a twin, (r, n−s), that verifies
+			// too (found by review on 2026-12-07: the twin was another
+			// principal), and an issuer may sign the same claims twice.
+			signed = raw[:bytes.LastIndexByte(raw, '.')]
 		}
 	}
 	if !isJWT || (why == reasonInvalid || why == reasonUnavailable) && r.iss.cfg.Introspection != nil {
@@ -386,7 +399,7 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 		// two dots, as PASETO's do; an issuer may publish no keys at
 		// all): its introspection endpoint, when there is one, decides.
 		tok, until, why = r.iss.introspect(ctx, s, r.audiences)
-		key = nil
+		key, signed = nil, raw
 	}
 	if why != reasonOK {
 		return nil, why
@@ -395,7 +408,7 @@ func (r *Resource) verify(ctx context.Context, raw []byte, now int64) (*Token, r
 	if tok.Subject == "" && tok.ClientID == "" {
 		// Else every such token of the issuer would share one principal,
 		// and so one another's sessions and tasks.
-		sum := sha256.Sum256(raw)
+		sum := sha256.Sum256(signed)
 		tok.nameless = hex.EncodeToString(sum[:16])
 	}
 	exp := until.UnixNano()

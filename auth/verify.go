@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,12 +85,51 @@ var errClaims = errors.New("auth: the claims are not one valid JSON object with 
 // ignoring case (Unicode folding: "ſcope" is scope) and lets the last
 // match win, so a name an issuer copied from a client or a user ("Scope",
 // "AUD") would otherwise set the scopes, audience or identity.
+//
+// The dates (exp, nbf, iat) must be JSON numbers (RFC 7519 §2's
+// NumericDate: a string holding one is refused, which encoding/json's
+// json.Number would take) between years 1 and 9999: golang-jwt turns a
+// date into time.Unix(int64(f), …), and past int64 (or near its top,
+// where time.Unix's own seconds wrap) an nbf or iat far in the future
+// came out billions of years ago and passed (found by review on
+// 2026-12-07).
 func (c *claims) UnmarshalJSON(b []byte) error {
-	if !decode.Valid(b) || foldDuplicate(b) || misspelledClaim(b) {
+	if !decode.Valid(b) || foldDuplicate(b) || misspelledClaim(b) || badDate(b) {
 		return errClaims
 	}
 	type plain claims // without this method
 	return json.Unmarshal(b, (*plain)(c))
+}
+
+// The NumericDates accepted: 0001-01-01T00:00:00Z to
+// 9999-12-31T23:59:59Z, what time.Unix and RFC 3339 both hold.
+const (
+	minDate = -62135596800
+	maxDate = 253402300799
+)
+
+// badDate reports whether the object v has an exp, nbf or iat that is not
+// a JSON number between minDate and maxDate (null is left to the claims'
+// decoding, which takes it as absent).
+func badDate(v []byte) bool {
+	var it decode.Members
+	for it.Reset(v); it.Next(); {
+		if !it.NameIs("exp") && !it.NameIs("nbf") && !it.NameIs("iat") {
+			continue
+		}
+		val := it.Value()
+		if string(val) == "null" {
+			continue
+		}
+		if val[0] != '-' && (val[0] < '0' || val[0] > '9') {
+			return true
+		}
+		f, err := strconv.ParseFloat(string(val), 64)
+		if err != nil || f < minDate || f > maxDate {
+			return true
+		}
+	}
+	return false
 }
 
 // misspelledClaim reports whether the object v has a member whose name
