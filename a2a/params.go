@@ -19,7 +19,8 @@ import (
 // case-sensitively, and each refusal names the member at fault. Inside
 // params, a member given twice is not checked (the last one wins), as the
 // contract says; params itself is checked for duplicates by the handlers.
-// In optional members, null stands for absent (ProtoJSON's reading).
+// In optional members, null stands for absent (ProtoJSON's reading), but
+// for a 1.0 part's data, a google.protobuf.Value, where null is a value.
 // Everything kept is copied out of the request.
 
 func invalidParams(field, msg string) *fastserver.Error {

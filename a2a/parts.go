@@ -188,7 +188,10 @@ func viewPart(v []byte, ver Version) (partView, partError) {
 		case it.NameIs("url"):
 			pv.url = val
 		case it.NameIs("data"):
-			pv.data = val
+			// A google.protobuf.Value: ProtoJSON reads null as the
+			// value null (NULL_VALUE), not as absent, for this type
+			// alone (found by review on 2026-12-07).
+			pv.data = it.Value()
 		case it.NameIs("filename"):
 			pv.name = val
 		case it.NameIs("mediaType"):

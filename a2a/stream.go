@@ -121,6 +121,14 @@ func (h *sendStream) ServeStream(st *fastserver.Stream, dst []byte) ([]byte, err
 	if err != nil {
 		return dst, err
 	}
+	// The call holds copies of what it needs of the request, and from
+	// here they are the stored task's, bounded by the store's bytes: the
+	// body goes back now, not when the stream ends (MaxStreamDuration,
+	// an hour), as SubscribeToTask's does (found by review on
+	// 2026-12-07: a few streams of padded messages held the in-flight
+	// budget every other request needs). While the agent runs it stays
+	// charged, for the copies the agent holds.
+	st.ReleaseBody()
 	s.then(reply)
 	return s.serveFollow(st, f, t, h.v, h.history, dst)
 }
