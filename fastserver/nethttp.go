@@ -55,7 +55,12 @@ import (
 //     writes) go through http.ResponseController.
 //   - Connection limits, header size and timeouts belong to the
 //     http.Server: set them there (cmd/rpcedge -transport nethttp sets
-//     them from Config).
+//     them from Config). Over HTTP/1.x the header bound
+//     (Config.MaxHeaderBytes, 431) counts the section as net/http kept
+//     it: the white space around each value is trimmed before a handler
+//     runs, so a section padded with it passes up to the http.Server's
+//     own bound (MaxHeaderBytes + 4096 bytes with ServeNetHTTP), where
+//     net/http answers 431 itself.
 
 // HTTPHandler returns an http.Handler that serves s's endpoints (POST
 // and OPTIONS, 405 otherwise) and its GET routes (/healthz, /metrics,
@@ -313,8 +318,7 @@ func servedPath(r *http.Request) bool {
 
 // copyRequest carries r's request line, header section and body into req.
 // Each line of a field is added on its own, so that the snapshot
-// combines them; Content-Type, which fasthttp keeps in one field, is
-// given its lines joined.
+// combines them and counts them.
 func copyRequest(req *fasthttp.Request, r *http.Request) {
 	h := &req.Header
 	h.SetMethod(r.Method)
@@ -333,8 +337,32 @@ func copyRequest(req *fasthttp.Request, r *http.Request) {
 	}
 	for name, values := range r.Header {
 		switch {
+		case equalFoldASCII(name, "Content-Type") && len(values) > 1,
+			equalFoldASCII(name, "Trailer"):
+			// As plain fields, each line its own. fasthttp keeps one
+			// Content-Type: its lines joined were one line to the
+			// snapshot, and `application/json; x="a` with `b"` passed
+			// row 3, which refuses two lines whatever they combine into.
+			// fasthttp's Add takes Trailer as the announcement of a
+			// trailer section and moves the lines of the fields it names
+			// there, out of the section the snapshot reads: `Trailer:
+			// Origin` hid a foreign Origin from row 1, and any field from
+			// any row (both found by review on 2026-12-07). net/http
+			// keeps Trailer in Header when the body is not chunked; the
+			// trailers themselves are in http.Request.Trailer, never
+			// copied.
+			was := h.DisableSpecialHeader()
+			for _, v := range values {
+				h.Add(name, v)
+			}
+			if !was {
+				h.EnableSpecialHeader()
+			}
 		case equalFoldASCII(name, "Content-Type"):
-			ct := strings.Join(values, ", ")
+			if len(values) == 0 {
+				continue // a handler in front left the name without lines
+			}
+			ct := values[0]
 			if ct == "" {
 				ct = " " // present and empty: fasthttp would take "" for absent
 			}
