@@ -65,10 +65,14 @@ func jwksIssuer(t *testing.T, keys func() []any) *httptest.Server {
 }
 
 func ecJWK(kid string, pub *ecdsa.PublicKey, crv string) map[string]any {
-	size := (pub.Curve.Params().BitSize + 7) / 8
+	point, err := pub.Bytes() // 0x04, then x and y, each of the curve's size
+	if err != nil {
+		panic(err)
+	}
+	size := (len(point) - 1) / 2
 	enc := base64.RawURLEncoding.EncodeToString
 	return map[string]any{"kty": "EC", "kid": kid, "crv": crv, "use": "sig",
-		"x": enc(pub.X.FillBytes(make([]byte, size))), "y": enc(pub.Y.FillBytes(make([]byte, size)))}
+		"x": enc(point[1 : 1+size]), "y": enc(point[1+size:])}
 }
 
 // TestReview3NotBeforeBeyondInt64: RFC 7519 §4.1.5: a JWT "MUST NOT be
