@@ -57,7 +57,14 @@
 // dropped (-32004), and so is one whose task left the store meanwhile
 // (evicted, expired: -32001), which is not stored again. An Agent whose
 // work goes on after it answered (State TaskStateWorking) reports the
-// outcome with Server.UpdateTask. ListTasks pages by status timestamp,
+// outcome with Server.UpdateTask. SendMessage then waits for the task to
+// reach a final or interrupted state (input or auth required) and answers
+// it as stored then, as A2A 1.0 requires by default and 0.3's blocking
+// asks; a client that sets returnImmediately (1.0) or blocking false
+// (0.3) gets the task as the agent left it. The wait is bounded by
+// Config.SendWait (1 min) and by the handler's deadline (a tenth of the
+// time left is kept to answer): past them the task is answered as it
+// stands, for GetTask or SubscribeToTask to follow. ListTasks pages by status timestamp,
 // newest first, then id (pageSize 1 to 100, default 50; contextId, status
 // and statusTimestampAfter filters). While
 // the store is unreachable, calls that need it (SendMessage creating or

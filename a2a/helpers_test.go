@@ -48,7 +48,10 @@ func testCard() AgentCard {
 
 func newTestServer(t testing.TB, mut func(*Config)) *Server {
 	t.Helper()
-	cfg := Config{Card: testCard(), Agent: echo}
+	// SendMessage answers at once here, as if every client asked
+	// returnImmediately: most agents of these tests leave their task
+	// working on purpose. The wait has tests of its own (SendWait set).
+	cfg := Config{Card: testCard(), Agent: echo, SendWait: -1}
 	if mut != nil {
 		mut(&cfg)
 	}

@@ -202,6 +202,9 @@ type sendParams struct {
 	msg     Message
 	history int // configuration.historyLength; -1 when absent
 	push    bool
+	// now: the client does not wait for the task to end (1.0
+	// returnImmediately true, 0.3 blocking false).
+	now bool
 }
 
 // readSend reads SendMessage's params (an object without duplicate names)
@@ -248,6 +251,11 @@ func readSend(params []byte, v Version) (sendParams, *fastserver.Error) {
 			case it.NameIs("blocking"), it.NameIs("returnImmediately"):
 				if e = optBool(val, "configuration."+string(it.Name())); e != nil {
 					return p, e
+				}
+				if it.NameIs("blocking") {
+					p.now = p.now || string(val) == "false"
+				} else {
+					p.now = p.now || string(val) == "true"
 				}
 			case it.NameIs("pushNotificationConfig"), it.NameIs("taskPushNotificationConfig"):
 				if !isNull(val) {

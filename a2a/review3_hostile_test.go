@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -67,6 +68,46 @@ func TestReview3DataPartNull(t *testing.T) {
 	}
 	if !strings.Contains(a.result, `"parts":[{"data":null}]`) {
 		t.Errorf("the part does not come back as {\"data\":null}: %s", a.result)
+	}
+}
+
+// Attack (a careless client relying on the 1.0 default): SendMessage
+// without configuration.returnImmediately, or with it false, must not
+// answer before the task is terminal or interrupted. A2A 1.0,
+// SendMessageConfiguration.return_immediately: "If `false` (default), the
+// operation MUST wait until the task reaches a terminal (`COMPLETED`,
+// `FAILED`, `CANCELED`, `REJECTED`) or interrupted (`INPUT_REQUIRED`,
+// `AUTH_REQUIRED`) state before returning." readSend (params.go) checks
+// returnImmediately and blocking as booleans and drops them; sendMessage
+// (handlers.go) answers the task as the agent left it, WORKING, while its
+// work goes on in Reply.Then and completes a moment later. (0.3's
+// `blocking: true` asks the same: "the client will wait for the task to
+// complete".)
+func TestReview3SendMessageWaitsByDefault(t *testing.T) {
+	var srv *Server
+	agent := AgentFunc(func(ctx context.Context, c *Call) (*Reply, error) {
+		id := c.TaskID
+		return &Reply{State: TaskStateWorking, Then: func() {
+			srv.UpdateTask(context.Background(), id, &Reply{State: TaskStateCompleted, Artifacts: []Artifact{{Name: "out", Parts: PartsOf(TextPart("done"))}}})
+		}}, nil
+	})
+	srv = newTestServer(t, func(c *Config) { c.Agent = agent; c.SendWait = 0 })
+	for _, tc := range []struct{ name, version, body, path, want string }{
+		{"1.0, no configuration", "1.0", req("SendMessage", `{"message":{"role":"ROLE_USER","messageId":"m1","parts":[{"text":"x"}]}}`), "task", "TASK_STATE_COMPLETED"},
+		{"1.0, returnImmediately false", "1.0", req("SendMessage", `{"message":{"role":"ROLE_USER","messageId":"m2","parts":[{"text":"x"}]},"configuration":{"returnImmediately":false}}`), "task", "TASK_STATE_COMPLETED"},
+		{"0.3, blocking true", "0.3", req("message/send", `{"message":{"kind":"message","role":"user","messageId":"m3","parts":[{"kind":"text","text":"x"}]},"configuration":{"blocking":true}}`), "", "completed"},
+	} {
+		a := call(t, srv, tc.version, tc.body)
+		if a.code != 0 {
+			t.Fatalf("%s: %+v", tc.name, a)
+		}
+		res := any(parse(t, a.result))
+		if tc.path != "" {
+			res = get(res, tc.path)
+		}
+		if got := get(res, "status", "state"); got != tc.want {
+			t.Errorf("%s: answered in state %v before the task finished, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -124,7 +124,23 @@ type Config struct {
 	// the server's handler deadline for streams. 0 means
 	// DefaultMaxStreamDuration (1 h).
 	MaxStreamDuration time.Duration
+	// SendWait bounds how long SendMessage waits for its task to reach a
+	// final or interrupted state before it answers, when the client waits:
+	// A2A 1.0's default (returnImmediately absent or false: the operation
+	// "MUST wait"), and 0.3's blocking, true or absent. The handler's
+	// deadline (fastserver's HandlerTimeout, 10 s by default) bounds it
+	// too, less a tenth of the time left, in which the answer is written.
+	// Past either bound the task is answered as it stands (working, say):
+	// the client follows it with GetTask or SubscribeToTask. 0 means
+	// DefaultSendWait (1 min); negative, no wait: every SendMessage is
+	// answered once the agent's reply is stored, as if each client asked
+	// returnImmediately.
+	SendWait time.Duration
 }
+
+// DefaultSendWait is Config.SendWait's default: 1 min (the handler's
+// deadline, 10 s by default, comes first).
+const DefaultSendWait = time.Minute
 
 // Defaults of the stream settings.
 const (
@@ -167,6 +183,7 @@ type Server struct {
 	streamWait  time.Duration
 	keepAlive   time.Duration
 	maxStream   time.Duration
+	sendWait    time.Duration // < 0: no wait
 
 	streaming, push, extendedCard bool
 
@@ -249,6 +266,7 @@ func New(cfg Config) (*Server, error) {
 	s.streamWait = cmp.Or(cfg.StreamWait, DefaultStreamWait)
 	s.keepAlive = cmp.Or(cfg.KeepAlive, DefaultKeepAlive)
 	s.maxStream = cmp.Or(cfg.MaxStreamDuration, DefaultMaxStreamDuration)
+	s.sendWait = cmp.Or(cfg.SendWait, DefaultSendWait)
 	for _, sk := range cfg.Card.Skills {
 		s.skills[sk.ID] = true
 	}

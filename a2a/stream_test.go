@@ -67,7 +67,7 @@ func streamServer(t testing.TB, fc fastserver.Config, mut func(*Config)) (*Serve
 	var s *Server
 	card := testCard()
 	card.Capabilities.Streaming = true
-	cfg := Config{Card: card, Agent: streamAgent(&s)}
+	cfg := Config{Card: card, Agent: streamAgent(&s), SendWait: -1} // as newTestServer's
 	if mut != nil {
 		mut(&cfg)
 	}

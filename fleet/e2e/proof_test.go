@@ -130,7 +130,7 @@ func proofLimit(t *testing.T, c *cluster, fig *figures) {
 }
 
 func sendBody(ctxID, text, meta string, id int) string {
-	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"SendMessage","params":{"metadata":{"skillId":` + meta +
+	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"metadata":{"skillId":` + meta +
 		`},"message":{"role":"ROLE_USER","messageId":"m` + strconv.Itoa(id) + `","contextId":"` + ctxID + `","parts":[{"text":"` + text + `"}]}}}`
 }
 

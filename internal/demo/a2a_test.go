@@ -200,7 +200,7 @@ func TestStreamSkillShutdownAfterLostReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep := d.Server.Endpoint()
-	meta := `"metadata":{"skillId":"stream","chunks":1000,"delayMs":10000}`
+	meta := `"configuration":{"returnImmediately":true},"metadata":{"skillId":"stream","chunks":1000,"delayMs":10000}`
 	res, code := a2aCall(t, ep, "", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{`+meta+`,"message":{"role":"ROLE_USER","messageId":"a","parts":[{"text":"abcdef"}]}}}`)
 	if code != 0 {
 		t.Fatal(code)

@@ -26,7 +26,7 @@ func TestHostileStreamSkillCostsItsSize(t *testing.T) {
 	hdr.SetHost("agent.test")
 	hdr.Set(a2a.VersionHeader, "1.0")
 	for _, text := range []string{strings.Repeat("x", 1000), strings.Repeat("é", 500), ""} {
-		head := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"metadata":{"skillId":"stream","chunks":1000,"delayMs":10000},"message":{"role":"ROLE_USER","messageId":"m","parts":[`
+		head := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"metadata":{"skillId":"stream","chunks":1000,"delayMs":10000},"message":{"role":"ROLE_USER","messageId":"m","parts":[`
 		body := memtest.FillBody(1<<20-1024, head, `]}}}`, func(int) string { return `{"text":"` + text + `"}` })
 		dst := make([]byte, 0, 4<<20)
 		var out []byte

@@ -33,7 +33,7 @@ func streamMessage(chunks, delayMs, n int, taskID string) string {
 	if taskID != "" {
 		task = `"taskId":"` + taskID + `",`
 	}
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"metadata":{"skillId":"stream","chunks":%d,"delayMs":%d},`+
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"metadata":{"skillId":"stream","chunks":%d,"delayMs":%d},`+
 		`"message":{"role":"ROLE_USER","messageId":"m-%x",%s"parts":[{"text":%s}]}}}`,
 		rand.IntN(1<<20), chunks, delayMs, rand.Uint64(), task, text)
 }

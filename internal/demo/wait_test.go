@@ -13,8 +13,10 @@ import (
 	"github.com/rpcedge/rpcedge/internal/services"
 )
 
+// waitBody asks for the wait skill without waiting for the task to end
+// (returnImmediately): its task stays working for seconds.
 func waitBody(meta string) string {
-	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"metadata":{"skillId":"wait"` + meta +
+	return `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"configuration":{"returnImmediately":true},"metadata":{"skillId":"wait"` + meta +
 		`},"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"hold"}]}}}`
 }
 

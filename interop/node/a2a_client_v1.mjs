@@ -212,6 +212,23 @@ const e0 = echo[0]?.payload;
 if (echo.length !== 1 || e0?.$case !== "task" || e0.value.status?.state !== TaskState.TASK_STATE_COMPLETED || textOf(e0.value.artifacts?.[0]?.parts) !== echoText) fail(`echo stream ${short(echo)}`);
 await wireStream("echo", "SendStreamingMessage", "task");
 
+// 2b. SendMessage (not streamed) of the stream skill, whose task stays working
+// while its chunks go: with the SDK's own configuration the answer is the
+// task once completed (A2A 1.0: without returnImmediately the operation MUST
+// wait for a terminal or interrupted state); asked returnImmediately, the
+// task as the agent left it, working.
+{
+  const waited = `waited for ${Date.now()}`;
+  const res = await client.sendMessage({ message: message(waited, `v1-2b-${Date.now()}`), metadata: { skillId: "stream", chunks: 3, delayMs: 20 } }, opts());
+  // The SDK hands back the Task itself (or the Message) for SendMessage.
+  const t = res?.payload?.$case === "task" ? res.payload.value : res;
+  if (t?.status?.state !== TaskState.TASK_STATE_COMPLETED || textOf(t.artifacts?.[0]?.parts) !== waited) fail(`SendMessage (SDK defaults): ${short(res)}, want the completed task`);
+  const rec = wire.filter((r) => r.body?.method === "SendMessage").at(-1);
+  if (!rec || rec.body.params?.configuration?.returnImmediately === true) fail(`SendMessage on the wire: ${short(rec?.body?.params?.configuration)}`);
+  const now = await client.sendMessage({ message: message("at once", `v1-2c-${Date.now()}`), metadata: { skillId: "stream", chunks: 3, delayMs: 20 }, configuration: { returnImmediately: true } }, opts());
+  if ((now?.payload?.$case === "task" ? now.payload.value : now)?.status?.state !== TaskState.TASK_STATE_WORKING) fail(`SendMessage returnImmediately: ${short(now)}, want the working task`);
+}
+
 // 3. The wait skill: the sending stream and a subscription from the same
 // client both stay open until a CancelTask from another client; both end
 // with a canceled status.
@@ -329,7 +346,7 @@ for (const r of wire) {
   if (r.headers.get("A2A-Version") !== "1.0") fail(`${r.method} ${r.url}: A2A-Version ${r.headers.get("A2A-Version")}`);
   if (r.body) methods.push(r.body.method);
 }
-const wantMethods = new Set(["SendStreamingMessage", "SubscribeToTask", "CancelTask"]);
+const wantMethods = new Set(["SendStreamingMessage", "SendMessage", "SubscribeToTask", "CancelTask"]);
 if (methods.some((m) => !wantMethods.has(m)) || wantMethods.size !== new Set(methods).size) fail(`methods on the wire: ${methods.join(" ")}`);
 
 const requests = wire.length;
