@@ -345,14 +345,7 @@ func TestReview2KeyTypeConfusion(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: srv.URL, UnknownKeyInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := jwksResource(t, srv)
 	sign := func(m jwt.SigningMethod, key any, kid string) string {
 		c := jwt.MapClaims{"iss": srv.URL, "sub": "u", "aud": resourceID, "exp": time.Now().Add(time.Minute).Unix()}
 		tk := jwt.NewWithClaims(m, c)

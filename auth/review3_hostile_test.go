@@ -44,6 +44,21 @@ func rawHeader(k *authtest.Key) string {
 	return `{"alg":"RS256","kid":"` + k.ID + `","typ":"at+jwt"}`
 }
 
+// jwksResource is the Resource (resourceID) of the issuer srv serves,
+// which fetches its keys again for an unknown kid at most once an hour.
+func jwksResource(t *testing.T, srv *httptest.Server) *auth.Resource {
+	t.Helper()
+	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: srv.URL, UnknownKeyInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // jwksIssuer serves RFC 8414 metadata and the JWKS keys() returns on a
 // loopback server: an issuer whose keys are not authtest's RSA ones.
 func jwksIssuer(t *testing.T, keys func() []any) *httptest.Server {
@@ -179,14 +194,7 @@ func TestReview3ClaimsTrailingData(t *testing.T) {
 func TestReview3ECDSAMalleableSignature(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	srv := jwksIssuer(t, func() []any { return []any{ecJWK("ec", &key.PublicKey, "P-256")} })
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: srv.URL, UnknownKeyInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := jwksResource(t, srv)
 	// Naming neither subject nor client: its principal is its own.
 	tk := jwt.NewWithClaims(jwt.SigningMethodES256, jwt.MapClaims{"iss": srv.URL, "aud": resourceID,
 		"exp": time.Now().Add(time.Hour).Unix(), "jti": "one"})
@@ -315,14 +323,7 @@ func TestReview3WeakAndOffCurveKeys(t *testing.T) {
 	bigX["x"] = base64.RawURLEncoding.EncodeToString(elliptic.P256().Params().P.FillBytes(make([]byte, 32)))
 	weakJWK := authtest.JWK("weak", &weak.PublicKey)
 	srv := jwksIssuer(t, func() []any { return []any{weakJWK, off, bigX, ecJWK("good", &good.PublicKey, "P-256")} })
-	iss, err := auth.NewIssuer(auth.IssuerConfig{URL: srv.URL, UnknownKeyInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := auth.NewResource(iss, auth.ResourceConfig{Resource: resourceID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := jwksResource(t, srv)
 	sign := func(m jwt.SigningMethod, key any, kid string) string {
 		tk := jwt.NewWithClaims(m, jwt.MapClaims{"iss": srv.URL, "sub": "u", "aud": resourceID, "exp": time.Now().Add(time.Minute).Unix()})
 		if kid == "" {
