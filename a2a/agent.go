@@ -35,8 +35,14 @@ type Call struct {
 	// Role RoleUser, at least one well-formed part.
 	Message Message
 	// SkillID is params.metadata.skillId, "" when absent. When set it
-	// names a skill of the card.
+	// names a skill of the card or of the extended card.
 	SkillID string
+	// AcceptedOutputModes is configuration.acceptedOutputModes: the media
+	// types the client accepts for the parts of the answer, nil when
+	// absent (A2A: agents SHOULD tailor their output to it; one that
+	// cannot answer any of them may refuse with an error of code
+	// CodeContentTypeNotSupported).
+	AcceptedOutputModes []string
 	// TaskID is the id of the task this call creates or continues.
 	TaskID string
 	// ContextID is the task's context: the message's, the continued
@@ -67,8 +73,11 @@ type Reply struct {
 	// Status is an optional message from the agent about the state; it
 	// is also appended to the task's history.
 	Status *Message
-	// Artifacts are appended to the task's artifacts. The server sets an
-	// empty ArtifactID to a new random id.
+	// Artifacts are added to the task's artifacts: one whose ArtifactID
+	// the task holds replaces that artifact (an id is unique within a
+	// task), the others are appended. The server sets an empty
+	// ArtifactID to a new random id. Each needs a part at least, as do
+	// Message and Status.
 	Artifacts []Artifact
 	// Metadata, when not nil, replaces the task's metadata. It must be a
 	// valid JSON object.

@@ -85,8 +85,8 @@
 //     -32602, then answer -32001 for an unknown task and, CancelTask,
 //     -32002 for a task in a final state.
 //   - SendMessage checks params.metadata.skillId, when present, before the
-//     message: not a string -32602, empty or not a skill of the card
-//     -32004; then the message (role, parts, messageId, …) with -32602
+//     message: not a string -32602, empty or not a skill of the card (or
+//     of the extended card) -32004; then the message (role, parts, messageId, …) with -32602
 //     naming the member in error.data.field.
 //
 // # Departures from the protocol text

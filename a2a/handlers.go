@@ -132,7 +132,7 @@ func (s *Server) prepareSend(r *fastserver.Request, v Version) (*Call, *sendPara
 		return nil, nil, errNoPush
 	}
 
-	call := &Call{Message: p.msg, SkillID: skill, Metadata: meta, Version: v, owner: s.owner(r)}
+	call := &Call{Message: p.msg, SkillID: skill, AcceptedOutputModes: p.modes, Metadata: meta, Version: v, owner: s.owner(r)}
 	if id := p.msg.TaskID; id != "" {
 		t, err := s.getOwned(r, id)
 		switch {
@@ -216,7 +216,7 @@ func (s *Server) storeReply(ctx context.Context, call *Call, reply *Reply) (*Tas
 		nt := *old
 		nt.Seq = old.Seq + 1
 		nt.Status = status
-		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
+		nt.Artifacts = mergeArtifacts(old.Artifacts, artifacts)
 		if status.Message != nil {
 			appendHistory(&nt, old, in, *status.Message)
 		} else {
@@ -297,6 +297,26 @@ func (s *Server) outcome(reply *Reply, call *Call) (TaskStatus, []Artifact) {
 	return st, arts
 }
 
+// mergeArtifacts returns the task's artifacts old with those of a reply
+// added: one whose ArtifactID the task holds replaces that artifact in its
+// place (A2A: an artifact id "must be unique within a task"; the streams
+// send it with append false, a replacement), the others are appended in
+// order. old is not modified. Found by review on 2026-12-07: an agent
+// that rewrote its draft in each turn left every draft in the task under
+// one id.
+func mergeArtifacts(old, add []Artifact) []Artifact {
+	out := slices.Clone(old)
+	for _, a := range add {
+		i := slices.IndexFunc(out, func(b Artifact) bool { return b.ArtifactID == a.ArtifactID })
+		if i >= 0 {
+			out[i] = a
+		} else {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 // fillAgentMessage sets what the server owns in an agent's message: the
 // role, and ids left empty. The task id is set only when the message
 // belongs to a task (a status message, or a direct reply to a message that
@@ -314,10 +334,18 @@ func fillAgentMessage(m *Message, call *Call, inTask bool) {
 	}
 }
 
-// checkReply refuses an Agent's reply whose raw JSON would break the
-// answer: metadata that is not a valid object, data that is not a valid
-// JSON value. The refusal is an internal error (500 / -32603).
+// checkReply refuses an Agent's reply that A2A's shapes do not allow or
+// whose raw JSON would break the answer: a state outside the enum; a
+// message, status message or artifact without a part (A2A: "Arrays marked
+// as required MUST contain at least one element", and parts are; found by
+// review on 2026-12-07: they were answered "parts":[], and a state past the
+// enum TASK_STATE_UNSPECIFIED); metadata that is not a valid object, data
+// that is not a valid JSON value. The refusal is an internal error (500 /
+// -32603).
 func checkReply(r *Reply) error {
+	if int(r.State) >= len(stateNames10) {
+		return fmt.Errorf("a2a: Reply.State %d is not a task state", r.State)
+	}
 	if err := checkObject(r.Metadata, "Reply.Metadata"); err != nil {
 		return err
 	}
@@ -354,6 +382,9 @@ func checkMessage(m *Message, where string) error {
 // checkParts checks the parts an agent made; a client's parts were
 // checked when they were read.
 func checkParts(ps Parts, where string) error {
+	if ps.Len() == 0 {
+		return fmt.Errorf("a2a: %s has no part (A2A asks for one at least)", where)
+	}
 	for i := range ps.list {
 		p := &ps.list[i]
 		if err := checkObject(p.Metadata, fmt.Sprintf("%s.Parts[%d].Metadata", where, i)); err != nil {
@@ -518,7 +549,7 @@ func (s *Server) UpdateTask(ctx context.Context, taskID string, reply *Reply) (*
 		nt := *old
 		nt.Seq = old.Seq + 1
 		nt.Status = status
-		nt.Artifacts = slices.Concat(old.Artifacts, artifacts)
+		nt.Artifacts = mergeArtifacts(old.Artifacts, artifacts)
 		if status.Message != nil {
 			appendHistory(&nt, old, *status.Message)
 		}

@@ -34,6 +34,9 @@ var echo = AgentFunc(func(_ context.Context, c *Call) (*Reply, error) {
 			return nil, fastserver.InvalidParams("message.parts", "bad input")
 		}
 	}
+	if texts.Len() == 0 {
+		return &Reply{}, nil // completed, nothing to echo: an artifact needs a part
+	}
 	return &Reply{Artifacts: []Artifact{{Name: "echo", Parts: texts}}}, nil
 })
 

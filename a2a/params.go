@@ -204,7 +204,8 @@ type sendParams struct {
 	push    bool
 	// now: the client does not wait for the task to end (1.0
 	// returnImmediately true, 0.3 blocking false).
-	now bool
+	now   bool
+	modes []string // configuration.acceptedOutputModes
 }
 
 // readSend reads SendMessage's params (an object without duplicate names)
@@ -245,7 +246,7 @@ func readSend(params []byte, v Version) (sendParams, *fastserver.Error) {
 					return p, e
 				}
 			case it.NameIs("acceptedOutputModes"):
-				if _, e = checkStrings(val, "configuration.acceptedOutputModes"); e != nil {
+				if p.modes, e = optStrings(val, "configuration.acceptedOutputModes"); e != nil {
 					return p, e
 				}
 			case it.NameIs("blocking"), it.NameIs("returnImmediately"):

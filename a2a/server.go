@@ -35,6 +35,11 @@ const (
 	// both), a params.metadata.skillId naming no skill of the card, and
 	// a message sent to a task in a final state.
 	CodeUnsupportedOperation = -32004
+	// CodeContentTypeNotSupported is A2A's ContentTypeNotSupportedError:
+	// the server never answers it by itself; an Agent returns it (as a
+	// *fastserver.Error) for a message whose parts, or whose
+	// Call.AcceptedOutputModes, it cannot serve.
+	CodeContentTypeNotSupported = -32005
 )
 
 // Config configures a Server. Card and Agent are required; every limit
@@ -273,6 +278,12 @@ func New(cfg Config) (*Server, error) {
 	if s.extendedCard {
 		t := compileCard(*cfg.ExtendedCard)
 		s.extended = &t
+		// Its skills are the caller's to use: every caller that may send
+		// a message may read that card (found by review on 2026-12-07:
+		// a skill only the extended card lists was refused -32004).
+		for _, sk := range cfg.ExtendedCard.Skills {
+			s.skills[sk.ID] = true
+		}
 	}
 	s.buildRoutes()
 	return s, nil
