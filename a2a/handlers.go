@@ -47,7 +47,7 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 	if p.now || s.sendWait < 0 || ends(t.Status.State) {
 		s.then(reply)
 	} else {
-		t = s.awaitEnd(r.Context(), t, reply)
+		t = s.awaitEnd(r.Context(), r.Stopping(), t, reply)
 	}
 	if v == Version10 {
 		dst = append(dst, `{"task":`...)
@@ -58,15 +58,15 @@ func (s *Server) sendMessage(r *fastserver.Request, dst []byte, v Version) ([]by
 }
 
 // awaitEnd starts reply's Then and waits for the stored task t to end (a
-// final or interrupted state), at most Config.SendWait and until a tenth
-// of the time left before ctx's deadline, and returns the task as stored
-// then: SendMessage
+// final or interrupted state), at most Config.SendWait, until a tenth of
+// the time left before ctx's deadline, and until stop is closed (the
+// server shuts down), and returns the task as stored then: SendMessage
 // waits unless the client asked not to (A2A 1.0: "If false (default), the
 // operation MUST wait until the task reaches a terminal ... or
 // interrupted ... state before returning"; 0.3's blocking, which the SDKs
 // take as true when absent). Found by review on 2026-12-07: it answered
 // the task as the agent left it, working.
-func (s *Server) awaitEnd(ctx context.Context, t *Task, reply *Reply) *Task {
+func (s *Server) awaitEnd(ctx context.Context, stop <-chan struct{}, t *Task, reply *Reply) *Task {
 	wake := make(chan struct{}, 1)
 	unsub := s.events.Subscribe(t.ID, func(c *TaskChange) {
 		for _, e := range c.Events {
@@ -101,6 +101,8 @@ func (s *Server) awaitEnd(ctx context.Context, t *Task, reply *Reply) *Task {
 		case <-wake:
 		case <-limit.C:
 			last = true
+		case <-stop:
+			last = true // answered before the grace ends, with the task's id
 		case <-ctx.Done():
 			return t
 		}

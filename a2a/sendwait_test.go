@@ -206,3 +206,49 @@ func TestSendWaitConcurrent(t *testing.T) {
 		t.Errorf("%d subscriptions left after every wait ended", subs)
 	}
 }
+
+// Shutdown ends the wait at once: the task is answered as it stands, with
+// its id, before the grace ends (not the grace's 500, which would leave
+// the client a task it cannot name).
+func TestSendWaitShutdown(t *testing.T) {
+	_, fs, addr := streamServer(t, fastserver.Config{HandlerTimeout: 30 * time.Second, ShutdownGrace: 5 * time.Second}, func(c *Config) { c.SendWait = 0 })
+	type result struct {
+		c  *sseConn
+		el time.Duration
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		c := post(t, addr, "1.0", streamReq(50, "SendMessage", text10("hold")), "Accept: application/json")
+		done <- result{c, time.Since(start)}
+	}()
+	time.Sleep(200 * time.Millisecond) // the SendMessage is waiting
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- fs.Shutdown(ctx)
+	}()
+	select {
+	case r := <-done:
+		var env struct {
+			Result struct {
+				Task struct {
+					ID     string
+					Status struct{ State string }
+				}
+			}
+		}
+		if err := json.Unmarshal(r.c.body, &env); err != nil || r.c.resp.StatusCode != 200 || env.Result.Task.ID == "" || env.Result.Task.Status.State != "TASK_STATE_WORKING" {
+			t.Errorf("SendMessage waiting at shutdown: %d %s (%v), want 200 and the working task with its id", r.c.resp.StatusCode, r.c.body, err)
+		}
+		if r.el > 3*time.Second {
+			t.Errorf("answered %v after it was sent: the wait did not end at shutdown", r.el)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SendMessage not answered within 10 s of the shutdown")
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}

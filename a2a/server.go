@@ -75,8 +75,9 @@ type Config struct {
 	// start with '/' and hold only letters, digits and "-._~/".
 	Path string
 	// MaxTasks is the most tasks the store keeps; the oldest is evicted
-	// for a new one past it. 0 means DefaultMaxTasks (10,000). The ring
-	// that orders tasks costs 16 bytes per slot, allocated at once.
+	// for a new one past it. 0 means DefaultMaxTasks (10,000); at most
+	// MaxMaxTasks. The ring that orders tasks costs 16 bytes per slot,
+	// growing with the tasks stored up to twice MaxTasks.
 	MaxTasks int
 	// MaxTaskBytes is the store's budget in estimated bytes (strings, raw
 	// bytes and a fixed overhead per object); the oldest tasks are evicted
@@ -142,6 +143,10 @@ type Config struct {
 	// returnImmediately.
 	SendWait time.Duration
 }
+
+// MaxMaxTasks is the largest Config.MaxTasks: 2^30 tasks (with the
+// defaults the byte budget, 64 MiB, binds long before).
+const MaxMaxTasks = 1 << 30
 
 // DefaultSendWait is Config.SendWait's default: 1 min (the handler's
 // deadline, 10 s by default, comes first).
@@ -212,8 +217,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Auth != nil && (len(cfg.Card.SecuritySchemes) == 0 || len(cfg.Card.Security) == 0) {
 		errs = append(errs, errors.New("a2a: Config.Auth is set but the card declares no SecuritySchemes and Security: clients could not know how to authenticate"))
 	}
-	if cfg.MaxTasks < 0 {
-		errs = append(errs, fmt.Errorf("a2a: MaxTasks %d is negative", cfg.MaxTasks))
+	if cfg.MaxTasks < 0 || cfg.MaxTasks > MaxMaxTasks {
+		errs = append(errs, fmt.Errorf("a2a: MaxTasks %d is out of range (0 to %d)", cfg.MaxTasks, MaxMaxTasks))
 	}
 	if cfg.MaxTaskBytes < 0 {
 		errs = append(errs, fmt.Errorf("a2a: MaxTaskBytes %d is negative", cfg.MaxTaskBytes))

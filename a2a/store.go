@@ -35,7 +35,11 @@ const (
 // at least half of it is holes, else into a ring twice as large (at most
 // 2 × maxTasks, where a full ring is always more than half holes, since
 // it never holds more than maxTasks tasks), so that squeezing, O(ring),
-// comes at most once every ring/2 creates. The count bound is the map's
+// comes at most once every ring/2 creates. The ring starts at firstRing
+// slots (or maxTasks, when fewer) and grows so with the tasks stored: a
+// large maxTasks costs nothing until the tasks come (found by review on
+// 2026-12-07: the ring was allocated whole, and -a2a-max-tasks 2^63-1
+// panicked at start). The count bound is the map's
 // size, never the ring's: a ring full of holes frees its holes, it
 // never evicts a live task for want of a slot. An owner's queue keeps
 // the ids of its tasks evicted meanwhile by the global bounds (an entry
@@ -104,10 +108,13 @@ func newStore(maxTasks int, maxBytes int64) *store {
 // bytes, each owner's at most ownerMax and ownerMaxBytes (0: the
 // default share, ownerShare). Shares of the whole store are no share:
 // owners are then not told apart (no queues).
+// firstRing is the ring's size when a store starts.
+const firstRing = 1024
+
 func newOwnedStore(maxTasks int, maxBytes int64, ownerMax int, ownerMaxBytes int64) *store {
 	s := &store{
 		tasks:    make(map[string]storedTask, min(maxTasks, 1024)),
-		ring:     make([]string, maxTasks),
+		ring:     make([]string, min(maxTasks, firstRing)),
 		maxTasks: maxTasks,
 		maxBytes: maxBytes,
 	}

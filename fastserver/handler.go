@@ -287,6 +287,20 @@ func (r *Request) Context() context.Context {
 	return context.Background()
 }
 
+// Stopping returns a channel that is closed when the server begins to
+// shut down (Server.Shutdown), for a handler that waits for something
+// other than its own work (an A2A SendMessage waiting for its task to
+// end, say): it should then answer with what it has, before the grace
+// period ends and its context is cancelled. On a stream of messages it
+// is closed when ServeLines' context is done. It is nil, never closed,
+// for a Request not served by a Server.
+func (r *Request) Stopping() <-chan struct{} {
+	if r.st == nil {
+		return nil
+	}
+	return r.st.Stopping()
+}
+
 // Handler serves one JSON-RPC method.
 type Handler interface {
 	// ServeRPC appends the call's JSON result to dst and returns the
