@@ -789,8 +789,20 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
-	if tl.MaxTasks < 0 || tl.MaxOwnerTasks < 0 {
-		err := errors.New("-a2a-max-tasks and -a2a-owner-tasks are counts: 0 (the default) or more")
+	if tl.MaxTasks < 0 || tl.MaxOwnerTasks < 0 || tl.MaxTasks > a2a.MaxMaxTasks || tl.MaxOwnerTasks > a2a.MaxMaxTasks {
+		err := fmt.Errorf("-a2a-max-tasks and -a2a-owner-tasks are counts: 0 (the default) to %d", a2a.MaxMaxTasks)
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if o.Stdio && au.Issuer != "" {
+		// Over stdio there is no OAuth: a tool scoped with
+		// -auth-tool-scope would answer anyone (found by review on
+		// 2026-12-07: accepted, with a log saying tokens are verified).
+		err := errors.New("-auth-issuer and the -auth-* flags protect the HTTP endpoints: not with -stdio, which has no tokens")
+		fmt.Fprintln(stderr, "rpcedge:", err)
+		return o, err
+	}
+	if err := checkServeFlags(c, o, *au); err != nil {
 		fmt.Fprintln(stderr, "rpcedge:", err)
 		return o, err
 	}
@@ -811,6 +823,44 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, err
 	}
 	return o, nil
+}
+
+// checkServeFlags refuses, naming the flag, values the server, the fleet
+// or the authorization would refuse only once started (exit 1, naming a
+// Config field or none; found by review on 2026-12-07), and empty values
+// that would silently take a default nobody gave.
+func checkServeFlags(c *fastserver.Config, o Options, au AuthOptions) error {
+	if !o.Stdio {
+		_, port, err := net.SplitHostPort(c.Addr)
+		if c.Addr == "" || err != nil {
+			return fmt.Errorf("-addr %q: want host:port (127.0.0.1:8080, [::1]:8080, :8080 for every interface)", c.Addr)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("-addr %q: the port %q is not 0 to 65535", c.Addr, port)
+		}
+	}
+	if c.ProxyHeader != fastserver.ProxyHeaderXForwardedFor && c.ProxyHeader != fastserver.ProxyHeaderForwarded {
+		return fmt.Errorf("-proxy-header %q: want %s or %s", c.ProxyHeader, fastserver.ProxyHeaderXForwardedFor, fastserver.ProxyHeaderForwarded)
+	}
+	own := []string{mcp.Path, a2a.DefaultPath, "/.well-known/agent-card.json"}
+	for _, p := range []struct{ flag, v string }{{"-health-path", c.HealthPath}, {"-metrics-path", c.MetricsPath}} {
+		if slices.Contains(own, p.v) {
+			return fmt.Errorf("%s %q: the path of an endpoint (%s)", p.flag, p.v, strings.Join(own, ", "))
+		}
+	}
+	if c.MetricsPath == c.HealthPath {
+		return fmt.Errorf("-metrics-path %q: the same path as -health-path", c.MetricsPath)
+	}
+	if o.Redis != "" {
+		// (The URL itself is not repeated: it may hold a password.)
+		if u, err := url.Parse(o.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
+			return errors.New("-redis: want a redis://, rediss:// or unix:// URL")
+		}
+	}
+	if au.Audience != "" && au.A2AAudience == au.Audience {
+		return errors.New("-auth-a2a-audience: the same resource as -auth-audience (each endpoint is a resource of its own)")
+	}
+	return nil
 }
 
 // maxRate bounds -rate: far beyond any one client's rate, and a burst
