@@ -713,6 +713,8 @@ func (r *BodyReader) stageFailed(s *stage) error {
 		switch s.err {
 		case errZstdContent:
 			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
+		case errZstdWindow:
+			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdWindow)
 		case errZstdGrowth:
 			return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdGrowth)
 		}
@@ -725,9 +727,6 @@ func (r *BodyReader) stageFailed(s *stage) error {
 func (r *BodyReader) corrupt(s *stage) error {
 	if s.c == codingZstd && s.err == zstd.ErrDecoderSizeExceeded {
 		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdSize)
-	}
-	if s.c == codingZstd && s.err == zstd.ErrWindowSizeExceeded && s.zf.bigWindow {
-		return r.fail(ErrTooLarge, CodeInvalidRequest, reasonZstdWindow)
 	}
 	return r.fail(ErrCorrupt, CodeParseError, corruptReasons[s.c][classify(s.err)])
 }

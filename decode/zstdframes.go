@@ -131,6 +131,10 @@ func zstdWindowAtLeast(n int64) int64 { return zstdWindowSize(zstdDescriptorAtLe
 var (
 	errZstdContent = errors.New("decode: internal: zstd content size over the ceiling")
 	errZstdGrowth  = errors.New("decode: internal: zstd windows growing past the history allowed")
+	// errZstdWindow is the walker's refusal of a frame declaring a window
+	// over 8 MiB (RFC 9659), met in byte order like errZstdContent: the
+	// bytes before that frame reach the decoder first.
+	errZstdWindow = errors.New("decode: internal: zstd window over 8 MiB")
 )
 
 // States of zstdFrames: which field the next byte belongs to.
@@ -170,10 +174,6 @@ type zstdFrames struct {
 	// the window the decoder would have taken for it as a single segment
 	// (its content size, at least 1 KiB); 0 for any other frame.
 	segWindow int64
-	// bigWindow: a frame declared a window over 8 MiB, which the decoder
-	// refuses from its header (ErrWindowSizeExceeded, as it also says of
-	// a block larger than its frame's window: corrupt data, not a size).
-	bigWindow bool
 
 	// pend is an inserted Window_Descriptor that a one-byte read had no
 	// room for: the next Read returns it before reading on.
@@ -449,8 +449,12 @@ func (z *zstdFrames) window(b []byte, i int) error {
 	wd := b[i]
 	declared := zstdWindowSize(wd)
 	if declared > zstdMaxWindow {
-		z.bigWindow = true
-		return nil // refused by the decoder from the header
+		// Refused here, where the frame is met: as a flag for the
+		// decoder's own refusal (ErrWindowSizeExceeded, which it also
+		// gives for a block larger than its window, corrupt data) it
+		// turned an earlier frame's corruption into this one's 413
+		// (found by review on 2026-12-07).
+		return errZstdWindow
 	}
 	if wd > z.clamp {
 		wd = z.clamp
