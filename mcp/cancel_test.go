@@ -104,7 +104,7 @@ func TestStdioCancel(t *testing.T) {
 			return c.AddTextJSON(c.Arg("text"))
 		})})
 	inW, lines, done := serveStdio(s)
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := func(id, tool, args string) {
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":%q,"arguments":%s,%s}}`+"\n", id, tool, args, meta)
 	}

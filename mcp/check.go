@@ -442,6 +442,18 @@ func checkStreamVersion(r *fastserver.Request, ss *session) *fastserver.Error {
 	for _, v := range Versions() {
 		if decode.StringIs(val, v.String()) {
 			r.Version = int(v)
+			if v.Stateless() {
+				// Required under 2026-07-28, as over HTTP (judgeParams;
+				// found by review on 2026-12-07: stdio served a request
+				// without them, or with a string).
+				caps, n := decode.Lookup(meta, metaCapabilitiesKey)
+				switch {
+				case n == 0:
+					return errMetaCapsMissing
+				case kindOf(caps) != kindObject:
+					return errMetaCapsNotObject
+				}
+			}
 			return nil
 		}
 	}

@@ -100,6 +100,29 @@ func r8Audit(st *taskStore) []string {
 	if st.tail != prev {
 		bad("tail is not the last task")
 	}
+	// Tasks dropped while their handler runs count for their owner until
+	// it returns (taskStore.gone).
+	goneBytes := 0
+	for t := range st.gone {
+		if !t.running || st.byID[t.id] == t {
+			bad("gone task %s: running %v, still mapped %v", t.id, t.running, st.byID[t.id] == t)
+		}
+		goneBytes += t.size
+		if t.owner != "" {
+			u := owners[t.owner]
+			if u == nil {
+				u = new(use)
+				owners[t.owner] = u
+			}
+			u.tasks, u.bytes = u.tasks+1, u.bytes+t.size
+		}
+	}
+	if goneBytes != st.goneBytes {
+		bad("st.goneBytes %d, the gone tasks' sizes sum to %d", st.goneBytes, goneBytes)
+	}
+	if n+len(st.gone) > st.maxTasks {
+		bad("bounds: %d tasks and %d gone (max %d)", n, len(st.gone), st.maxTasks)
+	}
 	if n != len(st.byID) {
 		bad("%d tasks listed, %d mapped", n, len(st.byID))
 	}

@@ -94,7 +94,7 @@ func TestStdioStreaming(t *testing.T) {
 		meta := `"_meta":{"progressToken":` + token
 		switch version {
 		case "2026-07-28":
-			meta += `,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/logLevel":"info"`
+			meta += `,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"info"`
 		case "2025-11-25":
 			meta += `,"io.modelcontextprotocol/protocolVersion":"2025-11-25"`
 		}
@@ -143,7 +143,7 @@ func TestStdioStreaming(t *testing.T) {
 
 	// subscriptions/listen is refused over stdio.
 	id = strconv.Itoa(rand.IntN(1e6))
-	send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	if l, m := stdioLine(t, lines); string(m["id"]) != id || !strings.Contains(string(m["error"]), "-32600") {
 		t.Fatalf("listen: %q", l)
 	}

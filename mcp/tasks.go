@@ -311,6 +311,15 @@ type taskStore struct {
 	head, tail *task                // oldest, newest
 	bytes      int
 	closed     bool
+	// gone holds the tasks dropped (expired, or cancelled and then
+	// evicted) while their handler still runs, goneBytes their sizes:
+	// cancellation is cooperative, so each holds its goroutine and copies
+	// until the handler returns, and counts against MaxTasks, MaxBytes
+	// and its owner's share until then (found by review on 2026-12-07: a
+	// client creating and cancelling tasks ran any number of handlers at
+	// once).
+	gone      map[*task]struct{}
+	goneBytes int
 
 	refused [len(refusalReasons)]atomic.Uint64
 }
@@ -385,19 +394,22 @@ func (st *taskStore) sweepLocked(now time.Time) {
 	}
 }
 
-// dropLocked removes t from the store, cancelling it when it runs.
+// dropLocked removes t from the store, cancelling it when it runs; a
+// running one stays counted (gone) until its handler returns.
 func (st *taskStore) dropLocked(t *task) {
 	if !t.status.terminal() {
 		t.status = taskCancelled
 	}
 	t.stop()
 	delete(st.byID, t.id)
-	if u := st.owners[t.owner]; u != nil {
-		if u.tasks--; u.tasks == 0 {
-			delete(st.owners, t.owner)
-		} else {
-			u.bytes -= t.size
+	if t.running {
+		if st.gone == nil {
+			st.gone = make(map[*task]struct{})
 		}
+		st.gone[t] = struct{}{}
+		st.goneBytes += t.size
+	} else {
+		st.releaseOwnerLocked(t)
 	}
 	if t.prev != nil {
 		t.prev.next = t.next
@@ -411,6 +423,17 @@ func (st *taskStore) dropLocked(t *task) {
 	}
 	t.prev, t.next = nil, nil
 	st.bytes -= t.size
+}
+
+// releaseOwnerLocked takes t out of its owner's use.
+func (st *taskStore) releaseOwnerLocked(t *task) {
+	if u := st.owners[t.owner]; u != nil {
+		if u.tasks--; u.tasks == 0 {
+			delete(st.owners, t.owner)
+		} else {
+			u.bytes -= t.size
+		}
+	}
 }
 
 // roomLocked makes room for n more tasks and extra more bytes of owner
@@ -429,7 +452,7 @@ func (st *taskStore) roomLocked(owner string, n, extra int, keep *task) *fastser
 	}()
 	pick := func(mine bool, over func(tasks, bytes int) bool, tasks, bytes int) bool {
 		for t := st.head; over(tasks, bytes); t = t.next {
-			for t != nil && (t.doomed || t == keep || !t.status.terminal() || mine && t.owner != owner) {
+			for t != nil && (t.doomed || t == keep || !t.status.terminal() || t.running || mine && t.owner != owner) {
 				t = t.next
 			}
 			if t == nil {
@@ -452,7 +475,7 @@ func (st *taskStore) roomLocked(owner string, n, extra int, keep *task) *fastser
 			return errTasksOwnerFull
 		}
 	}
-	tasks, bytes := len(st.byID), st.bytes
+	tasks, bytes := len(st.byID)+len(st.gone), st.bytes+st.goneBytes
 	for _, v := range victims {
 		tasks, bytes = tasks-1, bytes-v.size
 	}
@@ -623,6 +646,13 @@ func (c *Call) TaskID() string {
 // ErrRunAsTask) in the store, starts it and appends its CreateTaskResult
 // to dst.
 func (c *Call) createTask(dst []byte) ([]byte, error) {
+	if err := c.Context().Err(); err != nil {
+		// The request ended while the part before StartTask ran (its
+		// client cancelled it, or left under 2026-07-28, or its deadline
+		// passed): no task, which nobody could name (found by review on
+		// 2026-12-07: it was stored and run, holding a place for its TTL).
+		return dst, err
+	}
 	s := c.srv
 	st := s.tasks
 	t := &task{id: st.newID(), owner: taskOwner(c.who), tool: c.tool, v: c.v,
@@ -744,6 +774,11 @@ func (s *Server) runTask(t *task) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	t.running = false
+	if _, ok := st.gone[t]; ok {
+		delete(st.gone, t)
+		st.goneBytes -= t.size
+		st.releaseOwnerLocked(t)
+	}
 	if t.status.terminal() || st.byID[t.id] != t {
 		return // cancelled, expired or dropped: the outcome is not wanted
 	}
