@@ -190,5 +190,9 @@
 // last second, while the reapers keep up (their rate above: some 2,000
 // tasks a second an instance); its pages do not list it. Give the fleet
 // its own Redis database or Options.Prefix, and a password in the URL
-// in production; the URL's password is never logged.
+// in production; the URL's password is never logged. (Pub/sub ignores the
+// database number: the channels of a fleet in a database other than 0
+// carry it in their names, ":db<n>", so an upgrade from a release before
+// 2026-12-07 of such a fleet loses changes between old and new instances
+// until all are upgraded.)
 package fleet

@@ -90,7 +90,7 @@ func (f *Fleet) Broker() *Broker {
 	b := &Broker{
 		f:       f,
 		local:   a2a.NewLocalBroker(),
-		channel: f.keyPre + "{a2a}:events",
+		channel: f.channel("{a2a}:events"),
 		origin:  hex.EncodeToString(raw[:]),
 		cancel:  cancel,
 		done:    make(chan struct{}),

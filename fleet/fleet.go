@@ -80,6 +80,7 @@ type Fleet struct {
 	client rueidis.Client
 	log    *slog.Logger
 	keyPre string
+	db     int    // the Redis database the URL selects
 	member string // in the membership: Instance + "/" + random hex
 
 	up       atomic.Bool
@@ -152,6 +153,7 @@ func New(opts Options) (*Fleet, error) {
 		client: c,
 		log:    opts.Logger.With("instance", opts.Instance),
 		keyPre: opts.Prefix,
+		db:     co.SelectDB,
 		closed: make(chan struct{}),
 		set:    metrics.NewSet(),
 	}
@@ -261,6 +263,19 @@ func (f *Fleet) Close() {
 		}
 		f.client.Close()
 	})
+}
+
+// channel names one of the fleet's pub/sub channels. Pub/sub ignores the
+// database number, so the channel of a fleet in a database other than 0
+// names it too (found by review on 2026-12-07: two fleets in databases 0
+// and 1 of one server heard each other's task changes and resource
+// updates).
+func (f *Fleet) channel(name string) string {
+	c := f.keyPre + name
+	if f.db != 0 {
+		c += ":db" + strconv.Itoa(f.db)
+	}
+	return c
 }
 
 // ctx returns a context bounded by the call timeout.

@@ -77,7 +77,7 @@ func (f *Fleet) ResourceUpdates() *ResourceUpdates {
 	label := `{instance=` + strconv.Quote(f.opts.Instance) + `}`
 	u := &ResourceUpdates{
 		f:         f,
-		channel:   f.keyPre + "{mcp}:resources",
+		channel:   f.channel("{mcp}:resources"),
 		origin:    hex.EncodeToString(raw[:]),
 		cancel:    cancel,
 		done:      make(chan struct{}),

@@ -856,6 +856,11 @@ func checkServeFlags(c *fastserver.Config, o Options, au AuthOptions) error {
 		if u, err := url.Parse(o.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
 			return errors.New("-redis: want a redis://, rediss:// or unix:// URL")
 		}
+		if c.RateLimit > 0 {
+			if err := fleet.CheckRate(c.RateLimit); err != nil {
+				return fmt.Errorf("-rate with -redis: %w", err)
+			}
+		}
 	}
 	if au.Audience != "" && au.A2AAudience == au.Audience {
 		return errors.New("-auth-a2a-audience: the same resource as -auth-audience (each endpoint is a resource of its own)")
