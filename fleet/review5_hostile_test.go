@@ -22,9 +22,9 @@ import (
 	"github.com/rpcedge/rpcedge/internal/services"
 )
 
-// r5Fleet connects a Fleet to url (a database of its own, say) under
+// fleetAt connects a Fleet to url (a database of its own, say) under
 // prefix, closed when the test ends.
-func r5Fleet(t *testing.T, url, instance, prefix string) *Fleet {
+func fleetAt(t *testing.T, url, instance, prefix string) *Fleet {
 	t.Helper()
 	f, err := New(Options{URL: url, Instance: instance, Prefix: prefix, Logger: quiet(),
 		ProbeInterval: 50 * time.Millisecond, Heartbeat: 200 * time.Millisecond})
@@ -82,9 +82,9 @@ func r5Linked(t *testing.T, from *Broker, id string, ch chan *a2a.TaskChange) {
 // SelectDB), or say that pub/sub needs a Prefix of its own.
 func TestReview5OtherDatabaseHearsEvents(t *testing.T) {
 	r := services.StartRedis(t)
-	fa0 := r5Fleet(t, r5DB(r, 0), "a", "")
-	fa1 := r5Fleet(t, r5DB(r, 0), "a2", "")
-	fb := r5Fleet(t, r5DB(r, 1), "b", "")
+	fa0 := fleetAt(t, r5DB(r, 0), "a", "")
+	fa1 := fleetAt(t, r5DB(r, 0), "a2", "")
+	fb := fleetAt(t, r5DB(r, 1), "b", "")
 
 	ba, ba1, bb := fa0.Broker(), fa1.Broker(), fb.Broker()
 	defer ba.Close()
@@ -132,9 +132,9 @@ func TestReview5OtherDatabaseHearsEvents(t *testing.T) {
 // Passes; kept as the guard of the channel names (cheap).
 func TestReview5PrefixesApart(t *testing.T) {
 	r := services.StartRedis(t)
-	fa := r5Fleet(t, r.URL(), "a", "p:")
-	fa1 := r5Fleet(t, r.URL(), "a2", "p:")
-	fb := r5Fleet(t, r.URL(), "b", "p:{a2a}:")
+	fa := fleetAt(t, r.URL(), "a", "p:")
+	fa1 := fleetAt(t, r.URL(), "a2", "p:")
+	fb := fleetAt(t, r.URL(), "b", "p:{a2a}:")
 	ba, ba1, bb := fa.Broker(), fa1.Broker(), fb.Broker()
 	defer ba.Close()
 	defer ba1.Close()

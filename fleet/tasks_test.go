@@ -25,14 +25,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // ends.
 func newFleet(t *testing.T, r *services.Redis, instance, prefix string) *Fleet {
 	t.Helper()
-	f, err := New(Options{URL: r.URL(), Instance: instance, Prefix: prefix, Logger: quiet(),
-		ProbeInterval: 50 * time.Millisecond, Heartbeat: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Close)
-	waitUp(t, f)
-	return f
+	return fleetAt(t, r.URL(), instance, prefix)
 }
 
 // waitUp waits up to 20 s for f to find Redis: a wait for readiness, not
