@@ -94,7 +94,7 @@ var errClaims = errors.New("auth: the claims are not one valid JSON object with 
 // came out billions of years ago and passed (found by review on
 // 2026-12-07).
 func (c *claims) UnmarshalJSON(b []byte) error {
-	if !decode.Valid(b) || foldDuplicate(b) || misspelledClaim(b) || badDate(b) {
+	if !decode.Valid(b) || foldDuplicate(b) || badClaim(b) {
 		return errClaims
 	}
 	type plain claims // without this method
@@ -108,39 +108,24 @@ const (
 	maxDate = 253402300799
 )
 
-// badDate reports whether the object v has an exp, nbf or iat that is not
-// a JSON number between minDate and maxDate (null is left to the claims'
-// decoding, which takes it as absent).
-func badDate(v []byte) bool {
-	var it decode.Members
-	for it.Reset(v); it.Next(); {
-		if !it.NameIs("exp") && !it.NameIs("nbf") && !it.NameIs("iat") {
-			continue
-		}
-		val := it.Value()
-		if string(val) == "null" {
-			continue
-		}
-		if val[0] != '-' && (val[0] < '0' || val[0] > '9') {
-			return true
-		}
-		f, err := strconv.ParseFloat(string(val), 64)
-		if err != nil || f < minDate || f > maxDate {
-			return true
-		}
-	}
-	return false
-}
-
-// misspelledClaim reports whether the object v has a member whose name
-// is one of claimNames only when case is ignored.
-func misspelledClaim(v []byte) bool {
+// badClaim reports whether the object v has a member whose name is one
+// of claimNames only when case is ignored, or a date (exp, nbf, iat)
+// that is not a JSON number between minDate and maxDate (null is left to
+// the claims' decoding, which takes it as absent): one walk for both.
+func badClaim(v []byte) bool {
 	var it decode.Members
 	for it.Reset(v); it.Next(); {
 		name := string(it.Name())
 		if it.NameEscaped() {
 			q := append(append([]byte{'"'}, it.Name()...), '"')
 			name = string(decode.AppendUnquoted(nil, q))
+		}
+		switch name {
+		case "exp", "nbf", "iat":
+			if badDate(it.Value()) {
+				return true
+			}
+			continue
 		}
 		key := foldKey(name)
 		for i, n := range claimNames {
@@ -150,6 +135,19 @@ func misspelledClaim(v []byte) bool {
 		}
 	}
 	return false
+}
+
+// badDate reports whether the claim value val is neither null nor a JSON
+// number between minDate and maxDate.
+func badDate(val []byte) bool {
+	if string(val) == "null" {
+		return false
+	}
+	if val[0] != '-' && (val[0] < '0' || val[0] > '9') {
+		return true
+	}
+	f, err := strconv.ParseFloat(string(val), 64)
+	return err != nil || f < minDate || f > maxDate
 }
 
 // verifyJWT verifies a JWT access token for a resource answering to
