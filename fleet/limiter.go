@@ -152,8 +152,8 @@ var _ fastserver.RateLimiter = (*Limiter)(nil)
 // Limiter returns a fleet-wide rate limiter (set it as
 // fastserver.Config.RateLimiter). Close it when done.
 func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
-	if !(o.Rate > 0) || math.IsInf(o.Rate, 0) {
-		return nil, errors.New("fleet: LimiterOptions.Rate must be positive")
+	if err := CheckRate(o.Rate); err != nil {
+		return nil, err
 	}
 	if o.Burst < 0 || o.MaxLease < 0 || o.Clients < 0 || o.Lease < 0 {
 		return nil, errors.New("fleet: LimiterOptions: negative Burst, MaxLease, Clients or Lease")
@@ -173,9 +173,6 @@ func (f *Fleet) Limiter(o LimiterOptions) (*Limiter, error) {
 	}
 	if len(o.Name) > 64 || strings.Contains(o.Name, ":") {
 		return nil, errors.New("fleet: LimiterOptions.Name longer than 64 bytes or with a ':'")
-	}
-	if err := CheckRate(o.Rate); err != nil {
-		return nil, err
 	}
 	period := int64(math.Round(1e6 / o.Rate))
 	l := &Limiter{
