@@ -308,14 +308,12 @@ func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fas
 			return errMetaVersionNotValid
 		case !decode.StringIs(val, hv):
 			return errMetaDiffers
-		case capsN == 0:
-			return errMetaCapsMissing
-		case kindOf(caps) != kindObject:
+		case capsN == 0 || kindOf(caps) != kindObject:
 			// Given twice, the last one counts: the contract checks
 			// duplicates in params, not deeper (the protocol version
 			// key excepted, above), and Lookup, which the capability
 			// checks read it with, returns the last.
-			return errMetaCapsNotObject
+			return capsRefusal(caps, capsN)
 		}
 		if src != noName && nh == nil {
 			return errNameMissing
@@ -328,6 +326,18 @@ func judgeParams(strict bool, src nameSource, hv, nh []byte, p *paramsSeen) *fas
 		if !headerCarries(nh, p.src, true) {
 			return errSrc
 		}
+	}
+	return nil
+}
+
+// capsRefusal judges _meta's clientCapabilities under 2026-07-28, the
+// last of its n occurrences caps: required, and an object.
+func capsRefusal(caps []byte, n int) *fastserver.Error {
+	switch {
+	case n == 0:
+		return errMetaCapsMissing
+	case kindOf(caps) != kindObject:
+		return errMetaCapsNotObject
 	}
 	return nil
 }
@@ -446,13 +456,7 @@ func checkStreamVersion(r *fastserver.Request, ss *session) *fastserver.Error {
 				// Required under 2026-07-28, as over HTTP (judgeParams;
 				// found by review on 2026-12-07: stdio served a request
 				// without them, or with a string).
-				caps, n := decode.Lookup(meta, metaCapabilitiesKey)
-				switch {
-				case n == 0:
-					return errMetaCapsMissing
-				case kindOf(caps) != kindObject:
-					return errMetaCapsNotObject
-				}
+				return capsRefusal(decode.Lookup(meta, metaCapabilitiesKey))
 			}
 			return nil
 		}
